@@ -1,0 +1,16 @@
+noinst_LIBRARIES += libcommon.a
+libcommon_a_SOURCES = \
+	common/common.h common/buf.c common/buf.h common/cursor.h \
+	common/log.c common/log.h common/metrics.c common/metrics.h \
+	common/num.c common/num.h common/time.c \
+	common/yamljson.c common/yamljson.h
+libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
+COMMON_LIBS = libcommon.a $(JANSSON_LIBS) $(YAML_LIBS) $(SYSTEMD_LIBS) $(PTHREAD_LIBS)
+
+check_PROGRAMS += tests/unit/check_common
+TESTS += tests/unit/check_common
+tests_unit_check_common_SOURCES = tests/unit/check_common.c tests/unit/unit.h
+tests_unit_check_common_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_common_LDADD = $(COMMON_LIBS) $(CHECK_LIBS)
+
+include common/yamljson.mk

@@ -1,0 +1,1 @@
+# YAML <-> JSON tests and fuzz target (see tests/fuzz/local.mk).

@@ -1,0 +1,1 @@
+# Config tests and fuzz target.

@@ -1,0 +1,234 @@
+/* store — the one SQLite database that every part of ironbelld meets in.
+ *
+ * Objects are kept in their Kubernetes JSON form (apiVersion, kind,
+ * metadata, spec, status). Hardware's MACs, IPs and system UUID are copied
+ * into index tables that are unique across all Hardware. Every change bumps
+ * a store-wide resourceVersion and is appended to a change log that watches
+ * resume from. See DESIGN.md "Threads" for who writes.
+ *
+ * Threads: store_open() starts the single writer thread; every other thread
+ * hands it writes through store_write() (which blocks the caller until the
+ * transaction holding the write has committed: group commit) and reads
+ * through a store_reader of its own (a read-only connection that never
+ * leaves the thread that made it).
+ *
+ * Errors are negative errnos with a human message in the op or error
+ * struct:
+ *   -ENOENT      not found                          (HTTP 404 NotFound)
+ *   -EEXIST      already exists                     (409 AlreadyExists)
+ *   -ESTALE      stale resourceVersion              (409 Conflict)
+ *   -EADDRINUSE  a MAC/IP/UUID another object holds (409 Conflict)
+ *   -EINVAL      fails validation                   (422 Invalid)
+ *   -EPERM       owned by Kubernetes, local edit    (403 Forbidden)
+ *   -ETIME       watch resourceVersion too old      (410 Gone)
+ *   -ECANCELED   rolled back with its atomic batch  (the batch's error)
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum store_kind {
+	STORE_KIND_HARDWARE,
+	STORE_KIND_TEMPLATE,
+	STORE_KIND_WORKFLOW,
+	STORE_KIND_MACHINE, /* bmc.tinkerbell.org */
+	STORE_KIND_JOB,     /* bmc.tinkerbell.org */
+	STORE_KIND_TASK,    /* bmc.tinkerbell.org */
+	STORE_KIND_SECRET,  /* core v1, for BMC credentials */
+	STORE_KIND_MAX
+};
+
+struct store_kind_info {
+	const char *kind;          /* "Hardware" */
+	const char *group;         /* "tinkerbell.org", "bmc.tinkerbell.org", "" for core */
+	const char *version;       /* "v1alpha1", "v1" */
+	const char *api_version;   /* "tinkerbell.org/v1alpha1", "v1" */
+	const char *plural;        /* "hardware" */
+	const char *singular;      /* "hardware" */
+	const char *short_names[3]; /* NULL-terminated: "hw" */
+};
+
+/* Never NULL for k < STORE_KIND_MAX. */
+const struct store_kind_info *store_kind_info(enum store_kind k);
+/* Resolves what a user types: kind, plural, singular or short name, case
+ * insensitive, optionally qualified by group ("machines.bmc.tinkerbell.org",
+ * "machine.bmc"). Returns 0 or -ENOENT. */
+int store_kind_parse(const char *s, enum store_kind *ret);
+/* Resolves (apiVersion, kind) as found in an object. 0 or -ENOENT. */
+int store_kind_from_object(const char *api_version, const char *kind, enum store_kind *ret);
+
+/* ---- the database ---- */
+
+struct store;
+
+struct store_options {
+	uint32_t changes_retention; /* change-log rows kept for watch resume (default 100000) */
+	uint32_t events_retention;  /* event rows kept (default 10000) */
+	uint32_t batch_max;         /* most write requests per transaction (default 1024) */
+};
+
+/* Opens (creating and migrating as needed) the database at path, in WAL
+ * mode, and starts the writer thread. opts may be NULL for defaults. On
+ * failure returns a negative errno and writes a message to err. */
+int store_open(const char *path, const struct store_options *opts, struct store **ret,
+	       char *err, size_t errlen);
+/* Stops the writer after it has committed everything queued, and closes.
+ * Every reader and subscription must be freed first. Accepts NULL. */
+void store_close(struct store *s);
+
+/* The schema version this build migrates to (PRAGMA user_version). */
+int store_schema_version(void);
+
+/* ---- writes ---- */
+
+enum store_op_type {
+	STORE_OP_CREATE,       /* -EEXIST if present */
+	STORE_OP_REPLACE,      /* whole object; -ENOENT if absent; rv checked if given */
+	STORE_OP_APPLY,        /* create, or replace metadata.labels/annotations and
+				* spec of the existing object (status and identity kept);
+				* unchanged objects keep their resourceVersion */
+	STORE_OP_MERGE_PATCH,  /* RFC 7386 merge patch of the object, body = patch */
+	STORE_OP_STATUS,       /* replace .status only; rv checked if given */
+	STORE_OP_STATUS_PATCH, /* merge patch restricted to .status */
+	STORE_OP_DELETE,       /* rv checked if given */
+	STORE_OP_MAX
+};
+
+enum store_result {
+	STORE_RESULT_NONE,
+	STORE_RESULT_CREATED,
+	STORE_RESULT_CONFIGURED, /* changed */
+	STORE_RESULT_UNCHANGED,
+	STORE_RESULT_DELETED,
+};
+
+struct store_op {
+	/* in */
+	enum store_op_type type;
+	enum store_kind kind;
+	const char *namespace_; /* NULL: taken from body's metadata, else "default" */
+	const char *name;       /* NULL: taken from body's metadata */
+	json_t *body;           /* borrowed; the object, or the merge patch */
+	const char *resource_version; /* precondition for REPLACE/STATUS/DELETE, or NULL;
+				       * for REPLACE, metadata.resourceVersion in body
+				       * counts too */
+	const char *source;     /* "local" (default) or "kube"; a "kube" object
+				 * refuses edits whose source is "local" (-EPERM) */
+	/* out */
+	int error;               /* 0 or negative errno */
+	enum store_result result;
+	json_t *object;          /* new reference: the object as stored (the last
+				  * state, for DELETE); caller json_decref()s */
+	char message[512];       /* on error: what and why, naming the object,
+				  * e.g. `hardware "default/b": spec.interfaces[0].dhcp.mac
+				  * "aa:..:01" is already used by hardware "default/a"` */
+};
+
+/* Queues ops to the writer and waits until they are committed or refused.
+ * With atomic, all ops are in one savepoint: if any fails, none is applied,
+ * that op carries its error and the others -ECANCELED. Without, each op
+ * stands alone. Returns 0 when every op succeeded, else the first error. */
+int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic);
+
+/* Convenience: a single op. */
+int store_write1(struct store *s, struct store_op *op);
+
+/* Releases the json references an op holds (op->object). */
+void store_op_clear(struct store_op *op);
+
+/* Appends an event (Kubernetes-style: type Normal|Warning, reason, message)
+ * for an object. Queued; does not wait for the commit. The table keeps the
+ * newest events_retention rows. Returns 0 or -ENOMEM. */
+int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
+		const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/* Waits until everything queued before this call is committed. */
+int store_sync(struct store *s);
+
+/* ---- reads ---- */
+
+struct store_reader;
+
+/* A read-only connection for the calling thread. Use it from that thread
+ * only. NULL on failure. */
+struct store_reader *store_reader_new(struct store *s);
+void store_reader_free(struct store_reader *r);
+
+/* Gets one object. 0 and a new reference, or -ENOENT. */
+int store_get(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
+	      json_t **ret);
+
+/* Lists objects of a kind, sorted by namespace then name. ns NULL means all
+ * namespaces. selector is a parsed label selector or NULL. Returns 0, a new
+ * JSON array in *ret_items, and the store's resourceVersion at the time of
+ * the read in *ret_rv (may be NULL). */
+struct store_selector;
+int store_list(struct store_reader *r, enum store_kind k, const char *ns,
+	       const struct store_selector *sel, json_t **ret_items, uint64_t *ret_rv);
+
+/* Counts objects of a kind. */
+int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret);
+
+/* Hardware by index: MAC (any case, ':' or '-' separated), IPv4/IPv6
+ * address (text), or system UUID. 0 and a new reference, or -ENOENT. */
+int store_hardware_by_mac(struct store_reader *r, const char *mac, json_t **ret);
+int store_hardware_by_ip(struct store_reader *r, const char *ip, json_t **ret);
+int store_hardware_by_uuid(struct store_reader *r, const char *uuid, json_t **ret);
+
+/* The newest committed resourceVersion. */
+int store_resource_version(struct store_reader *r, uint64_t *ret);
+
+/* Change log for watches: up to limit changes with resourceVersion > after,
+ * of kind k (STORE_KIND_MAX: every kind) in namespace ns (NULL: all), as a
+ * new JSON array of {"type": "ADDED|MODIFIED|DELETED", "object": {...}}
+ * (object.metadata.resourceVersion is the change's). *ret_last is the rv of
+ * the last change returned, or `after` when none. Returns -ETIME when
+ * changes after `after` have already been dropped by retention (the caller
+ * must relist: 410 Gone). */
+int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
+		  size_t limit, json_t **ret_changes, uint64_t *ret_last);
+
+/* Events, oldest first, with id > after_id, filtered by kind/ns/name when
+ * given (k = STORE_KIND_MAX, NULLs: all). Each is {"id", "time" (RFC 3339),
+ * "kind", "namespace", "name", "type", "reason", "message"}. */
+int store_events(struct store_reader *r, uint64_t after_id, enum store_kind k, const char *ns,
+		 const char *name, size_t limit, json_t **ret_events);
+
+/* ---- change notification ---- */
+
+struct store_subscription;
+
+/* A subscription to commits that change objects of the kinds in kind_mask
+ * (bit 1u << kind; events count as kind STORE_KIND_MAX's bit). Its fd (an
+ * eventfd, non-blocking) becomes readable after such a commit; read it with
+ * store_subscription_ack(). Any thread may own it. */
+struct store_subscription *store_subscribe(struct store *s, uint32_t kind_mask);
+int store_subscription_fd(const struct store_subscription *sub);
+void store_subscription_ack(struct store_subscription *sub);
+void store_unsubscribe(struct store *s, struct store_subscription *sub);
+
+/* ---- label selectors (Kubernetes syntax) ----
+ * "a=b", "a==b", "a!=b", "a", "!a", "a in (x,y)", "a notin (x)", joined by
+ * commas. */
+int store_selector_parse(const char *s, struct store_selector **ret, char *err, size_t errlen);
+bool store_selector_match(const struct store_selector *sel, const json_t *labels);
+void store_selector_free(struct store_selector *sel);
+
+/* ---- validation (store/validate.c) ----
+ * Checks obj against the v1alpha1 schema of kind k (Secret: core v1):
+ * apiVersion and kind, metadata.name (DNS subdomain) and namespace (DNS
+ * label), labels, required fields, types, MAC and IP formats, enums. On
+ * failure returns -EINVAL and writes one message naming the field path:
+ * `spec.interfaces[0].dhcp.mac: "zz" is not a MAC address`. */
+int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errlen);
+/* Only .status of obj (for the status subresource). */
+int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen);
+
+/* ---- metrics ---- */
+/* The store registers ironbell_store_write_seconds (histogram of commit
+ * latency), ironbell_store_transactions_total and
+ * ironbell_store_writes_total{result=...} in the common metrics registry. */
