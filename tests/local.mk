@@ -7,3 +7,6 @@ EXTRA_DIST += tests/unit/unit.h tests/fuzz/fuzz.h tests/lib.sh
 # corpus tests/fuzz/corpus/X/). make check replays the corpus through a
 # plain driver; --enable-fuzz (clang) also builds the libFuzzer binaries.
 include tests/fuzz/local.mk
+
+include tests/integration/local.mk
+include tests/integration/packaging.mk
