@@ -1,0 +1,104 @@
+/* fuzz_yaml — libFuzzer target for common/yamljson.c and store/validate.c.
+ *
+ * Every input is loaded as a YAML stream. A refused input must come back
+ * with a sane error (a position, a message). Each document that loads is
+ * dumped, and the dump must load again as exactly one document equal to
+ * the original: yj_dump's quoting and yj_load's typing must agree. Each
+ * document then goes through store_validate() for every kind (and
+ * store_validate_status() for its status), which must either accept it
+ * or give a message. Any disagreement abort()s, so libFuzzer reports it. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/yamljson.h"
+#include "store/store.h"
+#include "tests/fuzz/fuzz.h"
+
+#define FUZZ_YAML_MAX_INPUT (256u << 10)
+#define FUZZ_YAML_MAX_DUMP (1u << 20) /* bigger dumps are skipped: slow, not new */
+
+static void check_error(int r, const struct yj_error *e)
+{
+	if (r != -EINVAL && r != -ENOMEM)
+		abort();
+	if (r == -EINVAL &&
+	    (e->document == 0 || e->line == 0 || e->column == 0 || e->message[0] == '\0' ||
+	     memchr(e->message, '\0', sizeof(e->message)) == NULL))
+		abort();
+}
+
+static void check_validate(const json_t *doc)
+{
+	char msg[512];
+	for (int k = 0; k < STORE_KIND_MAX; k++) {
+		msg[0] = '\0';
+		int r = store_validate((enum store_kind)k, doc, msg, sizeof(msg));
+		if (r != 0 && (r != -EINVAL || msg[0] == '\0'))
+			abort();
+		const json_t *status = json_is_object(doc) ? json_object_get(doc, "status") : NULL;
+		if (!status)
+			continue;
+		msg[0] = '\0';
+		r = store_validate_status((enum store_kind)k, status, msg, sizeof(msg));
+		if (r != 0 && (r != -EINVAL || msg[0] == '\0'))
+			abort();
+	}
+}
+
+static void round_trip(const json_t *doc)
+{
+	struct buf out = BUF_INIT(FUZZ_YAML_MAX_DUMP);
+	struct yj_error e;
+	json_t *again = NULL;
+
+	int r = yj_dump(doc, &out);
+	if (r == -E2BIG || r == -ENOMEM)
+		goto out;
+	if (r < 0) {
+		fprintf(stderr, "yj_dump failed: %d\n", r);
+		abort();
+	}
+	r = yj_load_one(out.data, out.len, &again, &e);
+	if (r == -ENOMEM)
+		goto out;
+	if (r < 0 || !json_equal(doc, again)) {
+		char *j = json_dumps(doc, JSON_ENCODE_ANY);
+		fprintf(stderr, "round trip failed (%d: %zu:%zu %s)\njson: %s\nyaml:\n%s\n", r,
+			e.line, e.column, r < 0 ? e.message : "not equal", j ? j : "?", out.data);
+		free(j);
+		abort();
+	}
+out:
+	json_decref(again);
+	buf_free(&out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_t *docs = NULL;
+	size_t *lines = NULL;
+	struct yj_error e;
+
+	if (size > FUZZ_YAML_MAX_INPUT)
+		return 0;
+	int r = yj_load((const char *)data, size, &docs, &lines, &e);
+	if (r < 0) {
+		check_error(r, &e);
+		return 0;
+	}
+	for (size_t i = 0; i < json_array_size(docs); i++) {
+		const json_t *doc = json_array_get(docs, i);
+		if (lines[i] == 0 || (i > 0 && lines[i] < lines[i - 1]))
+			abort();
+		round_trip(doc);
+		check_validate(doc);
+	}
+	json_decref(docs);
+	free(lines);
+	return 0;
+}
