@@ -2,8 +2,43 @@ noinst_LIBRARIES += libstore.a
 libstore_a_SOURCES = \
 	store/store.h store/store-internal.h \
 	store/kinds.c store/schema.c store/writer.c store/reader.c store/selector.c \
+	store/object.c store/ops.c \
 	store/validate.c
 libstore_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 STORE_LIBS = libstore.a $(SQLITE_LIBS)
+
+check_PROGRAMS += tests/unit/check_store
+TESTS += tests/unit/check_store
+tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/unit.h
+tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_check_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+# Label selector parser fuzz target (see tests/fuzz/local.mk).
+check_PROGRAMS += tests/fuzz/fuzz_selector_replay
+tests_fuzz_fuzz_selector_replay_SOURCES = tests/fuzz/fuzz_selector.c tests/fuzz/replay.c
+tests_fuzz_fuzz_selector_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_selector_replay_LDADD = $(STORE_LIBS) $(COMMON_LIBS)
+TESTS += tests/fuzz/fuzz_selector.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_selector.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_selector
+# selector.c is compiled into the target so that it is instrumented.
+tests_fuzz_fuzz_selector_SOURCES = tests/fuzz/fuzz_selector.c store/selector.c
+tests_fuzz_fuzz_selector_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_selector_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_selector_LDADD = $(JANSSON_LIBS)
+endif
+
+# Benchmark: never part of make check. `make bench` builds and runs it.
+EXTRA_PROGRAMS += tests/bench/store/bench_store
+tests_bench_store_bench_store_SOURCES = tests/bench/store/bench_store.c
+tests_bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_bench_store_bench_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS)
+EXTRA_DIST += tests/bench/store/run.sh
+CLEANFILES += tests/bench/store/bench_store
+bench: bench-store
+bench-store: tests/bench/store/bench_store
+	top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/store/run.sh
+.PHONY: bench-store
 
 include store/validate.mk

@@ -1,0 +1,427 @@
+/* reader — read-only connections for the threads that read the store.
+ *
+ * DESIGN: each thread that reads makes its own store_reader: a
+ * SQLITE_OPEN_READONLY connection to the same file (WAL lets it read while
+ * the writer writes) and its prepared statements, prepared on first use
+ * and kept for the life of the reader. Nothing here is shared, so nothing
+ * is locked; a reader must stay on the thread that made it.
+ *
+ * Hardware lookups by MAC, IP or system UUID go through the index tables
+ * (a primary-key probe, then the object's rowid): no scan. Reads that
+ * return more than one row and a resourceVersion (list, changes) run in
+ * one read transaction, so what they return is one snapshot.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "store/store-internal.h"
+
+#define STORE_MAX_CHANGES_LIMIT 100000u
+#define STORE_MAX_EVENTS_LIMIT 100000u
+
+enum rstmt {
+	R_GET,
+	R_LIST,
+	R_LIST_NS,
+	R_COUNT,
+	R_RV,
+	R_TRIMMED,
+	R_CHANGES,
+	R_EVENTS,
+	R_BEGIN,
+	R_COMMIT,
+	R_BY_KEY, /* + index */
+	R_STMT_MAX = R_BY_KEY + STORE_INDEX_MAX
+};
+
+static const char *const rstmt_sql[R_BY_KEY] = {
+	[R_GET] = "SELECT json FROM objects WHERE kind = ?1 AND namespace = ?2 AND name = ?3",
+	[R_LIST] = "SELECT json FROM objects WHERE kind = ?1 ORDER BY namespace, name",
+	[R_LIST_NS] = "SELECT json FROM objects WHERE kind = ?1 AND namespace = ?2 ORDER BY name",
+	[R_COUNT] = "SELECT count(*) FROM objects WHERE kind = ?1",
+	[R_RV] = "SELECT value FROM meta WHERE key = 'rv'",
+	[R_TRIMMED] = "SELECT value FROM meta WHERE key = 'changes_trimmed'",
+	[R_CHANGES] = "SELECT rv, type, json FROM changes WHERE rv > ?1 "
+		      "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
+		      "ORDER BY rv LIMIT ?4",
+	[R_EVENTS] =
+		"SELECT id, time, kind, namespace, name, type, reason, message FROM events "
+		"WHERE id > ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
+		"AND (?4 IS NULL OR name = ?4) ORDER BY id LIMIT ?5",
+	[R_BEGIN] = "BEGIN",
+	[R_COMMIT] = "COMMIT",
+};
+
+struct store_reader {
+	sqlite3 *db;
+	sqlite3_stmt *st[R_STMT_MAX];
+};
+
+struct store_reader *store_reader_new(struct store *s)
+{
+	struct store_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	if (sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    store_db_tune(r->db) < 0) {
+		store_reader_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void store_reader_free(struct store_reader *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < R_STMT_MAX; i++)
+		sqlite3_finalize(r->st[i]);
+	sqlite3_close(r->db);
+	free(r);
+}
+
+/* Statement i, prepared on first use, reset and unbound. NULL on error. */
+static sqlite3_stmt *rs(struct store_reader *r, int i)
+{
+	if (!r->st[i]) {
+		char sql[256];
+		const char *q = sql;
+		if (i < R_BY_KEY)
+			q = rstmt_sql[i];
+		else
+			snprintf(
+				sql, sizeof(sql),
+				"SELECT o.json FROM %s m JOIN objects o ON o.id = m.obj WHERE m.key = ?1",
+				store_index_table(i - R_BY_KEY));
+		if (sqlite3_prepare_v3(r->db, q, -1, SQLITE_PREPARE_PERSISTENT, &r->st[i], NULL) !=
+		    SQLITE_OK)
+			return NULL;
+		return r->st[i];
+	}
+	sqlite3_reset(r->st[i]);
+	sqlite3_clear_bindings(r->st[i]);
+	return r->st[i];
+}
+
+static int step_done(struct store_reader *r, int i)
+{
+	sqlite3_stmt *st = rs(r, i);
+	if (!st)
+		return -EIO;
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Parses column col of st's current row as JSON. */
+static json_t *column_json(sqlite3_stmt *st, int col)
+{
+	return json_loadb((const char *)sqlite3_column_blob(st, col),
+			  (size_t)sqlite3_column_bytes(st, col), 0, NULL);
+}
+
+/* Runs a statement bound to one text key and returns the JSON of its first
+ * row. */
+static int get_one(sqlite3_stmt *st, json_t **ret)
+{
+	int rc = sqlite3_step(st);
+	int e;
+	if (rc == SQLITE_DONE) {
+		e = -ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		e = -EIO;
+		goto out;
+	}
+	json_t *o = column_json(st, 0);
+	if (!o) {
+		e = -EIO;
+		goto out;
+	}
+	*ret = o;
+	e = 0;
+out:
+	sqlite3_reset(st);
+	return e;
+}
+
+int store_get(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
+	      json_t **ret)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	if (!ki || !ns || !name)
+		return -EINVAL;
+	sqlite3_stmt *st = rs(r, R_GET);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+	return get_one(st, ret);
+}
+
+static int read_u64(struct store_reader *r, int i, uint64_t *ret)
+{
+	sqlite3_stmt *st = rs(r, i);
+	if (!st)
+		return -EIO;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+int store_resource_version(struct store_reader *r, uint64_t *ret)
+{
+	return read_u64(r, R_RV, ret);
+}
+
+int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	if (!ki)
+		return -EINVAL;
+	sqlite3_stmt *st = rs(r, R_COUNT);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+static int list_rows(struct store_reader *r, const struct store_kind_info *ki, const char *ns,
+		     const struct store_selector *sel, json_t *items)
+{
+	sqlite3_stmt *st = rs(r, ns ? R_LIST_NS : R_LIST);
+	int rc, e = 0;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = column_json(st, 0);
+		if (!o) {
+			e = -EIO;
+			break;
+		}
+		const json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
+		if (store_selector_match(sel, labels)) {
+			if (json_array_append_new(items, o) < 0) {
+				e = -ENOMEM;
+				break;
+			}
+		} else {
+			json_decref(o);
+		}
+	}
+	if (e == 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	return e;
+}
+
+int store_list(struct store_reader *r, enum store_kind k, const char *ns,
+	       const struct store_selector *sel, json_t **ret_items, uint64_t *ret_rv)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	json_t *items = NULL;
+	uint64_t rv = 0;
+	int e;
+
+	if (!ki)
+		return -EINVAL;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	items = json_array();
+	if (!items) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e = read_u64(r, R_RV, &rv);
+	if (e < 0)
+		goto out;
+	e = list_rows(r, ki, ns, sel, items);
+	if (e < 0)
+		goto out;
+	*ret_items = items;
+	items = NULL;
+	if (ret_rv)
+		*ret_rv = rv;
+out:
+	step_done(r, R_COMMIT);
+	json_decref(items);
+	return e;
+}
+
+static int by_key(struct store_reader *r, enum store_index ix, const char *key, json_t **ret)
+{
+	sqlite3_stmt *st = rs(r, R_BY_KEY + ix);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	return get_one(st, ret);
+}
+
+int store_hardware_by_mac(struct store_reader *r, const char *mac, json_t **ret)
+{
+	char k[STORE_KEY_LEN];
+	if (store_norm_mac(mac, k) < 0)
+		return -ENOENT;
+	return by_key(r, STORE_INDEX_MAC, k, ret);
+}
+
+int store_hardware_by_ip(struct store_reader *r, const char *ip, json_t **ret)
+{
+	char k[STORE_KEY_LEN];
+	if (store_norm_ip(ip, k) < 0)
+		return -ENOENT;
+	return by_key(r, STORE_INDEX_IP, k, ret);
+}
+
+int store_hardware_by_uuid(struct store_reader *r, const char *uuid, json_t **ret)
+{
+	char k[STORE_KEY_LEN];
+	if (store_norm_uuid(uuid, k) < 0)
+		return -ENOENT;
+	return by_key(r, STORE_INDEX_UUID, k, ret);
+}
+
+static int change_rows(struct store_reader *r, uint64_t after, const char *kind, const char *ns,
+		       size_t limit, json_t *out, uint64_t *last)
+{
+	sqlite3_stmt *st = rs(r, R_CHANGES);
+	int rc, e = 0;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)after);
+	if (kind)
+		sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(st, 3, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = column_json(st, 2);
+		json_t *c = o ? json_pack("{s:s, s:o}", "type",
+					  (const char *)sqlite3_column_text(st, 1), "object", o) :
+				NULL;
+		if (!c || json_array_append_new(out, c) < 0) {
+			e = o ? -ENOMEM : -EIO;
+			break;
+		}
+		*last = (uint64_t)sqlite3_column_int64(st, 0);
+	}
+	if (e == 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	return e;
+}
+
+int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
+		  size_t limit, json_t **ret_changes, uint64_t *ret_last)
+{
+	const struct store_kind_info *ki = k == STORE_KIND_MAX ? NULL : store_kind_info(k);
+	json_t *out = NULL;
+	uint64_t trimmed, last = after;
+	int e;
+
+	if (k != STORE_KIND_MAX && !ki)
+		return -EINVAL;
+	if (limit == 0 || limit > STORE_MAX_CHANGES_LIMIT)
+		limit = STORE_MAX_CHANGES_LIMIT;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	e = read_u64(r, R_TRIMMED, &trimmed);
+	if (e < 0)
+		goto out;
+	if (after < trimmed) {
+		e = -ETIME;
+		goto out;
+	}
+	out = json_array();
+	if (!out) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e = change_rows(r, after, ki ? ki->kind : NULL, ns, limit, out, &last);
+	if (e < 0)
+		goto out;
+	*ret_changes = out;
+	out = NULL;
+	if (ret_last)
+		*ret_last = last;
+out:
+	step_done(r, R_COMMIT);
+	json_decref(out);
+	return e;
+}
+
+static json_t *event_json(sqlite3_stmt *st)
+{
+	char ts[21];
+	time_rfc3339(sqlite3_column_int64(st, 1), ts);
+	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id",
+			 (json_int_t)sqlite3_column_int64(st, 0), "time", ts, "kind",
+			 (const char *)sqlite3_column_text(st, 2), "namespace",
+			 (const char *)sqlite3_column_text(st, 3), "name",
+			 (const char *)sqlite3_column_text(st, 4), "type",
+			 (const char *)sqlite3_column_text(st, 5), "reason",
+			 (const char *)sqlite3_column_text(st, 6), "message",
+			 (const char *)sqlite3_column_text(st, 7));
+}
+
+int store_events(struct store_reader *r, uint64_t after_id, enum store_kind k, const char *ns,
+		 const char *name, size_t limit, json_t **ret_events)
+{
+	const struct store_kind_info *ki = k == STORE_KIND_MAX ? NULL : store_kind_info(k);
+	json_t *out = NULL;
+	int rc, e = 0;
+
+	if (k != STORE_KIND_MAX && !ki)
+		return -EINVAL;
+	if (limit == 0 || limit > STORE_MAX_EVENTS_LIMIT)
+		limit = STORE_MAX_EVENTS_LIMIT;
+	sqlite3_stmt *st = rs(r, R_EVENTS);
+	if (!st)
+		return -EIO;
+	out = json_array();
+	if (!out)
+		return -ENOMEM;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)after_id);
+	if (ki)
+		sqlite3_bind_text(st, 2, ki->kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(st, 3, ns, -1, SQLITE_STATIC);
+	if (name)
+		sqlite3_bind_text(st, 4, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *ev = event_json(st);
+		if (!ev || json_array_append_new(out, ev) < 0) {
+			e = -ENOMEM;
+			break;
+		}
+	}
+	if (e == 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	if (e == 0) {
+		*ret_events = out;
+		out = NULL;
+	}
+	json_decref(out);
+	return e;
+}

@@ -1,0 +1,179 @@
+/* store-internal — what the files of store/ share and nobody else sees
+ * (tests/unit/check_store.c includes it for the migration test and the
+ * pure helpers).
+ *
+ * Threads: struct store's queue, subscriptions and flags are guarded by
+ * its locks (named per field below). The writer-side fields (db, wstmt,
+ * rv, changed) belong to the writer thread once store_open() has started
+ * it, and to store_open()/store_close() before and after.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* ---- named limits ---- */
+#define STORE_MAX_NAME 253        /* metadata.name / namespace length */
+#define STORE_MAX_PATCH_DEPTH 128 /* nesting of a merge patch */
+#define STORE_MAX_HW_KEYS 256     /* index keys one Hardware may hold */
+#define STORE_MAX_FIELD 96        /* "spec.interfaces[12].dhcp.ip.address" */
+#define STORE_KEY_LEN 64          /* normalized MAC, IP or UUID text */
+#define STORE_BUSY_TIMEOUT_MS 5000
+#define STORE_CACHE_KIB 2048 /* SQLite page cache per connection */
+
+#define STORE_DEFAULT_CHANGES_RETENTION 100000u
+#define STORE_DEFAULT_EVENTS_RETENTION 10000u
+#define STORE_DEFAULT_BATCH_MAX 1024u
+
+#define STORE_ANNOTATION_SYSTEM_UUID "ironbell.dev/system-uuid"
+
+/* The three Hardware index tables, in schema order. */
+enum store_index {
+	STORE_INDEX_MAC,
+	STORE_INDEX_IP,
+	STORE_INDEX_UUID,
+	STORE_INDEX_MAX
+};
+
+/* The table that holds index ix ("hw_mac", "hw_ip", "hw_uuid"). */
+const char *store_index_table(enum store_index ix);
+
+/* ---- the write queue ---- */
+
+enum store_req_type {
+	STORE_REQ_WRITE,
+	STORE_REQ_EVENT,
+	STORE_REQ_SYNC,
+};
+
+struct store_req {
+	struct store_req *next;
+	enum store_req_type type;
+	bool done; /* guarded by store.lock; set after the commit */
+	/* WRITE: the caller's ops, borrowed until done */
+	struct store_op *ops;
+	size_t n;
+	bool atomic;
+	/* EVENT: owned by the request, freed by the writer */
+	enum store_kind ev_kind;
+	char *ev_ns, *ev_name, *ev_type, *ev_reason, *ev_message;
+	int64_t ev_time;
+};
+
+struct store_subscription {
+	struct store_subscription *next; /* guarded by store.sub_lock */
+	uint32_t mask;
+	int fd;
+};
+
+enum store_wstmt {
+	W_GET,
+	W_INSERT,
+	W_UPDATE,
+	W_DELETE,
+	W_CHANGE,
+	W_META_SET,
+	W_TRIM_CHANGES,
+	W_EVENT,
+	W_TRIM_EVENTS,
+	W_IDX_DEL, /* + index: 3 statements */
+	W_IDX_INS = W_IDX_DEL + STORE_INDEX_MAX,
+	W_IDX_OWNER = W_IDX_INS + STORE_INDEX_MAX,
+	W_STMT_MAX = W_IDX_OWNER + STORE_INDEX_MAX
+};
+
+struct store {
+	char *path;
+	struct store_options opts;
+
+	pthread_mutex_t lock;      /* guards queue_head/tail, stopping, done flags */
+	pthread_cond_t queue_cond; /* writer waits for work */
+	pthread_cond_t done_cond;  /* writers' callers wait for their commit */
+	struct store_req *queue_head, *queue_tail;
+	bool stopping;
+	pthread_t thread;
+	bool thread_started;
+
+	pthread_mutex_t sub_lock; /* guards subs */
+	struct store_subscription *subs;
+
+	/* writer thread only */
+	sqlite3 *db;
+	sqlite3_stmt *wstmt[W_STMT_MAX];
+	uint64_t rv;              /* newest resourceVersion handed out */
+	uint64_t rv_committed;    /* as of the last commit */
+	uint64_t changes_trimmed; /* highest change rv dropped by retention */
+	uint32_t changed;         /* kind bits changed in the open transaction */
+
+	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
+};
+
+/* ---- schema.c ---- */
+
+/* The SQL that creates schema version v from v-1 (v >= 1), or NULL. Tests
+ * use it to build an old database by hand. */
+const char *store_schema_sql(int v);
+/* Applies every missing migration to db, each in its own transaction.
+ * 0, or a negative errno and a message in err. */
+int store_schema_migrate(sqlite3 *db, char *err, size_t errlen);
+/* Refills the Hardware index tables from the objects table (in the
+ * caller's transaction). A key two objects claim is kept for the first and
+ * logged. 0 or a negative errno. */
+int store_index_rebuild(sqlite3 *db, char *err, size_t errlen);
+/* Sets the pragmas every connection wants (busy timeout, cache). */
+int store_db_tune(sqlite3 *db);
+
+/* ---- object.c: pure helpers on JSON ---- */
+
+/* One index key of a Hardware: the normalized value and the field path
+ * that holds it. */
+struct store_hw_key {
+	enum store_index index;
+	char value[STORE_KEY_LEN];
+	char field[STORE_MAX_FIELD];
+};
+
+struct store_hw_keys {
+	size_t n;
+	struct store_hw_key k[STORE_MAX_HW_KEYS];
+};
+
+/* Collects the index keys of Hardware obj. A value held twice within obj
+ * is -EINVAL with a message naming both fields; a malformed MAC/IP/UUID
+ * is -EINVAL too. 0 on success. */
+int store_hw_keys_get(const json_t *obj, struct store_hw_keys *ret, char *err, size_t errlen);
+
+/* "AA-BB-cc:dd:ee:ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
+ * InfiniBand-style addresses are accepted too). 0 or -EINVAL. */
+int store_norm_mac(const char *in, char out[STORE_KEY_LEN]);
+/* An IPv4 or IPv6 address in its canonical text (inet_ntop). 0 or -EINVAL. */
+int store_norm_ip(const char *in, char out[STORE_KEY_LEN]);
+/* A UUID (8-4-4-4-12 hex digits) in lowercase. 0 or -EINVAL. */
+int store_norm_uuid(const char *in, char out[STORE_KEY_LEN]);
+/* A random version 4 UUID (getrandom), lowercase. 0 or a negative errno. */
+int store_uuid_v4(char out[37]);
+
+/* RFC 7386: returns a new value, target merged with patch (neither is
+ * changed), or NULL when the patch nests deeper than
+ * STORE_MAX_PATCH_DEPTH or memory runs out. target may be NULL. */
+json_t *store_merge_patch(const json_t *target, const json_t *patch);
+
+/* A string member of obj.metadata, or NULL. */
+const char *store_meta_str(const json_t *obj, const char *key);
+
+/* ---- ops.c: one write op inside the writer's transaction ---- */
+
+/* Runs op against s->db (writer thread, inside a savepoint). Fills
+ * op->error, result, object, message. Returns op->error. */
+int store_op_exec(struct store *s, struct store_op *op);
+/* Sets op->error and op->message (printf-style) and drops op->object. */
+void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prepares the writer's statements. 0 or a negative errno. */
+int store_wstmt_prepare(struct store *s);
+void store_wstmt_finalize(struct store *s);
