@@ -1,0 +1,981 @@
+/* config — ironbell.yaml into an immutable struct ib_config.
+ *
+ * DESIGN. Every key the file may hold is one row of a static table
+ * (cfg_top_keys and the tables its section rows point to): its name, its
+ * type, where its value lives in struct ib_config, its range, its default
+ * written as it would be written in the file, and one line of documentation.
+ * A section (api:, http:, ...) is a row too, whose rows are another table,
+ * so a later subsystem (dhcp:, tftp:, ...) adds a section row and a table;
+ * nested sections nest the same way. The walker, the defaults, the duplicate
+ * and unknown-key checks and config_free() all run off the tables; a type is
+ * one parse function in cfg_types[]. Rules that tie several keys together
+ * (api.listen needs api.token_file) are functions in cfg_checks[], run after
+ * the walk with the location of every key that was set.
+ *
+ * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
+ * libyaml's document loader, whose nodes carry their marks; aliases are not
+ * expanded, and the walk descends only into section rows, so neither a
+ * cycle nor a deep document can make it recurse. Quoting never changes the
+ * meaning of a value; a null value (empty, "~", "null") leaves the default.
+ *
+ * The defaults go through the same parse functions as the file's values, so
+ * a default that breaks a rule fails config_new_default() (and its test). */
+/* Angle brackets: a quoted "config.h" would find daemon/config.h, this
+ * file's own header, before autoheader's. */
+#include <config.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "common/num.h"
+#include "daemon/config.h"
+
+#define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
+#define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */
+#define CFG_MAX_SET 128        /* rows set in one file (each row at most once) */
+#define CFG_MAX_SECTION_KEYS 64 /* rows in one table */
+#define CFG_LIST_MAX 12        /* list the valid keys when a table has at most this many */
+#define CFG_MSG_MAX 512
+
+#define KIB ((uint64_t)1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+
+enum cfg_type {
+	CFG_SECTION,   /* a mapping of the rows in .section */
+	CFG_LOG_LEVEL, /* enum log_level */
+	CFG_PATH,      /* char *, an absolute path */
+	CFG_SOCKET,    /* char *, an absolute path that fits sun_path */
+	CFG_MODE,      /* unsigned, octal digits "0660" */
+	CFG_LISTEN,    /* char *, "host:port", "[v6]:port" or ":port" */
+	CFG_UINT,      /* an unsigned integer field of .size bytes, in min..max */
+	CFG_SIZE,      /* the same, bytes, with an optional KiB/MiB/GiB suffix */
+	CFG_TYPE_MAX
+};
+
+struct cfg_key {
+	const char *name;
+	enum cfg_type type;
+	size_t offset; /* of the field in struct ib_config */
+	size_t size;   /* of the field */
+	uint64_t min, max;
+	const char *def; /* the default as written in the file; NULL: unset */
+	const struct cfg_key *section; /* CFG_SECTION: its rows, ended by a row without name */
+	const char *doc;
+};
+
+#define FIELD(m) offsetof(struct ib_config, m), sizeof(((struct ib_config *)0)->m)
+
+static const struct cfg_key cfg_api_keys[] = {
+	{ "socket", CFG_SOCKET, FIELD(api.socket), 0, 0, "/run/ironbell/api.sock", NULL,
+	  "unix socket of the admin API" },
+	{ "socket_mode", CFG_MODE, FIELD(api.socket_mode), 0, 0777, "0660", NULL,
+	  "file mode of the admin socket, octal" },
+	{ "listen", CFG_LISTEN, FIELD(api.listen), 0, 0, NULL, NULL,
+	  "host:port of the admin API over TCP (bearer token); unset: no TCP" },
+	{ "token_file", CFG_PATH, FIELD(api.token_file), 0, 0, NULL, NULL,
+	  "file holding the bearer token that api.listen requires" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_http_keys[] = {
+	{ "listen", CFG_LISTEN, FIELD(http.listen), 0, 0, "0.0.0.0:7080", NULL,
+	  "host:port of the public HTTP listener (iPXE, metadata)" },
+	{ "threads", CFG_UINT, FIELD(http.threads), 1, 64, "4", NULL,
+	  "HTTP worker threads" },
+	{ "max_body", CFG_SIZE, FIELD(http.max_body), KIB, GIB, "8MiB", NULL,
+	  "largest request body accepted" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_store_keys[] = {
+	{ "changes_retention", CFG_UINT, FIELD(store.changes_retention), 1000, 100000000,
+	  "100000", NULL, "change-log rows kept for watches to resume from" },
+	{ "events_retention", CFG_UINT, FIELD(store.events_retention), 100, 10000000, "10000",
+	  NULL, "event rows kept" },
+	{ "batch_max", CFG_UINT, FIELD(store.batch_max), 1, 65536, "1024", NULL,
+	  "most write requests committed in one transaction" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_top_keys[] = {
+	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
+	  "least severe level logged: error, warn, info or debug" },
+	{ "state_dir", CFG_PATH, FIELD(state_dir), 0, 0, "/var/lib/ironbell", NULL,
+	  "directory of the database and other state" },
+	{ "api", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_api_keys, "the admin API" },
+	{ "http", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_http_keys, "the public HTTP listener" },
+	{ "store", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_store_keys, "the database" },
+	{ 0 }
+};
+
+/* ---- types ---- */
+
+/* A parse function checks s (n bytes, no NUL inside) for key k and, when it
+ * is good, stores it in field; otherwise it writes why into msg (without the
+ * location and key name) and returns -EINVAL. */
+typedef int (*cfg_parse_fn)(const struct cfg_key *k, const char *s, size_t n, void *field,
+			    char *msg, size_t msglen);
+
+struct cfg_type_info {
+	const char *expected; /* "expected %s, got a mapping" */
+	cfg_parse_fn parse;
+	bool owns_string;     /* the field is a char * that config_free() frees */
+};
+
+/* Writes s (n bytes) into out as an escaped string literal of at most
+ * CFG_QUOTE_MAX characters of s, then "..." when cut: values are user text
+ * that ends up in logs. Returns out. */
+static const char *cfg_quote(char *out, size_t outlen, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	out[o++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		bool plain = ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\';
+		size_t w = plain ? 1 : (ch == '"' || ch == '\\') ? 2 : 4;
+		if (i == CFG_QUOTE_MAX || o + w + 5 > outlen) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (plain) {
+			out[o++] = (char)ch;
+		} else if (w == 2) {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		}
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+#define QUOTE_BUF (CFG_QUOTE_MAX + 16)
+
+static int cfg_set_string(void *field, const char *s, size_t n)
+{
+	char *d = strndup(s, n);
+	if (!d)
+		return -ENOMEM;
+	free(*(char **)field);
+	*(char **)field = d;
+	return 0;
+}
+
+static int parse_log_level(const struct cfg_key *k, const char *s, size_t n, void *field,
+			   char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF];
+	char name[16];
+	enum log_level l;
+	if (n >= sizeof(name))
+		goto bad;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	if (log_level_parse(name, &l) < 0)
+		goto bad;
+	*(enum log_level *)field = l;
+	return 0;
+bad:
+	snprintf(msg, msglen, "%s is not one of error, warn, info, debug",
+		 cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
+static int check_path(const char *s, size_t n, char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF];
+	if (n == 0 || s[0] != '/') {
+		snprintf(msg, msglen, "%s is not an absolute path", cfg_quote(q, sizeof(q), s, n));
+		return -EINVAL;
+	}
+	if (n >= PATH_MAX) {
+		snprintf(msg, msglen, "%s is longer than %d bytes", cfg_quote(q, sizeof(q), s, n),
+			 PATH_MAX - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_path(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	int r = check_path(s, n, msg, msglen);
+	return r < 0 ? r : cfg_set_string(field, s, n);
+}
+
+static int parse_socket(const struct cfg_key *k, const char *s, size_t n, void *field,
+			char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF];
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	int r = check_path(s, n, msg, msglen);
+	if (r < 0)
+		return r;
+	if (n > max) {
+		snprintf(msg, msglen, "%s is longer than %zu bytes, the most a unix socket path can be",
+			 cfg_quote(q, sizeof(q), s, n), max);
+		return -EINVAL;
+	}
+	return cfg_set_string(field, s, n);
+}
+
+static int parse_mode(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF];
+	unsigned mode;
+	int r = num_parse_mode(s, n, &mode);
+	if (r == -EINVAL) {
+		snprintf(msg, msglen, "%s is not an octal file mode like \"0660\"",
+			 cfg_quote(q, sizeof(q), s, n));
+		return -EINVAL;
+	}
+	if (r < 0 || mode < k->min || mode > k->max) {
+		snprintf(msg, msglen, "%s is out of range %04o..%04o", cfg_quote(q, sizeof(q), s, n),
+			 (unsigned)k->min, (unsigned)k->max);
+		return -EINVAL;
+	}
+	*(unsigned *)field = mode;
+	return 0;
+}
+
+/* A host name as a listener may name it: letters, digits, '-', '.', '_'. */
+static bool is_host_name(const char *s, size_t n)
+{
+	if (n == 0 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '.' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool is_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return n > 0;
+}
+
+static bool is_dotted_numbers(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* Accepts "host:port", "[v6]:port" and ":port" (every address). */
+static int parse_listen(const struct cfg_key *k, const char *s, size_t n, void *field,
+			char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF], qh[QUOTE_BUF];
+	char addr[INET6_ADDRSTRLEN + 1];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *colon = n ? memrchr(s, ':', n) : NULL;
+	const char *host = s, *port;
+	size_t hlen, plen;
+	uint64_t pnum;
+
+	if (!colon)
+		goto not_host_port;
+	port = colon + 1;
+	plen = n - (size_t)(port - s);
+	hlen = (size_t)(colon - s);
+	if (!is_digits(port, plen))
+		goto not_host_port;
+	if (hlen > 0 && s[0] == '[') {
+		if (hlen < 2 || s[hlen - 1] != ']')
+			goto not_host_port;
+		host = s + 1;
+		hlen -= 2;
+		if (hlen == 0 || hlen >= sizeof(addr))
+			goto not_v6;
+		memcpy(addr, host, hlen);
+		addr[hlen] = '\0';
+		if (inet_pton(AF_INET6, addr, bin) != 1)
+			goto not_v6;
+	} else if (hlen > 0) {
+		if (memchr(host, ':', hlen)) {
+			snprintf(msg, msglen,
+				 "%s is not host:port (an IPv6 address goes in brackets, like [::1]:7080)",
+				 cfg_quote(q, sizeof(q), s, n));
+			return -EINVAL;
+		}
+		if (is_dotted_numbers(host, hlen)) {
+			if (hlen >= sizeof(addr))
+				goto not_v4;
+			memcpy(addr, host, hlen);
+			addr[hlen] = '\0';
+			if (inet_pton(AF_INET, addr, bin) != 1)
+				goto not_v4;
+		} else if (!is_host_name(host, hlen)) {
+			snprintf(msg, msglen, "%s: %s is not a host name", cfg_quote(q, sizeof(q), s, n),
+				 cfg_quote(qh, sizeof(qh), host, hlen));
+			return -EINVAL;
+		}
+	}
+	if (num_parse_u64(port, plen, 65535, &pnum) < 0 || pnum == 0) {
+		snprintf(msg, msglen, "port %.*s is out of range 1..65535", (int)plen, port);
+		return -EINVAL;
+	}
+	return cfg_set_string(field, s, n);
+
+not_host_port:
+	snprintf(msg, msglen, "%s is not host:port", cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+not_v6:
+	snprintf(msg, msglen, "%s: %s is not an IPv6 address", cfg_quote(q, sizeof(q), s, n),
+		 cfg_quote(qh, sizeof(qh), host, hlen));
+	return -EINVAL;
+not_v4:
+	snprintf(msg, msglen, "%s: %s is not an IPv4 address", cfg_quote(q, sizeof(q), s, n),
+		 cfg_quote(qh, sizeof(qh), host, hlen));
+	return -EINVAL;
+}
+
+static void cfg_store_uint(const struct cfg_key *k, void *field, uint64_t v)
+{
+	if (k->size == sizeof(uint32_t)) {
+		uint32_t v32 = (uint32_t)v;
+		memcpy(field, &v32, sizeof(v32));
+	} else {
+		memcpy(field, &v, sizeof(v));
+	}
+}
+
+static int parse_uint(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF];
+	int64_t v;
+	int r = num_parse_i64(s, n, INT64_MIN, INT64_MAX, &v);
+	if (r == -EINVAL) {
+		snprintf(msg, msglen, "%s is not an integer", cfg_quote(q, sizeof(q), s, n));
+		return -EINVAL;
+	}
+	if (r < 0 || v < 0 || (uint64_t)v < k->min || (uint64_t)v > k->max) {
+		snprintf(msg, msglen, "%.*s is out of range %" PRIu64 "..%" PRIu64, (int)n, s,
+			 k->min, k->max);
+		return -EINVAL;
+	}
+	cfg_store_uint(k, field, (uint64_t)v);
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	uint64_t mult;
+} cfg_size_units[] = { { "GiB", GIB }, { "MiB", MIB }, { "KiB", KIB } };
+
+/* Writes a byte count the way the file would say it: "8MiB", "1000". */
+static const char *cfg_size_name(char *out, size_t outlen, uint64_t v)
+{
+	for (size_t i = 0; i < sizeof(cfg_size_units) / sizeof(cfg_size_units[0]); i++)
+		if (v && v % cfg_size_units[i].mult == 0) {
+			snprintf(out, outlen, "%" PRIu64 "%s", v / cfg_size_units[i].mult,
+				 cfg_size_units[i].suffix);
+			return out;
+		}
+	snprintf(out, outlen, "%" PRIu64, v);
+	return out;
+}
+
+/* Bytes: digits, then optionally one space and KiB, MiB or GiB. */
+static int parse_size(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF], lo[32], hi[32];
+	uint64_t mult = 1, v;
+	size_t digits = n;
+	for (size_t i = 0; i < sizeof(cfg_size_units) / sizeof(cfg_size_units[0]); i++) {
+		if (n > 3 && memcmp(s + n - 3, cfg_size_units[i].suffix, 3) == 0) {
+			mult = cfg_size_units[i].mult;
+			digits = n - 3;
+			if (digits > 1 && s[digits - 1] == ' ')
+				digits--;
+			break;
+		}
+	}
+	int r = num_parse_u64(s, digits, UINT64_MAX / mult, &v);
+	if (r == -EINVAL) {
+		snprintf(msg, msglen, "%s is not a size (bytes, or a number with KiB, MiB or GiB)",
+			 cfg_quote(q, sizeof(q), s, n));
+		return -EINVAL;
+	}
+	if (r < 0 || v * mult < k->min || v * mult > k->max) {
+		snprintf(msg, msglen, "%.*s is out of range %s..%s", (int)n, s,
+			 cfg_size_name(lo, sizeof(lo), k->min), cfg_size_name(hi, sizeof(hi), k->max));
+		return -EINVAL;
+	}
+	cfg_store_uint(k, field, v * mult);
+	return 0;
+}
+
+static const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
+	[CFG_SECTION] = { "a mapping", NULL, false },
+	[CFG_LOG_LEVEL] = { "one of error, warn, info, debug", parse_log_level, false },
+	[CFG_PATH] = { "an absolute path", parse_path, true },
+	[CFG_SOCKET] = { "an absolute path", parse_socket, true },
+	[CFG_MODE] = { "a string like \"0660\"", parse_mode, false },
+	[CFG_LISTEN] = { "a string like \"0.0.0.0:7080\"", parse_listen, true },
+	[CFG_UINT] = { "an integer", parse_uint, false },
+	[CFG_SIZE] = { "a size like 8MiB", parse_size, false },
+};
+
+/* ---- loading ---- */
+
+struct cfg_set {
+	const struct cfg_key *row;
+	yaml_mark_t key_mark, value_mark; /* where a check's message points */
+};
+
+struct cfg_ctx {
+	const char *name;
+	char *err;
+	size_t errlen;
+	yaml_document_t *doc;
+	struct cfg_set set[CFG_MAX_SET]; /* the rows the file set, in file order */
+	size_t nset;
+};
+
+static void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || errlen == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Writes "name:line:column: message" and returns -EINVAL. */
+static int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
+{
+	char msg[CFG_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cfg_errorf(ctx->err, ctx->errlen, "%s:%zu:%zu: %s", ctx->name, m->line + 1, m->column + 1,
+		   msg);
+	return -EINVAL;
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	case YAML_SEQUENCE_NODE:
+		return "a sequence";
+	default:
+		return "a string";
+	}
+}
+
+/* A plain empty, "~" or "null" scalar (YAML 1.2 core schema), or one
+ * tagged !!null. */
+static bool node_is_null(const yaml_node_t *n)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+	if (n->type != YAML_SCALAR_NODE)
+		return false;
+	if (n->tag && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
+		return true;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	for (size_t i = 0; i < sizeof(nulls) / sizeof(nulls[0]); i++)
+		if (n->data.scalar.length == strlen(nulls[i]) &&
+		    memcmp(n->data.scalar.value, nulls[i], n->data.scalar.length) == 0)
+			return true;
+	return false;
+}
+
+static const struct cfg_key *cfg_find(const struct cfg_key *keys, const char *s, size_t n)
+{
+	for (const struct cfg_key *k = keys; k->name; k++)
+		if (strlen(k->name) == n && memcmp(k->name, s, n) == 0)
+			return k;
+	return NULL;
+}
+
+static int unknown_key(struct cfg_ctx *ctx, const struct cfg_key *keys, const char *prefix,
+		       const yaml_node_t *key)
+{
+	char q[QUOTE_BUF], in[CFG_MSG_MAX / 2] = "", list[CFG_MSG_MAX / 2] = "";
+	size_t nkeys = 0, o;
+	for (const struct cfg_key *k = keys; k->name; k++)
+		nkeys++;
+	if (prefix[0])
+		snprintf(in, sizeof(in), " in \"%s\"", prefix);
+	if (nkeys <= CFG_LIST_MAX) {
+		o = (size_t)snprintf(list, sizeof(list), " (valid keys:");
+		for (const struct cfg_key *k = keys; k->name && o < sizeof(list); k++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s %s",
+					      k == keys ? "" : ",", k->name);
+		if (o < sizeof(list))
+			snprintf(list + o, sizeof(list) - o, ")");
+	}
+	return cfg_error(ctx, &key->start_mark, "unknown key %s%s%s",
+			 cfg_quote(q, sizeof(q), (const char *)key->data.scalar.value,
+				   key->data.scalar.length),
+			 in, list);
+}
+
+static int walk_mapping(struct cfg_ctx *ctx, const struct cfg_key *keys, const char *prefix,
+			const yaml_node_t *map, struct ib_config *c);
+
+/* Handles the value of one known row. */
+static int walk_value(struct cfg_ctx *ctx, const struct cfg_key *k, const char *full,
+		      const yaml_node_t *val, struct ib_config *c)
+{
+	char msg[CFG_MSG_MAX];
+	const struct cfg_type_info *t = &cfg_types[k->type];
+	if (node_is_null(val))
+		return 0; /* keeps the default */
+	if (k->type == CFG_SECTION) {
+		if (val->type != YAML_MAPPING_NODE)
+			return cfg_error(ctx, &val->start_mark, "%s: expected %s, got %s", full,
+					 t->expected, node_kind(val));
+		return walk_mapping(ctx, k->section, full, val, c);
+	}
+	if (val->type != YAML_SCALAR_NODE)
+		return cfg_error(ctx, &val->start_mark, "%s: expected %s, got %s", full, t->expected,
+				 node_kind(val));
+	const char *s = (const char *)val->data.scalar.value;
+	size_t n = val->data.scalar.length;
+	if (memchr(s, '\0', n))
+		return cfg_error(ctx, &val->start_mark, "%s: the value holds a NUL character", full);
+	int r = t->parse(k, s, n, (char *)c + k->offset, msg, sizeof(msg));
+	if (r == -EINVAL)
+		return cfg_error(ctx, &val->start_mark, "%s: %s", full, msg);
+	if (r < 0)
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(-r));
+	return r;
+}
+
+static int walk_mapping(struct cfg_ctx *ctx, const struct cfg_key *keys, const char *prefix,
+			const yaml_node_t *map, struct ib_config *c)
+{
+	const yaml_node_t *first[CFG_MAX_SECTION_KEYS] = { 0 };
+	char q[QUOTE_BUF], full[256];
+	for (const yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     p < map->data.mapping.pairs.top; p++) {
+		const yaml_node_t *key = yaml_document_get_node(ctx->doc, p->key);
+		const yaml_node_t *val = yaml_document_get_node(ctx->doc, p->value);
+		if (!key || !val)
+			return cfg_error(ctx, &map->start_mark, "malformed mapping");
+		if (key->type != YAML_SCALAR_NODE)
+			return cfg_error(ctx, &key->start_mark, "a key must be a string, not %s",
+					 node_kind(key));
+		const struct cfg_key *k = cfg_find(keys, (const char *)key->data.scalar.value,
+						   key->data.scalar.length);
+		if (!k)
+			return unknown_key(ctx, keys, prefix, key);
+		size_t idx = (size_t)(k - keys);
+		assert(idx < CFG_MAX_SECTION_KEYS);
+		snprintf(full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", k->name);
+		if (first[idx])
+			return cfg_error(ctx, &key->start_mark, "duplicate key %s%s%s%s (first at line %zu)",
+					 cfg_quote(q, sizeof(q), k->name, strlen(k->name)),
+					 prefix[0] ? " in \"" : "", prefix, prefix[0] ? "\"" : "",
+					 first[idx]->start_mark.line + 1);
+		first[idx] = key;
+		if (ctx->nset < CFG_MAX_SET)
+			ctx->set[ctx->nset++] = (struct cfg_set){ k, key->start_mark, val->start_mark };
+		int r = walk_value(ctx, k, full, val, c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Where the file put the value of the row called name in keys; the start
+ * of the file when it did not set it. */
+static const yaml_mark_t *cfg_value_mark(const struct cfg_ctx *ctx, const struct cfg_key *keys,
+					 const char *name)
+{
+	static const yaml_mark_t start;
+	const struct cfg_key *k = cfg_find(keys, name, strlen(name));
+	for (size_t i = 0; k && i < ctx->nset; i++)
+		if (ctx->set[i].row == k)
+			return &ctx->set[i].value_mark;
+	return &start;
+}
+
+/* Reads at most max bytes of the file at path into a new NUL-terminated
+ * buffer. Returns 0, -EFBIG when it is larger, or a negative errno. With
+ * regular_only, anything but a regular file is -EBADF, checked before it is
+ * opened: opening a device or a FIFO can block or have effects. */
+static int read_file(const char *path, size_t max, bool regular_only, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+	if (regular_only) {
+		if (stat(path, &st) < 0)
+			return -errno;
+		if (!S_ISREG(st.st_mode))
+			return -EBADF;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_only ? O_NONBLOCK : 0));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (regular_only && !S_ISREG(st.st_mode)) {
+		r = -EBADF;
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max) {
+		r = -EFBIG;
+		goto out;
+	}
+	data = malloc(max + 2);
+	if (!data) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t got = read(fd, data + len, max + 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		if (len > max) {
+			r = -EFBIG;
+			goto out;
+		}
+	}
+	data[len] = '\0';
+	*ret = data;
+	*ret_len = len;
+	data = NULL;
+	r = 0;
+out:
+	free(data);
+	close(fd);
+	return r;
+}
+
+/* api.listen needs a token; api.token_file is read into api.token. */
+static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	char q[QUOTE_BUF];
+	const yaml_mark_t *tf = cfg_value_mark(ctx, cfg_api_keys, "token_file");
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (c->api.listen && !c->api.token_file) {
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_api_keys, "listen"),
+				 "api.listen is set but api.token_file is not: a TCP listener needs a bearer token");
+	}
+	if (!c->api.token_file)
+		return 0;
+	cfg_quote(q, sizeof(q), c->api.token_file, strlen(c->api.token_file));
+	r = read_file(c->api.token_file, CFG_TOKEN_MAX, true, &data, &len);
+	if (r == -EBADF)
+		return cfg_error(ctx, tf, "api.token_file: %s is not a regular file", q);
+	if (r == -EFBIG)
+		return cfg_error(ctx, tf, "api.token_file: %s is larger than %d bytes", q,
+				 CFG_TOKEN_MAX);
+	if (r == -ENOMEM) {
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
+		return r;
+	}
+	if (r < 0)
+		return cfg_error(ctx, tf, "api.token_file: cannot read %s: %s", q,
+				 strerror(-r));
+	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+		data[--len] = '\0';
+	if (len == 0) {
+		r = cfg_error(ctx, tf, "api.token_file: %s is empty", q);
+		goto out;
+	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)data[i] <= 0x20 || (unsigned char)data[i] >= 0x7f) {
+			r = cfg_error(ctx, tf,
+				      "api.token_file: %s must hold one line of visible ASCII characters",
+				      q);
+			goto out;
+		}
+	c->api.token = data;
+	data = NULL;
+	r = 0;
+out:
+	free(data);
+	return r;
+}
+
+typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
+static const cfg_check_fn cfg_checks[] = { check_api };
+
+/* The first byte of the character at mark m (0-based line and column in
+ * characters), or -1 past the end. */
+static int byte_at(const char *text, size_t len, const yaml_mark_t *m)
+{
+	size_t i = 0, line = 0, col = 0;
+	for (; i < len && line < m->line; i++)
+		if (text[i] == '\n')
+			line++;
+	for (; i < len && text[i] != '\n'; i++) {
+		if (((unsigned char)text[i] & 0xc0) == 0x80)
+			continue;
+		if (col++ == m->column)
+			return (unsigned char)text[i];
+	}
+	return -1;
+}
+
+/* Reports libyaml's own error: its problem text at its mark. */
+static int yaml_failure(struct cfg_ctx *ctx, const yaml_parser_t *p, const char *text, size_t len)
+{
+	yaml_mark_t m = p->problem_mark;
+	if (p->error == YAML_MEMORY_ERROR) {
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader gives a byte offset, not a mark. */
+		m = (yaml_mark_t){ 0 };
+		for (size_t i = 0; i < p->problem_offset && i < len; i++) {
+			if (text[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+				m.column++;
+			}
+		}
+		if (p->problem_value != -1)
+			return cfg_error(ctx, &m, "%s (#x%X)", p->problem ? p->problem : "invalid input",
+					 (unsigned)p->problem_value);
+		return cfg_error(ctx, &m, "%s", p->problem ? p->problem : "invalid input");
+	}
+	/* libyaml's words for a tab where indentation goes are cryptic. */
+	const char *hint = byte_at(text, len, &m) == '\t' ? "; YAML indents with spaces, not tabs"
+							   : "";
+	if (p->context)
+		return cfg_error(ctx, &m, "%s (%s at line %zu)%s",
+				 p->problem ? p->problem : "syntax error", p->context,
+				 p->context_mark.line + 1, hint);
+	return cfg_error(ctx, &m, "%s%s", p->problem ? p->problem : "syntax error", hint);
+}
+
+/* Fills c (holding the defaults) from the YAML text. */
+static int cfg_parse(struct cfg_ctx *ctx, const char *text, size_t len, struct ib_config *c)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc, next;
+	bool have_doc = false, have_next = false;
+	int r;
+
+	if (!yaml_parser_initialize(&parser)) {
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		r = yaml_failure(ctx, &parser, text, len);
+		goto out;
+	}
+	have_doc = true;
+	ctx->doc = &doc;
+	const yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (root) {
+		if (!yaml_parser_load(&parser, &next)) {
+			r = yaml_failure(ctx, &parser, text, len);
+			goto out;
+		}
+		have_next = true;
+		const yaml_node_t *root2 = yaml_document_get_root_node(&next);
+		if (root2) {
+			r = cfg_error(ctx, &next.start_mark, "more than one YAML document");
+			goto out;
+		}
+	}
+	if (root && !node_is_null(root)) {
+		if (root->type != YAML_MAPPING_NODE) {
+			r = cfg_error(ctx, &root->start_mark,
+				      "expected a mapping of keys at the top level, got %s",
+				      node_kind(root));
+			goto out;
+		}
+		r = walk_mapping(ctx, cfg_top_keys, "", root, c);
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < sizeof(cfg_checks) / sizeof(cfg_checks[0]); i++) {
+		r = cfg_checks[i](ctx, c);
+		if (r < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	ctx->doc = NULL;
+	if (have_next)
+		yaml_document_delete(&next);
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+/* ---- the snapshot ---- */
+
+static void cfg_free_strings(const struct cfg_key *keys, struct ib_config *c)
+{
+	for (const struct cfg_key *k = keys; k->name; k++) {
+		if (k->type == CFG_SECTION)
+			cfg_free_strings(k->section, c);
+		else if (cfg_types[k->type].owns_string)
+			free(*(char **)((char *)c + k->offset));
+	}
+}
+
+/* See config.h. Frees every string the table owns, then the token and path. */
+void config_free(struct ib_config *c)
+{
+	if (!c)
+		return;
+	cfg_free_strings(cfg_top_keys, c);
+	free(c->api.token);
+	free(c->path);
+	free(c);
+}
+
+static int cfg_apply_defaults(const struct cfg_key *keys, struct ib_config *c)
+{
+	char msg[CFG_MSG_MAX];
+	for (const struct cfg_key *k = keys; k->name; k++) {
+		int r;
+		if (k->type == CFG_SECTION)
+			r = cfg_apply_defaults(k->section, c);
+		else if (k->def)
+			r = cfg_types[k->type].parse(k, k->def, strlen(k->def), (char *)c + k->offset,
+						     msg, sizeof(msg));
+		else
+			r = 0;
+		/* A default that its own type refuses is a bug in the table. */
+		assert(r != -EINVAL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* See config.h: every row's default, parsed as if it were in the file. */
+struct ib_config *config_new_default(void)
+{
+	struct ib_config *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	if (cfg_apply_defaults(cfg_top_keys, c) < 0) {
+		config_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* See config.h. The snapshot starts as the defaults; the file overrides. */
+int config_load_string(const char *name, const char *text, size_t len, struct ib_config **ret,
+		       char *err, size_t errlen)
+{
+	struct cfg_ctx *ctx = NULL;
+	struct ib_config *c = NULL;
+	int r;
+
+	if (!name)
+		name = "<string>";
+	if (len > CONFIG_MAX_SIZE) {
+		cfg_errorf(err, errlen, "%s: file is larger than %d bytes", name, CONFIG_MAX_SIZE);
+		return -EFBIG;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	c = config_new_default();
+	if (!ctx || !c)
+		goto nomem;
+	c->path = strdup(name);
+	if (!c->path)
+		goto nomem;
+	ctx->name = name;
+	ctx->err = err;
+	ctx->errlen = errlen;
+	r = cfg_parse(ctx, text ? text : "", text ? len : 0, c);
+	if (r < 0)
+		goto out;
+	*ret = c;
+	c = NULL;
+	r = 0;
+	goto out;
+nomem:
+	cfg_errorf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+	r = -ENOMEM;
+out:
+	config_free(c);
+	free(ctx);
+	return r;
+}
+
+/* See config.h. Reads at most CONFIG_MAX_SIZE bytes, then as from memory. */
+int config_load(const char *path, struct ib_config **ret, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!path) {
+		cfg_errorf(err, errlen, "no configuration file named");
+		return -EINVAL;
+	}
+	r = read_file(path, CONFIG_MAX_SIZE, false, &text, &len);
+	if (r == -EFBIG) {
+		cfg_errorf(err, errlen, "%s: file is larger than %d bytes", path, CONFIG_MAX_SIZE);
+		return r;
+	}
+	if (r < 0) {
+		cfg_errorf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+		return r;
+	}
+	r = config_load_string(path, text, len, ret, err, errlen);
+	free(text);
+	return r;
+}

@@ -1,0 +1,698 @@
+/* check_config — unit tests for ironbell.yaml loading (daemon/config.c).
+ *
+ * The test includes config.c itself rather than linking libconfig.a, so it
+ * can walk the key table: every row must be documented in
+ * man/ironbell.yaml.5 and set to its default in etc/ironbell.yaml, and two
+ * snapshots are compared row by row. A row added later is then covered
+ * without touching this file. Messages are asserted whole, with the file
+ * name, line and column. */
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/config.c"
+#include "tests/unit/unit.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#define NAME "t.yaml"
+#define BAD_PTR ((struct ib_config *)(uintptr_t)1)
+
+/* ---- helpers ---- */
+
+/* The dotted name of the first row where a and b differ, or NULL. */
+static const char *cfg_diff(const struct cfg_key *keys, const char *prefix,
+			    const struct ib_config *a, const struct ib_config *b)
+{
+	static char full[256];
+	for (const struct cfg_key *k = keys; k->name; k++) {
+		snprintf(full, sizeof(full), "%s%s%s", prefix, prefix[0] ? "." : "", k->name);
+		if (k->type == CFG_SECTION) {
+			char sub[256];
+			snprintf(sub, sizeof(sub), "%s", full);
+			const char *d = cfg_diff(k->section, sub, a, b);
+			if (d)
+				return d;
+			continue;
+		}
+		const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+		if (cfg_types[k->type].owns_string) {
+			const char *sa = *(char *const *)fa, *sb = *(char *const *)fb;
+			if ((sa == NULL) != (sb == NULL) || (sa && strcmp(sa, sb) != 0))
+				return full;
+		} else if (memcmp(fa, fb, k->size) != 0) {
+			return full;
+		}
+	}
+	return NULL;
+}
+
+static int load(const char *text, struct ib_config **ret, char *err, size_t errlen)
+{
+	return config_load_string(NAME, text, strlen(text), ret, err, errlen);
+}
+
+/* Loads text, which must succeed. */
+static struct ib_config *load_ok(const char *text)
+{
+	char err[512] = "";
+	struct ib_config *c = NULL;
+	int r = load(text, &c, err, sizeof(err));
+	ck_assert_msg(r == 0, "load failed: %d %s", r, err);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+/* Loads text, which must fail with errno e and exactly the message want;
+ * *ret must stay untouched. */
+static void load_fails(const char *text, size_t len, int e, const char *want)
+{
+	char err[512] = "";
+	struct ib_config *c = BAD_PTR;
+	int r = config_load_string(NAME, text, len, &c, err, sizeof(err));
+	ck_assert_int_eq(r, e);
+	ck_assert_ptr_eq(c, BAD_PTR);
+	ck_assert_str_eq(err, want);
+}
+
+static char tmpdir[256];
+
+static void tmp_setup(void)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_config.XXXXXX", t && t[0] == '/' ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmp_teardown(void)
+{
+	static const char *const names[] = { "token", "empty", "crlf", "space", "big",
+					     "c.yaml", "huge.yaml", "dir" };
+	char p[512];
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, names[i]);
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	rmdir(tmpdir);
+}
+
+/* Writes n bytes of data to tmpdir/name; returns the path (static). */
+static const char *tmp_file(const char *name, const char *data, size_t n)
+{
+	static char p[512];
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	FILE *f = fopen(p, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+	return p;
+}
+
+/* Reads top_srcdir/rel into a new string. */
+static char *read_src(const char *rel)
+{
+	const char *top = getenv("top_srcdir");
+	char p[1024], *data = NULL;
+	size_t len = 0;
+	ck_assert_msg(top != NULL, "top_srcdir is not set");
+	snprintf(p, sizeof(p), "%s/%s", top, rel);
+	ck_assert_msg(read_file(p, 1 << 20, true, &data, &len) == 0, "cannot read %s", p);
+	return data;
+}
+
+/* ---- defaults and good files ---- */
+
+START_TEST(test_defaults)
+{
+	struct ib_config *d = config_new_default();
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_null(d->path);
+	ck_assert_int_eq(d->log_level, LOG_LVL_INFO);
+	ck_assert_str_eq(d->state_dir, "/var/lib/ironbell");
+	ck_assert_str_eq(d->api.socket, "/run/ironbell/api.sock");
+	ck_assert_uint_eq(d->api.socket_mode, 0660);
+	ck_assert_ptr_null(d->api.listen);
+	ck_assert_ptr_null(d->api.token_file);
+	ck_assert_ptr_null(d->api.token);
+	ck_assert_str_eq(d->http.listen, "0.0.0.0:7080");
+	ck_assert_uint_eq(d->http.threads, 4);
+	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
+	ck_assert_uint_eq(d->store.changes_retention, 100000);
+	ck_assert_uint_eq(d->store.events_retention, 10000);
+	ck_assert_uint_eq(d->store.batch_max, 1024);
+	config_free(d);
+	config_free(NULL);
+}
+END_TEST
+
+/* Files that say nothing, or only null, give exactly the defaults. */
+static const char *const empty_files[] = {
+	"",
+	"# only a comment\n\n",
+	"---\n",
+	"--- ~\n...\n",
+	"{}\n",
+	"api:\nhttp: ~\nstore: {}\n",
+	"log_level:\nstate_dir: null\napi:\n  listen: ~\n  socket_mode: NULL\n",
+};
+
+START_TEST(test_empty_is_default)
+{
+	struct ib_config *d = config_new_default();
+	struct ib_config *c = load_ok(empty_files[_i]);
+	ck_assert_str_eq(c->path, NAME);
+	const char *diff = cfg_diff(cfg_top_keys, "", c, d);
+	ck_assert_msg(diff == NULL, "%s differs from its default", diff ? diff : "");
+	config_free(c);
+	config_free(d);
+}
+END_TEST
+
+START_TEST(test_every_key)
+{
+	char text[2048];
+	const char *tok = tmp_file("token", "s3cr3t-T0ken\n", 13);
+	snprintf(text, sizeof(text),
+		 "log_level: debug\n"
+		 "state_dir: /srv/ironbell\n"
+		 "api:\n"
+		 "  socket: '/run/ib/admin.sock'\n"
+		 "  socket_mode: \"0600\"\n"
+		 "  listen: \"[::1]:7443\"\n"
+		 "  token_file: %s\n"
+		 "http:\n"
+		 "  listen: 127.0.0.1:8080\n"
+		 "  threads: 64\n"
+		 "  max_body: 1 GiB\n"
+		 "store:\n"
+		 "  changes_retention: 1000\n"
+		 "  events_retention: 10000000\n"
+		 "  batch_max: 1\n",
+		 tok);
+	struct ib_config *c = load_ok(text);
+	ck_assert_str_eq(c->path, NAME);
+	ck_assert_int_eq(c->log_level, LOG_LVL_DEBUG);
+	ck_assert_str_eq(c->state_dir, "/srv/ironbell");
+	ck_assert_str_eq(c->api.socket, "/run/ib/admin.sock");
+	ck_assert_uint_eq(c->api.socket_mode, 0600);
+	ck_assert_str_eq(c->api.listen, "[::1]:7443");
+	ck_assert_str_eq(c->api.token_file, tok);
+	ck_assert_str_eq(c->api.token, "s3cr3t-T0ken");
+	ck_assert_str_eq(c->http.listen, "127.0.0.1:8080");
+	ck_assert_uint_eq(c->http.threads, 64);
+	ck_assert_uint_eq(c->http.max_body, 1024 * 1024 * 1024);
+	ck_assert_uint_eq(c->store.changes_retention, 1000);
+	ck_assert_uint_eq(c->store.events_retention, 10000000);
+	ck_assert_uint_eq(c->store.batch_max, 1);
+	/* Every row differs from its default, so the test above saw them all. */
+	struct ib_config *d = config_new_default();
+	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
+		const struct cfg_key *rows = s->type == CFG_SECTION ? s->section : s;
+		for (const struct cfg_key *k = rows; k->name; k++) {
+			if (k->type == CFG_SECTION)
+				continue;
+			const char *fa = (const char *)c + k->offset, *fd = (const char *)d + k->offset;
+			if (cfg_types[k->type].owns_string) {
+				const char *sa = *(char *const *)fa, *sd = *(char *const *)fd;
+				ck_assert_msg(sa && (!sd || strcmp(sa, sd) != 0), "%s kept its default",
+					      k->name);
+			} else {
+				ck_assert_msg(memcmp(fa, fd, k->size) != 0, "%s kept its default", k->name);
+			}
+			if (rows == s)
+				break;
+		}
+	}
+	config_free(d);
+	config_free(c);
+}
+END_TEST
+
+/* Values that are good, and what they read as. */
+START_TEST(test_good_values)
+{
+	struct ib_config *c;
+	c = load_ok("api:\n  socket_mode: 0640\n");
+	ck_assert_uint_eq(c->api.socket_mode, 0640);
+	config_free(c);
+	c = load_ok("api:\n  socket_mode: 600\n"); /* octal, as chmod reads it */
+	ck_assert_uint_eq(c->api.socket_mode, 0600);
+	config_free(c);
+	c = load_ok("log_level: warning\n");
+	ck_assert_int_eq(c->log_level, LOG_LVL_WARN);
+	config_free(c);
+	c = load_ok("http:\n  threads: \"8\"\n  max_body: 65536\n");
+	ck_assert_uint_eq(c->http.threads, 8);
+	ck_assert_uint_eq(c->http.max_body, 65536);
+	config_free(c);
+	c = load_ok("http:\n  max_body: 1KiB\n");
+	ck_assert_uint_eq(c->http.max_body, 1024);
+	config_free(c);
+	c = load_ok("http:\n  max_body: 16MiB\n");
+	ck_assert_uint_eq(c->http.max_body, 16 << 20);
+	config_free(c);
+	static const char *const listens[] = { ":7080", "[::]:80", "localhost:65535",
+					       "boot-1.lab_x:80", "10.0.0.1:080" };
+	for (size_t i = 0; i < ARRAY_SIZE(listens); i++) {
+		char text[128];
+		snprintf(text, sizeof(text), "http:\n  listen: \"%s\"\n", listens[i]);
+		c = load_ok(text);
+		ck_assert_str_eq(c->http.listen, listens[i]);
+		config_free(c);
+	}
+	/* 107 bytes fit sun_path with its NUL. */
+	char text[256], path[108];
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(text, sizeof(text), "api:\n  socket: %s\n", path);
+	c = load_ok(text);
+	ck_assert_str_eq(c->api.socket, path);
+	config_free(c);
+	/* Anchors and aliases resolve. */
+	c = load_ok("state_dir: &d /srv/x\napi:\n  socket: *d\n");
+	ck_assert_str_eq(c->api.socket, "/srv/x");
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_example_file)
+{
+	const char *top = getenv("top_srcdir");
+	char path[1024], err[512] = "";
+	struct ib_config *c = NULL;
+	ck_assert_msg(top != NULL, "top_srcdir is not set");
+	snprintf(path, sizeof(path), "%s/etc/ironbell.yaml", top);
+	int r = config_load(path, &c, err, sizeof(err));
+	ck_assert_msg(r == 0, "%s", err);
+	ck_assert_str_eq(c->path, path);
+	struct ib_config *d = config_new_default();
+	const char *diff = cfg_diff(cfg_top_keys, "", c, d);
+	ck_assert_msg(diff == NULL, "etc/ironbell.yaml: %s is not the default", diff ? diff : "");
+	config_free(d);
+	config_free(c);
+}
+END_TEST
+
+/* Finds in the example the line that sets key: at the top level when
+ * section is NULL, else "  key: value" under "section:" ("  #key: value"
+ * when commented). Returns the value without quotes (static) or NULL. */
+static const char *example_value(const char *text, const char *section, const char *key,
+				 bool commented)
+{
+	static char val[256];
+	bool in = section == NULL;
+	size_t klen = strlen(key), want_ind = section ? 2 : 0;
+	for (const char *l = text; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+		size_t ind = strspn(l, " ");
+		const char *s = l + ind;
+		if (section && ind == 0 && len > 0 && s[0] != '#')
+			in = strncmp(s, section, strlen(section)) == 0 && s[strlen(section)] == ':';
+		if (in && ind == want_ind && (s[0] == '#') == commented) {
+			s += commented;
+			if (strncmp(s, key, klen) == 0 && s[klen] == ':') {
+				s += klen + 1;
+				s += strspn(s, " ");
+				size_t n = (size_t)(l + len - s);
+				while (n > 0 && s[n - 1] == ' ')
+					n--;
+				if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) {
+					s++;
+					n -= 2;
+				}
+				snprintf(val, sizeof(val), "%.*s", (int)n, s);
+				return val;
+			}
+		}
+		l += len + (nl != NULL);
+	}
+	return NULL;
+}
+
+/* Every row is in etc/ironbell.yaml: set to its default, or commented out
+ * when it has none. */
+START_TEST(test_example_has_every_key)
+{
+	char *text = read_src("etc/ironbell.yaml");
+	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
+		if (s->type != CFG_SECTION) {
+			const char *v = example_value(text, NULL, s->name, false);
+			ck_assert_msg(v != NULL, "%s is not in the example", s->name);
+			ck_assert_str_eq(v, s->def);
+			continue;
+		}
+		for (const struct cfg_key *k = s->section; k->name; k++) {
+			const char *v = example_value(text, s->name, k->name, k->def == NULL);
+			ck_assert_msg(v != NULL, "%s.%s is not in the example", s->name, k->name);
+			if (k->def)
+				ck_assert_str_eq(v, k->def);
+		}
+	}
+	free(text);
+}
+END_TEST
+
+/* Every row has an entry in the man page that gives its default. */
+START_TEST(test_man_page_has_every_key)
+{
+	char *man = read_src("man/ironbell.yaml.5");
+	char want[256];
+	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
+		const struct cfg_key *rows = s->type == CFG_SECTION ? s->section : s;
+		if (s->type == CFG_SECTION) {
+			snprintf(want, sizeof(want), "\n.Ss The %s section\n", s->name);
+			ck_assert_msg(strstr(man, want) != NULL, "no %s", want + 1);
+		}
+		for (const struct cfg_key *k = rows; k->name; k++) {
+			if (s->type == CFG_SECTION)
+				snprintf(want, sizeof(want), "\n.It Cm %s.%s ", s->name, k->name);
+			else
+				snprintf(want, sizeof(want), "\n.It Cm %s ", k->name);
+			const char *at = strstr(man, want);
+			ck_assert_msg(at != NULL, "the man page has no entry %s", want + 1);
+			const char *end = strstr(at + 1, "\n.It ");
+			const char *el = strstr(at + 1, "\n.El");
+			if (!end || (el && el < end))
+				end = el;
+			/* "Default:", maybe a macro and a quote, then the default
+			 * (or "unset") as a whole word. */
+			const char *d = strstr(at, "Default:");
+			ck_assert_msg(d && (!end || d < end), "%s has no default", want + 1);
+			d += strlen("Default:");
+			d += strspn(d, " \n");
+			if (d[0] == '.')
+				d += strcspn(d, " ") + 1;
+			if (strncmp(d, "\\(dq", 4) == 0)
+				d += 4;
+			const char *v = k->def ? k->def : "unset";
+			ck_assert_msg(strncmp(d, v, strlen(v)) == 0 && !isalnum((unsigned char)d[strlen(v)]),
+				      "%s: the default is not %s", want + 1, v);
+			if (rows == s)
+				break;
+		}
+	}
+	free(man);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+static const struct {
+	const char *text;
+	const char *err;
+} bad_files[] = {
+	/* unknown keys */
+	{ "foo: 1\n",
+	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store)" },
+	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
+	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
+	{ "store:\n  Batch_max: 3\n",
+	  NAME ":2:3: unknown key \"Batch_max\" in \"store\" (valid keys: changes_retention, "
+	       "events_retention, batch_max)" },
+	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
+			      "api, http, store)" },
+	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
+				       "state_dir, api, http, store)" },
+	{ "? [a]\n: 1\n", NAME ":1:3: a key must be a string, not a sequence" },
+	/* wrong types */
+	{ "api:\n  socket_mode: {a: 1}\n",
+	  NAME ":2:16: api.socket_mode: expected a string like \"0660\", got a mapping" },
+	{ "http: 80\n", NAME ":1:7: http: expected a mapping, got a string" },
+	{ "api: [1]\n", NAME ":1:6: api: expected a mapping, got a sequence" },
+	{ "state_dir: [a]\n", NAME ":1:12: state_dir: expected an absolute path, got a sequence" },
+	{ "log_level:\n  a: 1\n",
+	  NAME ":2:3: log_level: expected one of error, warn, info, debug, got a mapping" },
+	{ "http:\n  threads: [4]\n", NAME ":2:12: http.threads: expected an integer, got a sequence" },
+	{ "http:\n  max_body: {}\n", NAME ":2:13: http.max_body: expected a size like 8MiB, got a mapping" },
+	{ "http:\n  listen: []\n",
+	  NAME ":2:11: http.listen: expected a string like \"0.0.0.0:7080\", got a sequence" },
+	/* bad values */
+	{ "log_level: loud\n", NAME ":1:12: log_level: \"loud\" is not one of error, warn, info, debug" },
+	{ "log_level: INFO\n", NAME ":1:12: log_level: \"INFO\" is not one of error, warn, info, debug" },
+	{ "http:\n  threads: 0\n", NAME ":2:12: http.threads: 0 is out of range 1..64" },
+	{ "http:\n  threads: 65\n", NAME ":2:12: http.threads: 65 is out of range 1..64" },
+	{ "http:\n  threads: -1\n", NAME ":2:12: http.threads: -1 is out of range 1..64" },
+	{ "http:\n  threads: 99999999999999999999\n",
+	  NAME ":2:12: http.threads: 99999999999999999999 is out of range 1..64" },
+	{ "http:\n  threads: four\n", NAME ":2:12: http.threads: \"four\" is not an integer" },
+	{ "http:\n  threads: 4.0\n", NAME ":2:12: http.threads: \"4.0\" is not an integer" },
+	{ "store:\n  batch_max: 65537\n", NAME ":2:14: store.batch_max: 65537 is out of range 1..65536" },
+	{ "store:\n  changes_retention: 999\n",
+	  NAME ":2:22: store.changes_retention: 999 is out of range 1000..100000000" },
+	{ "store:\n  events_retention: 4294967296\n",
+	  NAME ":2:21: store.events_retention: 4294967296 is out of range 100..10000000" },
+	{ "http:\n  max_body: 2GiB\n", NAME ":2:13: http.max_body: 2GiB is out of range 1KiB..1GiB" },
+	{ "http:\n  max_body: 1023\n", NAME ":2:13: http.max_body: 1023 is out of range 1KiB..1GiB" },
+	{ "http:\n  max_body: 99999999999GiB\n",
+	  NAME ":2:13: http.max_body: 99999999999GiB is out of range 1KiB..1GiB" },
+	{ "http:\n  max_body: 8MB\n",
+	  NAME ":2:13: http.max_body: \"8MB\" is not a size (bytes, or a number with KiB, MiB or GiB)" },
+	{ "http:\n  max_body: MiB\n",
+	  NAME ":2:13: http.max_body: \"MiB\" is not a size (bytes, or a number with KiB, MiB or GiB)" },
+	{ "http:\n  listen: 1.2.3.4\n", NAME ":2:11: http.listen: \"1.2.3.4\" is not host:port" },
+	{ "http:\n  listen: \"1.2.3.4:\"\n", NAME ":2:11: http.listen: \"1.2.3.4:\" is not host:port" },
+	{ "http:\n  listen: \"h:http\"\n", NAME ":2:11: http.listen: \"h:http\" is not host:port" },
+	{ "http:\n  listen: \"[::1]\"\n", NAME ":2:11: http.listen: \"[::1]\" is not host:port" },
+	{ "http:\n  listen: \"1.2.3.4:0\"\n", NAME ":2:11: http.listen: port 0 is out of range 1..65535" },
+	{ "http:\n  listen: \":65536\"\n",
+	  NAME ":2:11: http.listen: port 65536 is out of range 1..65535" },
+	{ "http:\n  listen: \"::1:80\"\n",
+	  NAME ":2:11: http.listen: \"::1:80\" is not host:port (an IPv6 address goes in brackets, "
+	       "like [::1]:7080)" },
+	{ "http:\n  listen: \"[zz]:80\"\n",
+	  NAME ":2:11: http.listen: \"[zz]:80\": \"zz\" is not an IPv6 address" },
+	{ "http:\n  listen: \"[]:80\"\n", NAME ":2:11: http.listen: \"[]:80\": \"\" is not an IPv6 address" },
+	{ "http:\n  listen: \"1.2.3.999:80\"\n",
+	  NAME ":2:11: http.listen: \"1.2.3.999:80\": \"1.2.3.999\" is not an IPv4 address" },
+	{ "http:\n  listen: \"a b:80\"\n",
+	  NAME ":2:11: http.listen: \"a b:80\": \"a b\" is not a host name" },
+	{ "api:\n  listen: 127.0.0.1:7443\n",
+	  NAME ":2:11: api.listen is set but api.token_file is not: a TCP listener needs a bearer token" },
+	{ "api:\n  socket_mode: \"0999\"\n",
+	  NAME ":2:16: api.socket_mode: \"0999\" is not an octal file mode like \"0660\"" },
+	{ "api:\n  socket_mode: \"4777\"\n",
+	  NAME ":2:16: api.socket_mode: \"4777\" is out of range 0000..0777" },
+	{ "api:\n  socket_mode: \"\"\n",
+	  NAME ":2:16: api.socket_mode: \"\" is not an octal file mode like \"0660\"" },
+	{ "api:\n  socket: run/api.sock\n", NAME ":2:11: api.socket: \"run/api.sock\" is not an absolute path" },
+	{ "api:\n  token_file: token\n", NAME ":2:15: api.token_file: \"token\" is not an absolute path" },
+	{ "state_dir: var/lib/ironbell\n",
+	  NAME ":1:12: state_dir: \"var/lib/ironbell\" is not an absolute path" },
+	{ "state_dir: \"\"\n", NAME ":1:12: state_dir: \"\" is not an absolute path" },
+	{ "state_dir: \"/a\\0b\"\n", NAME ":1:12: state_dir: the value holds a NUL character" },
+	{ "state_dir: \"\\t\\\"\\u00e9\"\n",
+	  NAME ":1:12: state_dir: \"\\x09\\\"\\xc3\\xa9\" is not an absolute path" },
+	{ "state_dir: \"\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t"
+	  "\\t\\t\\t\\t\\t\\t\\t\\t\\t\\t\"\n",
+	  NAME ":1:12: state_dir: \"\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09"
+	       "\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09\\x09...\" is not an absolute path" },
+	/* duplicate keys */
+	{ "log_level: info\nlog_level: debug\n", NAME ":2:1: duplicate key \"log_level\" (first at line 1)" },
+	{ "http:\n  threads: 2\n\n  threads: 3\n",
+	  NAME ":4:3: duplicate key \"threads\" in \"http\" (first at line 2)" },
+	{ "api: {}\napi: ~\n", NAME ":2:1: duplicate key \"api\" (first at line 1)" },
+	/* not a mapping, or not one document */
+	{ "hello\n", NAME ":1:1: expected a mapping of keys at the top level, got a string" },
+	{ "\n\n- a\n", NAME ":3:1: expected a mapping of keys at the top level, got a sequence" },
+	{ "log_level: info\n---\nlog_level: info\n", NAME ":2:1: more than one YAML document" },
+	/* YAML syntax, with libyaml's words */
+	{ "a: b: c\n", NAME ":1:5: mapping values are not allowed in this context" },
+	{ "state_dir: '/x\n",
+	  NAME ":2:1: found unexpected end of stream (while scanning a quoted scalar at line 1)" },
+	{ "api:\n  socket: /x\n\tsocket_mode: 1\n",
+	  NAME ":3:1: found a tab character that violates indentation (while scanning a plain scalar "
+	       "at line 2); YAML indents with spaces, not tabs" },
+	{ "state_dir: *nowhere\n", NAME ":1:12: found undefined alias" },
+	{ "log_level: info\n\xff\n", NAME ":2:1: invalid leading UTF-8 octet (#xFF)" },
+	{ "log_level: \x01\n", NAME ":1:12: control characters are not allowed (#x1)" },
+};
+
+START_TEST(test_bad_file)
+{
+	load_fails(bad_files[_i].text, strlen(bad_files[_i].text), -EINVAL, bad_files[_i].err);
+}
+END_TEST
+
+START_TEST(test_socket_too_long)
+{
+	char text[256], path[109], want[512];
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	snprintf(text, sizeof(text), "api:\n  socket: %s\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":2:11: api.socket: \"%.80s...\" is longer than 107 bytes, the most a unix "
+		      "socket path can be",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+}
+END_TEST
+
+START_TEST(test_too_large)
+{
+	size_t n = CONFIG_MAX_SIZE + 1;
+	char *text = malloc(n);
+	ck_assert_ptr_nonnull(text);
+	memset(text, '#', n);
+	load_fails(text, n, -EFBIG, NAME ": file is larger than 1048576 bytes");
+	/* Exactly the limit is fine: a comment. */
+	struct ib_config *c = NULL;
+	ck_assert_int_eq(config_load_string(NAME, text, n - 1, &c, NULL, 0), 0);
+	config_free(c);
+	free(text);
+}
+END_TEST
+
+/* The message is cut to errlen, and err may be NULL. */
+START_TEST(test_short_err_buffer)
+{
+	char err[8];
+	struct ib_config *c = BAD_PTR;
+	memset(err, 'x', sizeof(err));
+	ck_assert_int_eq(load("foo: 1\n", &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.yaml:");
+	ck_assert_int_eq(load("foo: 1\n", &c, NULL, 0), -EINVAL);
+	ck_assert_ptr_eq(c, BAD_PTR);
+}
+END_TEST
+
+/* ---- files ---- */
+
+START_TEST(test_load_file)
+{
+	char err[512] = "", want[1024];
+	struct ib_config *c = BAD_PTR;
+	const char *p = tmp_file("c.yaml", "http:\n  threads: 9\n", 19);
+	char path[512];
+	snprintf(path, sizeof(path), "%s", p);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c->path, path);
+	ck_assert_uint_eq(c->http.threads, 9);
+	config_free(c);
+
+	tmp_file("c.yaml", "http:\n  threads: 99\n", 20);
+	c = BAD_PTR;
+	snprintf(want, sizeof(want), "%s:2:12: http.threads: 99 is out of range 1..64", path);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, want);
+	ck_assert_ptr_eq(c, BAD_PTR);
+
+	snprintf(path, sizeof(path), "%s/missing.yaml", tmpdir);
+	snprintf(want, sizeof(want), "%s: cannot read: No such file or directory", path);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, want);
+
+	snprintf(path, sizeof(path), "%s/dir", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(want, sizeof(want), "%s: cannot read: Is a directory", path);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -EISDIR);
+	ck_assert_str_eq(err, want);
+
+	char *big = malloc(CONFIG_MAX_SIZE + 1);
+	ck_assert_ptr_nonnull(big);
+	memset(big, '\n', CONFIG_MAX_SIZE + 1);
+	snprintf(path, sizeof(path), "%s", tmp_file("huge.yaml", big, CONFIG_MAX_SIZE + 1));
+	free(big);
+	snprintf(want, sizeof(want), "%s: file is larger than 1048576 bytes", path);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -EFBIG);
+	ck_assert_str_eq(err, want);
+	ck_assert_ptr_eq(c, BAD_PTR);
+}
+END_TEST
+
+/* api.token_file: the token is its first line; what cannot be a token is
+ * an error that names the file. */
+START_TEST(test_token_file)
+{
+	char text[1024], want[1024], path[512];
+	struct ib_config *c;
+
+	snprintf(path, sizeof(path), "%s", tmp_file("crlf", "abc=\r\n", 6));
+	snprintf(text, sizeof(text), "api:\n  token_file: %s\n", path);
+	c = load_ok(text);
+	ck_assert_str_eq(c->api.token, "abc=");
+	ck_assert_ptr_null(c->api.listen); /* a token without a listener is allowed */
+	config_free(c);
+
+	snprintf(path, sizeof(path), "%s", tmp_file("empty", "\n", 1));
+	snprintf(text, sizeof(text), "api:\n  listen: :7443\n  token_file: %s\n", path);
+	snprintf(want, sizeof(want), NAME ":3:15: api.token_file: \"%s\" is empty", path);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	snprintf(path, sizeof(path), "%s", tmp_file("space", "two words\n", 10));
+	snprintf(text, sizeof(text), "api:\n  token_file: %s\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":2:15: api.token_file: \"%s\" must hold one line of visible ASCII characters",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	char big[CFG_TOKEN_MAX + 1];
+	memset(big, 'k', sizeof(big));
+	snprintf(path, sizeof(path), "%s", tmp_file("big", big, sizeof(big)));
+	snprintf(text, sizeof(text), "api:\n  token_file: %s\n", path);
+	snprintf(want, sizeof(want), NAME ":2:15: api.token_file: \"%s\" is larger than 4096 bytes",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	snprintf(path, sizeof(path), "%s/nothere", tmpdir);
+	snprintf(text, sizeof(text), "api:\n  listen: :7443\n  token_file: \"%s\"\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":3:15: api.token_file: cannot read \"%s\": No such file or directory", path);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	load_fails("api:\n  token_file: /dev/null\n", 29, -EINVAL,
+		   NAME ":2:15: api.token_file: \"/dev/null\" is not a regular file");
+
+	if (geteuid() != 0) {
+		snprintf(path, sizeof(path), "%s", tmp_file("token", "t\n", 2));
+		ck_assert_int_eq(chmod(path, 0), 0);
+		snprintf(text, sizeof(text), "api:\n  token_file: %s\n", path);
+		snprintf(want, sizeof(want),
+			 NAME ":2:15: api.token_file: cannot read \"%s\": Permission denied", path);
+		load_fails(text, strlen(text), -EINVAL, want);
+	}
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+	UNIT_TEST(tc, test_defaults);
+	tcase_add_loop_test(tc, test_empty_is_default, 0, ARRAY_SIZE(empty_files));
+	UNIT_TEST(tc, test_good_values);
+	UNIT_TEST(tc, test_example_file);
+	UNIT_TEST(tc, test_example_has_every_key);
+	UNIT_TEST(tc, test_man_page_has_every_key);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_loop_test(tc, test_bad_file, 0, ARRAY_SIZE(bad_files));
+	UNIT_TEST(tc, test_socket_too_long);
+	UNIT_TEST(tc, test_too_large);
+	UNIT_TEST(tc, test_short_err_buffer);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	UNIT_TEST(tc, test_every_key);
+	UNIT_TEST(tc, test_load_file);
+	UNIT_TEST(tc, test_token_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(config_suite());
+}
