@@ -1,0 +1,210 @@
+/* cli — private declarations of `ironbell`, the admin client.
+ *
+ * The client is a thin shell over the admin API (the HTTP API the daemon
+ * serves on its unix socket, or on TCP with a bearer token): every command
+ * builds a request, sends it with libcurl (cli/client.c) and prints the
+ * answer the way kubectl prints it (cli/print.c). Nothing here knows the
+ * store; the kinds it accepts are a small table of its own (cli/kinds.c).
+ * Each command returns the process exit status: CLI_EXIT_OK, CLI_EXIT_ERROR
+ * (the request failed, or the server refused it), CLI_EXIT_USAGE. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/buf.h"
+
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_ERROR = 1,
+	CLI_EXIT_USAGE = 2,
+};
+
+#define CLI_DEFAULT_SOCKET "/run/ironbell/api.sock"
+#define CLI_MAX_RESPONSE (256u * 1024 * 1024) /* bytes of one answer, or one watch line */
+#define CLI_MAX_INPUT (256u * 1024 * 1024)    /* bytes of all -f files together */
+#define CLI_MAX_TOKEN (64u * 1024)            /* bytes of a --token-file */
+#define CLI_CONNECT_TIMEOUT_S 10L
+#define CLI_REQUEST_TIMEOUT_S 300L /* not for watches, which last */
+
+/* The global options, shared by every command. */
+struct cli {
+	const char *socket;     /* --socket, $IRONBELL_SOCKET, or CLI_DEFAULT_SOCKET */
+	const char *server;     /* --server URL: use TCP instead of the socket */
+	const char *token_file; /* --token-file */
+	char *token;            /* owned; read from token_file or $IRONBELL_TOKEN */
+	const char *ns;         /* -n, default "default" */
+	bool ns_set;            /* -n was given */
+	bool all_ns;            /* -A */
+};
+
+/* ---- global options (cli/ironbell.c) ---- */
+
+/* Long options every command accepts, and their short letters. */
+enum {
+	CLI_OPT_SOCKET = 0x100,
+	CLI_OPT_SERVER,
+	CLI_OPT_TOKEN_FILE,
+	CLI_OPT_COMMAND = 0x200, /* first value free for a command's own options */
+};
+#define CLI_GLOBAL_SHORTOPTS "n:Ah"
+/* clang-format off */
+#define CLI_GLOBAL_LONGOPTS                                             \
+	{ "socket", required_argument, NULL, CLI_OPT_SOCKET },          \
+	{ "server", required_argument, NULL, CLI_OPT_SERVER },          \
+	{ "token-file", required_argument, NULL, CLI_OPT_TOKEN_FILE },  \
+	{ "namespace", required_argument, NULL, 'n' },                  \
+	{ "all-namespaces", no_argument, NULL, 'A' },                   \
+	{ "help", no_argument, NULL, 'h' }
+/* clang-format on */
+
+/* Handles one global option returned by getopt_long. Returns 1 when it
+ * was one (recorded in c), 0 for 'h' (the caller prints its help), -1
+ * when opt is not a global option. */
+int cli_global_option(struct cli *c, int opt, const char *arg);
+/* Prints the usage line of cmd (NULL: the general one) and a hint to
+ * --help on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage(const char *cmd);
+/* Prints "ironbell: <msg>" and the usage line of cmd (NULL: the general
+ * one) on stderr, and returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the help of cmd on stdout and returns CLI_EXIT_OK. */
+int cli_help(const char *cmd);
+/* Prints "error: <msg>" on stderr. Returns CLI_EXIT_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- kinds (cli/kinds.c) ---- */
+
+struct cli_column {
+	const char *header;             /* "STATE" */
+	const char *path;               /* ".status.state", or NULL when fn computes it */
+	bool wide;                      /* only with -o wide */
+	char *(*fn)(const json_t *obj); /* malloc'ed text, or NULL for "" */
+};
+
+struct cli_kind {
+	const char *kind;                 /* "Hardware" */
+	const char *group;                /* "tinkerbell.org", "" for core */
+	const char *version;              /* "v1alpha1" */
+	const char *api_version;          /* "tinkerbell.org/v1alpha1" */
+	const char *plural;               /* "hardware": the path segment */
+	const char *singular;             /* "hardware" */
+	const char *short_names[3];       /* NULL-terminated */
+	const char *resource;             /* kubectl's name: "hardware.tinkerbell.org", "secret" */
+	const struct cli_column *columns; /* printer columns, NULL-header-terminated */
+};
+
+/* Resolves what a user types: kind, plural, singular or short name, case
+ * insensitive, optionally qualified by its group or a leading part of it
+ * ("machines.bmc.tinkerbell.org", "machine.bmc"), or by version.group.
+ * Returns NULL when nothing matches. */
+const struct cli_kind *cli_kind_parse(const char *s);
+/* The kind of an object (apiVersion and kind as written in it), or NULL. */
+const struct cli_kind *cli_kind_from_object(const char *api_version, const char *kind);
+/* The kind named by its Kind alone ("Hardware"), as events carry it. */
+const struct cli_kind *cli_kind_by_name(const char *kind);
+/* Writes the API path of kind k into out: the collection in namespace ns
+ * (ns NULL: across all namespaces), or the object name when name is not
+ * NULL, plus "/sub" when sub is not NULL. name and ns are escaped. */
+int cli_kind_path(struct buf *out, const struct cli_kind *k, const char *ns, const char *name,
+		  const char *sub);
+
+/* ---- HTTP (cli/client.c) ---- */
+
+struct cli_response {
+	long code;       /* HTTP status */
+	struct buf body; /* capped at CLI_MAX_RESPONSE */
+};
+
+/* Sends one request and reads the whole answer into *resp (which the
+ * caller frees with cli_response_free()). body may be NULL; ctype is its
+ * Content-Type. Returns 0 when an HTTP answer came back (whatever its
+ * status), or -1 after printing why not (cannot connect, naming the socket
+ * or URL; answer too large). */
+int cli_request(struct cli *c, const char *method, const char *path, const char *ctype,
+		const char *body, size_t len, struct cli_response *resp);
+void cli_response_free(struct cli_response *resp);
+/* Parses the answer as a JSON object; NULL (after printing why) if it is
+ * not one. */
+json_t *cli_response_json(const struct cli_response *resp);
+/* Prints a failed answer on stderr: "Error from server (Reason): message"
+ * for a Status body, else the code and the first line of the body. */
+void cli_print_server_error(const struct cli_response *resp);
+/* Returns resp's Status JSON (new reference) or NULL if the body is not a
+ * Status object. */
+json_t *cli_response_status(const struct cli_response *resp);
+
+/* Called for each line of a streamed answer (without its '\n'). Returns 0
+ * to go on, 1 to stop cleanly, <0 to stop with an error. */
+typedef int (*cli_line_fn)(void *arg, const char *line, size_t len);
+/* GETs path and calls fn for each line until the server ends the stream,
+ * fn stops it, or SIGINT/SIGTERM arrive. An error status (>= 400) is
+ * printed as by cli_print_server_error(). Returns CLI_EXIT_OK or
+ * CLI_EXIT_ERROR. */
+int cli_stream(struct cli *c, const char *path, cli_line_fn fn, void *arg);
+/* Appends "key=value" (value URL-escaped) to a query in out, with '?' or
+ * '&' before it. */
+int cli_query_add(struct buf *out, const char *key, const char *value);
+
+/* ---- printing (cli/print.c) ---- */
+
+/* A table of text cells printed kubectl style: each column as wide as its
+ * widest cell, columns separated by three spaces, the last not padded. */
+struct cli_table;
+struct cli_table *cli_table_new(void);
+void cli_table_free(struct cli_table *t);
+/* Starts a new row. */
+int cli_table_row(struct cli_table *t);
+/* Adds a cell to the current row (s NULL: empty). */
+int cli_table_cell(struct cli_table *t, const char *s);
+size_t cli_table_rows(const struct cli_table *t);
+void cli_table_print(const struct cli_table *t, FILE *f);
+
+/* The value at a dotted path (".status.state") of obj: a string as is,
+ * numbers and booleans as text, objects and arrays as compact JSON.
+ * Returns a malloc'ed string, or NULL when absent or null. */
+char *cli_json_path_text(const json_t *obj, const char *path);
+/* The string at metadata.<field>, or NULL. Borrowed from obj. */
+const char *cli_meta_string(const json_t *obj, const char *field);
+/* Parses an RFC 3339 timestamp ("2026-11-22T07:31:44Z", optional
+ * fraction, "Z" or "+hh:mm"). Returns 0 and seconds since the epoch, or
+ * -EINVAL. */
+int cli_parse_time(const char *s, int64_t *ret);
+/* kubectl's short age ("5s", "3m12s", "2h", "4d") of a duration in
+ * seconds; negative durations print "0s". */
+void cli_format_age(int64_t seconds, char out[static 32]);
+/* The AGE of an object from metadata.creationTimestamp, "<unknown>" when
+ * it has none. */
+void cli_object_age(const json_t *obj, int64_t now, char out[static 32]);
+/* Prints v as YAML (yj_dump) to f, each line prefixed by indent spaces.
+ * Returns 0 or a negative errno. */
+int cli_print_yaml(const json_t *v, FILE *f, int indent);
+/* Prints v as JSON indented by 4, followed by a newline. */
+void cli_print_json(const json_t *v, FILE *f);
+
+/* ---- input files (cli/load.c) ---- */
+
+/* Reads every -f argument (a file, "-" for stdin, or a directory whose
+ * *.yaml, *.yml and *.json files are read in name order) and parses every
+ * document of every file before anything is sent. `kind: ...List`
+ * documents are expanded into their items. Objects without
+ * metadata.namespace get ns; when ns_explicit, an object in another
+ * namespace is an error. On success returns 0, a new array of the objects
+ * in *ret_objs, and a new array in *ret_origins with, for each, the text
+ * "FILE:LINE (document N)". On failure prints why (the file, the document
+ * and line:column of a YAML error) and returns -1. */
+int cli_load_files(char *const *files, size_t nfiles, const char *ns, bool ns_explicit,
+		   json_t **ret_objs, json_t **ret_origins);
+
+/* ---- commands ---- */
+
+int cli_cmd_apply(struct cli *c, int argc, char **argv);
+int cli_cmd_delete(struct cli *c, int argc, char **argv);
+int cli_cmd_get(struct cli *c, int argc, char **argv);
+int cli_cmd_describe(struct cli *c, int argc, char **argv);
+int cli_cmd_events(struct cli *c, int argc, char **argv);
+int cli_cmd_watch(struct cli *c, int argc, char **argv);
+int cli_cmd_version(struct cli *c, int argc, char **argv);

@@ -1,0 +1,429 @@
+/* cmd_get — `ironbell get` and `ironbell describe`.
+ *
+ * get lists a kind (one namespace, or all with -A, filtered by -l) or
+ * fetches the objects named, and prints them as a kubectl table (NAME, the
+ * kind's printer columns, AGE; NAMESPACE first with -A), as JSON or YAML
+ * (one object, or a v1 List), or as kind/name lines.
+ *
+ * describe prints one object for people: its identity, labels and
+ * annotations, then spec and status as indented YAML, then the object's
+ * events. A Secret's values are never printed, only their sizes. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/common.h"
+
+enum output {
+	OUT_TABLE,
+	OUT_WIDE,
+	OUT_JSON,
+	OUT_YAML,
+	OUT_NAME
+};
+
+static int parse_output(const char *s, enum output *ret)
+{
+	static const char *const names[] = { "", "wide", "json", "yaml", "name" };
+	for (size_t i = 1; i < ARRAY_SIZE(names); i++)
+		if (strcmp(s, names[i]) == 0) {
+			*ret = (enum output)i;
+			return 0;
+		}
+	return -1;
+}
+
+static void add_cell_owned(struct cli_table *t, char *s)
+{
+	cli_table_cell(t, s);
+	free(s);
+}
+
+static struct cli_table *make_table(const struct cli_kind *k, const json_t *items, bool wide,
+				    bool with_ns)
+{
+	struct cli_table *t = cli_table_new();
+	const struct cli_column *col;
+	int64_t now = (int64_t)time(NULL);
+	size_t i;
+	json_t *o;
+	if (!t)
+		return NULL;
+	cli_table_row(t);
+	if (with_ns)
+		cli_table_cell(t, "NAMESPACE");
+	cli_table_cell(t, "NAME");
+	for (col = k->columns; col->header; col++)
+		if (wide || !col->wide)
+			cli_table_cell(t, col->header);
+	cli_table_cell(t, "AGE");
+	json_array_foreach (items, i, o) {
+		char age[32];
+		cli_table_row(t);
+		if (with_ns)
+			cli_table_cell(t, cli_meta_string(o, "namespace"));
+		cli_table_cell(t, cli_meta_string(o, "name"));
+		for (col = k->columns; col->header; col++) {
+			if (!wide && col->wide)
+				continue;
+			add_cell_owned(t, col->fn ? col->fn(o) : cli_json_path_text(o, col->path));
+		}
+		cli_object_age(o, now, age);
+		cli_table_cell(t, age);
+	}
+	return t;
+}
+
+/* Prints items (or the one object, when single) in the chosen format. */
+static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items, bool single,
+			 const char *rv, enum output out)
+{
+	size_t i;
+	json_t *o;
+	switch (out) {
+	case OUT_TABLE:
+	case OUT_WIDE: {
+		if (json_array_size(items) == 0)
+			return CLI_EXIT_OK;
+		struct cli_table *t = make_table(k, items, out == OUT_WIDE, c->all_ns);
+		if (!t)
+			return cli_error("out of memory");
+		cli_table_print(t, stdout);
+		cli_table_free(t);
+		return CLI_EXIT_OK;
+	}
+	case OUT_NAME:
+		json_array_foreach (items, i, o)
+			printf("%s/%s\n", k->resource, cli_meta_string(o, "name"));
+		return CLI_EXIT_OK;
+	case OUT_JSON:
+	case OUT_YAML: break;
+	}
+	json_t *v;
+	if (single && json_array_size(items) == 1) {
+		v = json_incref(json_array_get(items, 0));
+	} else {
+		v = json_pack("{s:s, s:s, s:{s:s}, s:O}", "apiVersion", "v1", "kind", "List",
+			      "metadata", "resourceVersion", rv ? rv : "", "items", items);
+	}
+	if (!v)
+		return cli_error("out of memory");
+	int r = 0;
+	if (out == OUT_JSON)
+		cli_print_json(v, stdout);
+	else
+		r = cli_print_yaml(v, stdout, 0);
+	json_decref(v);
+	return r < 0 ? cli_error("cannot print YAML") : CLI_EXIT_OK;
+}
+
+/* GETs path; on 200 returns the JSON object, else prints the error and
+ * returns NULL. *ret_code gets the HTTP code (0 when none came). */
+static json_t *get_json(struct cli *c, const char *path, long *ret_code)
+{
+	struct cli_response resp = { 0 };
+	json_t *v = NULL;
+	*ret_code = 0;
+	if (cli_request(c, "GET", path, NULL, NULL, 0, &resp) < 0)
+		goto out;
+	*ret_code = resp.code;
+	if (resp.code != 200)
+		cli_print_server_error(&resp);
+	else
+		v = cli_response_json(&resp);
+out:
+	cli_response_free(&resp);
+	return v;
+}
+
+int cli_cmd_get(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_GLOBAL_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "selector", required_argument, NULL, 'l' },
+		{ 0 },
+	};
+	enum output out = OUT_TABLE;
+	const char *selector = NULL;
+	json_t *items = NULL, *list = NULL;
+	struct buf path = BUF_INIT(64 * 1024);
+	int ret = CLI_EXIT_ERROR, o;
+	long code;
+	optind = 0;
+	while ((o = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "o:l:", opts, NULL)) != -1) {
+		if (o == 'o') {
+			if (parse_output(optarg, &out) < 0)
+				return cli_usage_error("get",
+						       "unknown output format \"%s\" "
+						       "(wide, json, yaml, name)",
+						       optarg);
+		} else if (o == 'l') {
+			selector = optarg;
+		} else {
+			int r = cli_global_option(c, o, optarg);
+			if (r <= 0)
+				return r == 0 ? cli_help("get") : cli_usage("get");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("get", "get needs a KIND");
+	const struct cli_kind *k = cli_kind_parse(argv[optind]);
+	if (!k)
+		return cli_usage_error("get", "unknown kind \"%s\"", argv[optind]);
+	int nnames = argc - optind - 1;
+	if (nnames && selector)
+		return cli_usage_error("get", "names cannot be given with -l");
+	if (nnames && c->all_ns)
+		return cli_usage_error("get", "names cannot be given with -A");
+
+	if (nnames) {
+		items = json_array();
+		if (!items)
+			return cli_error("out of memory");
+		ret = CLI_EXIT_OK;
+		for (int i = optind + 1; i < argc; i++) {
+			buf_reset(&path);
+			if (cli_kind_path(&path, k, c->ns, argv[i], NULL) < 0) {
+				ret = cli_error("out of memory");
+				goto out;
+			}
+			json_t *obj = get_json(c, path.data, &code);
+			if (!obj) {
+				ret = CLI_EXIT_ERROR;
+				if (code == 0)
+					goto out; /* no server: do not try the others */
+				continue;
+			}
+			json_array_append_new(items, obj);
+		}
+		int r = print_objects(c, k, items, nnames == 1, NULL, out);
+		if (r != CLI_EXIT_OK)
+			ret = r;
+		goto out;
+	}
+
+	if (cli_kind_path(&path, k, c->all_ns ? NULL : c->ns, NULL, NULL) < 0 ||
+	    (selector && cli_query_add(&path, "labelSelector", selector) < 0)) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	list = get_json(c, path.data, &code);
+	if (!list)
+		goto out;
+	items = json_incref(json_object_get(list, "items"));
+	if (!json_is_array(items)) {
+		ret = cli_error("the server's list has no items");
+		goto out;
+	}
+	if (json_array_size(items) == 0 && (out == OUT_TABLE || out == OUT_WIDE)) {
+		if (c->all_ns)
+			fprintf(stderr, "No resources found\n");
+		else
+			fprintf(stderr, "No resources found in %s namespace.\n", c->ns);
+		ret = CLI_EXIT_OK;
+		goto out;
+	}
+	ret = print_objects(c, k, items, false,
+			    json_string_value(json_object_get(json_object_get(list, "metadata"),
+							      "resourceVersion")),
+			    out);
+out:
+	json_decref(items);
+	json_decref(list);
+	buf_free(&path);
+	return ret;
+}
+
+/* ---- describe ---- */
+
+static void describe_map(const char *title, const json_t *m)
+{
+	const char *key;
+	const json_t *v;
+	bool first = true;
+	printf("%-13s", title);
+	if (!json_is_object(m) || json_object_size(m) == 0) {
+		printf("<none>\n");
+		return;
+	}
+	json_object_foreach ((json_t *)m, key, v) {
+		char *text = json_is_string(v) ? strdup(json_string_value(v)) :
+						 json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		printf("%*s%s=%s\n", first ? 0 : 13, "", key, text ? text : "");
+		free(text);
+		first = false;
+	}
+}
+
+/* Sizes of a Secret's values, never the values. */
+static void describe_secret_data(const json_t *obj)
+{
+	const char *key;
+	const json_t *v;
+	const json_t *data = json_object_get(obj, "data");
+	const json_t *sdata = json_object_get(obj, "stringData");
+	printf("Type:        %s\n\nData\n====\n",
+	       json_string_value(json_object_get(obj, "type")) ?: "Opaque");
+	if (json_is_object(data))
+		json_object_foreach ((json_t *)data, key, v) {
+			/* base64: 4 characters carry 3 bytes, '=' pads */
+			size_t n = json_string_length(v), pad = 0;
+			const char *s = json_string_value(v);
+			while (s && n > pad && s[n - 1 - pad] == '=' && pad < 2)
+				pad++;
+			printf("%s:  %zu bytes\n", key, n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0) - pad);
+		}
+	if (json_is_object(sdata))
+		json_object_foreach ((json_t *)sdata, key, v)
+			if (!json_object_get(data, key))
+				printf("%s:  %zu bytes\n", key, json_string_length(v));
+}
+
+static void describe_events(struct cli *c, const struct cli_kind *k, const char *ns,
+			    const char *name)
+{
+	struct buf path = BUF_INIT(8192);
+	json_t *list = NULL, *ev;
+	struct cli_table *t = NULL;
+	long code;
+	size_t i;
+	int64_t now = (int64_t)time(NULL);
+	if (buf_puts(&path, "/apis/ironbell.dev/v1/events") < 0 ||
+	    cli_query_add(&path, "kind", k->kind) < 0 ||
+	    cli_query_add(&path, "namespace", ns) < 0 || cli_query_add(&path, "name", name) < 0 ||
+	    cli_query_add(&path, "limit", "10000") < 0)
+		goto out;
+	list = get_json(c, path.data, &code);
+	json_t *items = json_object_get(list, "items");
+	if (!list) {
+		printf("Events:       <unavailable>\n");
+		goto out;
+	}
+	if (json_array_size(items) == 0) {
+		printf("Events:       <none>\n");
+		goto out;
+	}
+	printf("Events:\n");
+	if (!(t = cli_table_new()))
+		goto out;
+	cli_table_row(t);
+	cli_table_cell(t, "  TYPE");
+	cli_table_cell(t, "REASON");
+	cli_table_cell(t, "AGE");
+	cli_table_cell(t, "MESSAGE");
+	json_array_foreach (items, i, ev) {
+		char age[32], type[64];
+		int64_t when;
+		snprintf(type, sizeof(type), "  %s",
+			 json_string_value(json_object_get(ev, "type")) ?: "");
+		if (cli_parse_time(json_string_value(json_object_get(ev, "time")), &when) == 0)
+			cli_format_age(now - when, age);
+		else
+			snprintf(age, sizeof(age), "<unknown>");
+		cli_table_row(t);
+		cli_table_cell(t, type);
+		cli_table_cell(t, json_string_value(json_object_get(ev, "reason")));
+		cli_table_cell(t, age);
+		cli_table_cell(t, json_string_value(json_object_get(ev, "message")));
+	}
+	cli_table_print(t, stdout);
+out:
+	cli_table_free(t);
+	json_decref(list);
+	buf_free(&path);
+}
+
+static void describe_object(struct cli *c, const struct cli_kind *k, const json_t *obj)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	static const char *const shown[] = { "name", "namespace", "labels", "annotations",
+					     "managedFields" };
+	const char *key;
+	const json_t *v;
+	printf("Name:        %s\n", cli_meta_string(obj, "name") ?: "");
+	printf("Namespace:   %s\n", cli_meta_string(obj, "namespace") ?: "");
+	describe_map("Labels:", json_object_get(meta, "labels"));
+	describe_map("Annotations:", json_object_get(meta, "annotations"));
+	printf("API Version: %s\n", json_string_value(json_object_get(obj, "apiVersion")) ?: "");
+	printf("Kind:        %s\n", json_string_value(json_object_get(obj, "kind")) ?: "");
+	printf("Metadata:\n");
+	json_object_foreach ((json_t *)meta, key, v) {
+		bool skip = false;
+		for (size_t i = 0; i < ARRAY_SIZE(shown); i++)
+			skip |= strcmp(key, shown[i]) == 0;
+		if (skip)
+			continue;
+		json_t *one = json_pack("{s:O}", key, (json_t *)v);
+		if (one)
+			cli_print_yaml(one, stdout, 2);
+		json_decref(one);
+	}
+	if (strcmp(k->kind, "Secret") == 0) {
+		describe_secret_data(obj);
+	} else {
+		json_object_foreach ((json_t *)obj, key, v) {
+			if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0 ||
+			    strcmp(key, "metadata") == 0)
+				continue;
+			printf("%c%s:",
+			       key[0] >= 'a' && key[0] <= 'z' ? key[0] - 'a' + 'A' : key[0],
+			       key + 1);
+			if (json_is_object(v) || json_is_array(v)) {
+				printf("\n");
+				cli_print_yaml(v, stdout, 2);
+			} else {
+				char *text = cli_json_path_text(obj, key);
+				printf("  %s\n", text ? text : "<none>");
+				free(text);
+			}
+		}
+	}
+	describe_events(c, k, cli_meta_string(obj, "namespace") ?: c->ns,
+			cli_meta_string(obj, "name") ?: "");
+}
+
+int cli_cmd_describe(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = { CLI_GLOBAL_LONGOPTS, { 0 } };
+	struct buf path = BUF_INIT(8192);
+	int ret = CLI_EXIT_OK, o;
+	long code;
+	optind = 0;
+	while ((o = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+		int r = cli_global_option(c, o, optarg);
+		if (r <= 0)
+			return r == 0 ? cli_help("describe") : cli_usage("describe");
+	}
+	if (argc - optind < 2)
+		return cli_usage_error("describe", "describe needs KIND NAME");
+	if (c->all_ns)
+		return cli_usage_error("describe", "-A cannot be used with describe");
+	const struct cli_kind *k = cli_kind_parse(argv[optind]);
+	if (!k)
+		return cli_usage_error("describe", "unknown kind \"%s\"", argv[optind]);
+	for (int i = optind + 1; i < argc; i++) {
+		buf_reset(&path);
+		if (cli_kind_path(&path, k, c->ns, argv[i], NULL) < 0) {
+			ret = cli_error("out of memory");
+			break;
+		}
+		json_t *obj = get_json(c, path.data, &code);
+		if (!obj) {
+			ret = CLI_EXIT_ERROR;
+			if (code == 0)
+				break;
+			continue;
+		}
+		if (i > optind + 1)
+			printf("\n\n");
+		describe_object(c, k, obj);
+		json_decref(obj);
+	}
+	buf_free(&path);
+	return ret;
+}
