@@ -20,9 +20,7 @@
  *
  * The defaults go through the same parse functions as the file's values, so
  * a default that breaks a rule fails config_new_default() (and its test). */
-/* Angle brackets: a quoted "config.h" would find daemon/config.h, this
- * file's own header, before autoheader's. */
-#include <config.h>
+#include "config.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -41,7 +39,7 @@
 #include <yaml.h>
 
 #include "common/num.h"
-#include "daemon/config.h"
+#include "daemon/conf.h"
 
 #define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
 #define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */
@@ -871,7 +869,7 @@ static void cfg_free_strings(const struct cfg_key *keys, struct ib_config *c)
 	}
 }
 
-/* See config.h. Frees every string the table owns, then the token and path. */
+/* See conf.h. Frees every string the table owns, then the token and path. */
 void config_free(struct ib_config *c)
 {
 	if (!c)
@@ -902,7 +900,7 @@ static int cfg_apply_defaults(const struct cfg_key *keys, struct ib_config *c)
 	return 0;
 }
 
-/* See config.h: every row's default, parsed as if it were in the file. */
+/* See conf.h: every row's default, parsed as if it were in the file. */
 struct ib_config *config_new_default(void)
 {
 	struct ib_config *c = calloc(1, sizeof(*c));
@@ -915,7 +913,7 @@ struct ib_config *config_new_default(void)
 	return c;
 }
 
-/* See config.h. The snapshot starts as the defaults; the file overrides. */
+/* See conf.h. The snapshot starts as the defaults; the file overrides. */
 int config_load_string(const char *name, const char *text, size_t len, struct ib_config **ret,
 		       char *err, size_t errlen)
 {
@@ -955,7 +953,7 @@ out:
 	return r;
 }
 
-/* See config.h. Reads at most CONFIG_MAX_SIZE bytes, then as from memory. */
+/* See conf.h. Reads at most CONFIG_MAX_SIZE bytes, then as from memory. */
 int config_load(const char *path, struct ib_config **ret, char *err, size_t errlen)
 {
 	char *text = NULL;

@@ -1,14 +1,42 @@
 noinst_LIBRARIES += libconfig.a
-libconfig_a_SOURCES = daemon/config.c daemon/config.h
+libconfig_a_SOURCES = daemon/config.c daemon/conf.h
 libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 
+# The admin API: pure parsing (api.c) and the listener shell (http.c,
+# handlers.c, watch.c).
 noinst_LIBRARIES += libdaemon.a
-libdaemon_a_SOURCES = daemon/api.c daemon/api.h
-libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
+libdaemon_a_SOURCES = daemon/api.c daemon/api.h daemon/api-internal.h \
+	daemon/http.c daemon/handlers.c daemon/watch.c
+libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 
 sbin_PROGRAMS += ironbelld
 ironbelld_SOURCES = daemon/main.c
 ironbelld_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
 ironbelld_LDADD = libdaemon.a libconfig.a $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS)
+
+# Admin API unit tests: the route, query, status and header helpers.
+check_PROGRAMS += tests/unit/check_api
+TESTS += tests/unit/check_api
+tests_unit_check_api_SOURCES = tests/unit/check_api.c tests/unit/unit.h
+tests_unit_check_api_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_api_LDADD = libdaemon.a $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+# Route and query-string parser fuzz target (see tests/fuzz/local.mk).
+check_PROGRAMS += tests/fuzz/fuzz_api_route_replay
+tests_fuzz_fuzz_api_route_replay_SOURCES = tests/fuzz/fuzz_api_route.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h
+tests_fuzz_fuzz_api_route_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_api_route_replay_LDADD = libdaemon.a $(STORE_LIBS) $(COMMON_LIBS)
+TESTS += tests/fuzz/fuzz_api_route.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_api_route.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_api_route
+# api.c and kinds.c are compiled into the target so that they are instrumented.
+tests_fuzz_fuzz_api_route_SOURCES = tests/fuzz/fuzz_api_route.c tests/fuzz/fuzz.h \
+	daemon/api.c daemon/api.h store/kinds.c
+tests_fuzz_fuzz_api_route_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_api_route_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_api_route_LDADD = $(COMMON_LIBS)
+endif
 
 include daemon/config.mk

@@ -1,0 +1,384 @@
+/* ironbelld — main: flags, start-up, signals, systemd notification, reload
+ * and stop.
+ *
+ * DESIGN: the main thread owns the process's life cycle and nothing else.
+ * It reads the config (a bad one stops everything before anything is
+ * created: exit 78), blocks SIGHUP/SIGTERM/SIGINT before the first thread
+ * exists (so every thread inherits the mask and only the signalfd sees
+ * them), creates the state directory, opens the store, starts the
+ * listeners (daemon/http.c), and tells systemd READY=1. Then it sleeps in
+ * poll() on a signalfd and, when the service manager asks for a watchdog,
+ * a timerfd that fires every WATCHDOG_USEC/2:
+ *   SIGHUP           RELOADING=1, read the config again; a bad file is
+ *                    logged and the old snapshot kept; a good one is
+ *                    swapped in whole (the api refcounts snapshots, so a
+ *                    request in flight keeps the one it started with),
+ *                    the log level applied, and keys that only take
+ *                    effect at start are named in a warning; READY=1.
+ *   SIGTERM/SIGINT   STOPPING=1, stop the listeners (watch streams end at
+ *                    once), close the store (it commits what is queued),
+ *                    remove the socket, exit 0.
+ * There is no fork: ironbelld always runs in the foreground, which is what
+ * systemd's Type=notify wants; --foreground is accepted for compatibility.
+ * Command-line overrides (--log-level, --state-dir) are re-applied to each
+ * reloaded snapshot. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "common/common.h"
+#include "daemon/api.h"
+#include "daemon/conf.h"
+#include "store/store.h"
+
+#define EXIT_USAGE 2
+#define STATE_DIR_MODE 0750
+#define DB_NAME "ironbell.db"
+
+struct opts {
+	const char *config_path;
+	bool check;
+	bool have_level;
+	enum log_level level;
+	const char *state_dir;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: ironbelld [OPTIONS]\n"
+		"\n"
+		"The ironbell provisioning daemon.\n"
+		"\n"
+		"  -c, --config FILE      configuration file (default %s)\n"
+		"  -n, --check            check the configuration and exit\n"
+		"      --foreground       run in the foreground (always the case; accepted for\n"
+		"                         compatibility)\n"
+		"      --log-level LEVEL  error, warn, info or debug (overrides log_level)\n"
+		"      --state-dir DIR    where the database lives (overrides state_dir)\n"
+		"      --version          print the version and exit\n"
+		"  -h, --help             print this help and exit\n",
+		CONFIG_DEFAULT_PATH);
+}
+
+enum {
+	OPT_FOREGROUND = 256,
+	OPT_LOG_LEVEL,
+	OPT_STATE_DIR,
+	OPT_VERSION
+};
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct opts){ .config_path = CONFIG_DEFAULT_PATH };
+	while ((c = getopt_long(argc, argv, "c:nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config_path = optarg; break;
+		case 'n': o->check = true; break;
+		case OPT_FOREGROUND: break;
+		case OPT_LOG_LEVEL:
+			if (log_level_parse(optarg, &o->level) < 0) {
+				fprintf(stderr, "ironbelld: --log-level: unknown level \"%s\"\n",
+					optarg);
+				usage(stderr);
+				return EXIT_USAGE;
+			}
+			o->have_level = true;
+			break;
+		case OPT_STATE_DIR:
+			if (!*optarg) {
+				fprintf(stderr, "ironbelld: --state-dir: empty path\n");
+				return EXIT_USAGE;
+			}
+			o->state_dir = optarg;
+			break;
+		case OPT_VERSION: printf("ironbelld %s\n", PACKAGE_VERSION); return EXIT_SUCCESS;
+		case 'h': usage(stdout); return EXIT_SUCCESS;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ironbelld: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Reads the config and applies the command-line overrides. */
+static int load_config(const struct opts *o, struct ib_config **ret, char *err, size_t errlen)
+{
+	struct ib_config *c = NULL;
+	int e = config_load(o->config_path, &c, err, errlen);
+	if (e < 0)
+		return e;
+	if (o->have_level)
+		c->log_level = o->level;
+	if (o->state_dir) {
+		char *d = strdup(o->state_dir);
+		if (!d) {
+			config_free(c);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		free(c->state_dir);
+		c->state_dir = d;
+	}
+	*ret = c;
+	return 0;
+}
+
+/* mkdir -p: the last component gets mode, its missing parents 0755. */
+static int make_dir(const char *path, mode_t mode)
+{
+	char *p = strdup(path);
+	int e = 0;
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			e = -errno;
+			goto out;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		e = -errno;
+out:
+	free(p);
+	return e;
+}
+
+static bool str_differs(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* Names, in buf, the keys whose change only a restart applies. */
+static void restart_keys(const struct ib_config *a, const struct ib_config *b, struct buf *out)
+{
+	const struct {
+		const char *key;
+		bool changed;
+	} keys[] = {
+		{ "state_dir", str_differs(a->state_dir, b->state_dir) },
+		{ "api.socket", str_differs(a->api.socket, b->api.socket) },
+		{ "api.listen", str_differs(a->api.listen, b->api.listen) },
+		{ "http.listen", str_differs(a->http.listen, b->http.listen) },
+		{ "http.threads", a->http.threads != b->http.threads },
+		{ "store.changes_retention",
+		  a->store.changes_retention != b->store.changes_retention },
+		{ "store.events_retention",
+		  a->store.events_retention != b->store.events_retention },
+		{ "store.batch_max", a->store.batch_max != b->store.batch_max },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].changed)
+			buf_printf(out, "%s%s", out->len ? ", " : "", keys[i].key);
+}
+
+static void reload(struct api *api, const struct opts *o)
+{
+	char err[1024];
+	struct ib_config *c = NULL;
+	struct buf keys = BUF_INIT(1024);
+
+	sd_notifyf(0, "RELOADING=1\nSTATUS=Reloading %s\nMONOTONIC_USEC=%llu", o->config_path,
+		   (unsigned long long)(now_mono_ns() / 1000));
+	if (load_config(o, &c, err, sizeof(err)) < 0) {
+		log_error("daemon", "reload failed, keeping the running configuration: %s", err);
+		goto out;
+	}
+	const struct ib_config *old = api_config_get(api);
+	restart_keys(old, c, &keys);
+	api_config_put(api, old);
+	log_set_level(c->log_level);
+	api_set_config(api, c);
+	if (keys.len)
+		log_warn("daemon",
+			 "reloaded %s; changed keys that take effect only after a restart: %s",
+			 o->config_path, keys.data);
+	else
+		log_info("daemon", "reloaded %s (log level %s)", o->config_path,
+			 log_level_name(log_get_level()));
+out:
+	buf_free(&keys);
+	sd_notify(0, "READY=1\nSTATUS=Running");
+}
+
+static int watchdog_timer(void)
+{
+	uint64_t usec = 0;
+	if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
+		return -1;
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	uint64_t half = usec / 2;
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = (time_t)(half / 1000000),
+				 .tv_nsec = (long)(half % 1000000) * 1000 },
+	};
+	its.it_value = its.it_interval;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
+	sd_notify(0, "WATCHDOG=1");
+	return fd;
+}
+
+/* Sleeps on signals and the watchdog until asked to stop. */
+static void main_loop(struct api *api, const struct opts *o, int sfd, int wfd)
+{
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = wfd, .events = POLLIN } };
+		if (poll(pfd, wfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("daemon", "poll: %s", strerror(errno));
+			return;
+		}
+		if (wfd >= 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t n;
+			if (read(wfd, &n, sizeof(n)) > 0)
+				sd_notify(0, "WATCHDOG=1");
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			reload(api, o);
+		} else {
+			log_info("daemon", "stopping on %s", strsignal((int)si.ssi_signo));
+			return;
+		}
+	}
+}
+
+static void log_start(const struct ib_config *c, const char *db)
+{
+	log_write(LOG_LVL_INFO, "daemon",
+		  LOG_FIELDS({ "CONFIG", c->path }, { "DATABASE", db },
+			     { "ADMIN_SOCKET", c->api.socket }, { "ADMIN_LISTEN", c->api.listen },
+			     { "HTTP_LISTEN", c->http.listen }),
+		  "ironbelld %s started: admin unix:%s%s%s, http %s", PACKAGE_VERSION,
+		  c->api.socket, c->api.listen ? " and " : "", c->api.listen ? c->api.listen : "",
+		  c->http.listen);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct ib_config *cfg = NULL;
+	struct store *store = NULL;
+	struct api *api = NULL;
+	char err[1024], db[4096];
+	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
+	sigset_t mask;
+
+	int r = parse_args(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	log_init_auto(o.have_level ? o.level : LOG_LVL_INFO);
+	if (load_config(&o, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return CONFIG_EXIT_STATUS;
+	}
+	if (o.check) {
+		printf("config ok\n");
+		config_free(cfg);
+		return EXIT_SUCCESS;
+	}
+	log_init_auto(cfg->log_level);
+
+	/* Before any thread exists, so that all of them inherit the mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	signal(SIGPIPE, SIG_IGN);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		log_error("daemon", "signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	if ((r = make_dir(cfg->state_dir, STATE_DIR_MODE)) < 0) {
+		log_error("daemon", "cannot create the state directory %s: %s", cfg->state_dir,
+			  strerror(-r));
+		goto out;
+	}
+	snprintf(db, sizeof(db), "%s/%s", cfg->state_dir, DB_NAME);
+	if (store_open(db, &cfg->store, &store, err, sizeof(err)) < 0) {
+		log_error("daemon", "cannot open the store %s: %s", db, err);
+		goto out;
+	}
+	api = api_new(store, cfg);
+	cfg = NULL; /* the api's now */
+	if (!api) {
+		log_error("daemon", "out of memory");
+		goto out;
+	}
+	if (api_start(api, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
+	api_set_ready(api, true);
+	const struct ib_config *c = api_config_get(api);
+	log_start(c, db);
+	sd_notifyf(0, "READY=1\nSTATUS=Running: admin unix:%s, http %s", c->api.socket,
+		   c->http.listen);
+	api_config_put(api, c);
+	wfd = watchdog_timer();
+
+	main_loop(api, &o, sfd, wfd);
+
+	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
+	status = EXIT_SUCCESS;
+out:
+	api_free(api); /* joins every listener thread: their readers are freed */
+	store_close(store);
+	config_free(cfg);
+	if (sfd >= 0)
+		close(sfd);
+	if (wfd >= 0)
+		close(wfd);
+	if (status == EXIT_SUCCESS)
+		log_info("daemon", "stopped");
+	return status;
+}

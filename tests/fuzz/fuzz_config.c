@@ -3,12 +3,12 @@
  * crash, leak or leave the message unterminated. Inputs can name files
  * (api.token_file): the loader opens only regular files, so a fuzzer that
  * names a device or a FIFO cannot block or do harm. */
-#include <config.h>
+#include "config.h"
 
 #include <assert.h>
 #include <string.h>
 
-#include "daemon/config.h"
+#include "daemon/conf.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -6,7 +6,7 @@
  * snapshots are compared row by row. A row added later is then covered
  * without touching this file. Messages are asserted whole, with the file
  * name, line and column. */
-#include <config.h>
+#include "config.h"
 
 #include <ctype.h>
 #include <errno.h>

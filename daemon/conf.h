@@ -1,4 +1,6 @@
-/* config — ironbell.yaml, read with libyaml into an immutable snapshot.
+/* conf — ironbell.yaml, read with libyaml into an immutable snapshot. (The
+ * header is conf.h, not config.h, so that "config.h" always names
+ * autoheader's.)
  *
  * The snapshot is built whole and never changed: a reload builds a new one
  * and swaps the pointer (daemon/main.c), so a thread that holds a snapshot

@@ -1,0 +1,619 @@
+/* handlers — what each admin API route does, between a parsed request
+ * (struct api_ctx) and a reply (struct api_reply).
+ *
+ * DESIGN: the listener shell (daemon/http.c) has already authenticated the
+ * request, routed it, checked the method, parsed the query and read the
+ * body (bounded by http.max_body). A handler parses the body by its
+ * Content-Type, turns it into store ops or reads, and answers JSON: the
+ * object, a list, or a Kubernetes Status for errors, with the store's
+ * errno mapped by api_errno_status(). Reads use the calling thread's own
+ * store reader (api_thread_reader()); writes go through store_write(),
+ * which waits for the commit. The apply endpoint puts every object of a
+ * request into ONE atomic store_write(): all or none. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "daemon/api-internal.h"
+#include "daemon/conf.h"
+
+#define CT_JSON "application/json"
+
+/* ---- replies ---- */
+
+void api_reply_error(struct api_reply *rep, int code, const char *reason, const char *field,
+		     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	buf_free(&rep->body);
+	buf_init(&rep->body, API_MAX_RESPONSE);
+	rep->code = code;
+	rep->content_type = CT_JSON;
+	if (!reason)
+		reason = api_code_reason(code);
+	api_status_render(&rep->body, code, reason, msg, field);
+}
+
+static int dump_cb(const char *p, size_t n, void *data)
+{
+	return buf_append(data, p, n) < 0 ? -1 : 0;
+}
+
+void api_reply_json(struct api_reply *rep, int code, const json_t *v)
+{
+	buf_free(&rep->body);
+	buf_init(&rep->body, API_MAX_RESPONSE);
+	if (json_dump_callback(v, dump_cb, &rep->body, JSON_COMPACT) < 0 ||
+	    buf_putc(&rep->body, '\n') < 0) {
+		api_reply_error(rep, 500, NULL, NULL, "the response is too large to render");
+		return;
+	}
+	rep->code = code;
+	rep->content_type = CT_JSON;
+}
+
+void api_reply_text(struct api_reply *rep, int code, const char *text)
+{
+	buf_free(&rep->body);
+	buf_init(&rep->body, API_MAX_RESPONSE);
+	buf_puts(&rep->body, text);
+	rep->code = code;
+	rep->content_type = "text/plain; charset=utf-8";
+}
+
+static void reply_errno(struct api_reply *rep, int err, const char *message)
+{
+	int code;
+	const char *reason;
+	api_errno_status(err, &code, &reason);
+	api_reply_error(rep, code, reason, NULL, "%s",
+			message && *message ? message : strerror(-err));
+}
+
+static struct store_reader *reader_or_fail(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	struct store_reader *r = api_thread_reader(ctx->api);
+	if (!r)
+		api_reply_error(rep, 500, NULL, NULL, "cannot open a store reader");
+	return r;
+}
+
+/* ---- bodies ---- */
+
+/* Parses the request body into a new JSON value. patch: the route wants a
+ * merge patch. On failure fills rep and returns a negative errno. */
+static int load_body(const struct api_ctx *ctx, struct api_reply *rep, bool patch, json_t **ret)
+{
+	json_error_t je;
+	struct yj_error ye;
+	json_t *v = NULL;
+
+	if (ctx->body_len == 0) {
+		api_reply_error(rep, 400, NULL, NULL, "a request body is required");
+		return -EINVAL;
+	}
+	switch (ctx->ctype) {
+	case API_CT_STRATEGIC:
+	case API_CT_JSON_PATCH:
+		api_reply_error(rep, 415, NULL, NULL,
+				"the body of the request was in an unknown format - accepted media "
+				"types include: application/merge-patch+json");
+		return -EINVAL;
+	case API_CT_MERGE_PATCH:
+	case API_CT_JSON:
+		if (patch != (ctx->ctype == API_CT_MERGE_PATCH))
+			goto unsupported;
+		v = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		if (!v) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"invalid JSON at line %d, column %d: %s", je.line,
+					je.column, je.text);
+			return -EINVAL;
+		}
+		break;
+	case API_CT_YAML:
+		if (patch)
+			goto unsupported;
+		if (yj_load_one(ctx->body, ctx->body_len, &v, &ye) < 0) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"invalid YAML at line %zu, column %zu: %s", ye.line,
+					ye.column, ye.message);
+			return -EINVAL;
+		}
+		break;
+	case API_CT_NONE:
+	case API_CT_OTHER:
+	case API_CT_MAX:
+		if (patch)
+			goto unsupported;
+		v = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		if (!v)
+			goto unsupported;
+		break;
+	}
+	*ret = v;
+	return 0;
+unsupported:
+	api_reply_error(rep, 415, NULL, NULL,
+			"the body of the request was in an unknown format - accepted media types "
+			"include: %s",
+			patch ? "application/merge-patch+json" :
+				"application/json, application/yaml");
+	return -EINVAL;
+}
+
+static const char *obj_str(const json_t *obj, const char *k)
+{
+	return json_string_value(json_object_get(obj, k));
+}
+
+static const char *meta_str(const json_t *obj, const char *k)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), k));
+}
+
+/* Checks that a whole object sent to a route is of the route's kind and,
+ * when given, of its namespace and name; fills in apiVersion and kind when
+ * absent. */
+static int check_object(const struct api_ctx *ctx, struct api_reply *rep, json_t *obj)
+{
+	const struct api_route *rt = ctx->route;
+	const struct store_kind_info *ki = store_kind_info(rt->kind);
+	enum store_kind k;
+
+	if (!json_is_object(obj)) {
+		api_reply_error(rep, 400, NULL, NULL, "the body must be a JSON object");
+		return -EINVAL;
+	}
+	const char *av = obj_str(obj, "apiVersion"), *kind = obj_str(obj, "kind");
+	if (!av && !kind) {
+		json_object_set_new(obj, "apiVersion", json_string(ki->api_version));
+		json_object_set_new(obj, "kind", json_string(ki->kind));
+	} else if (!av || !kind || store_kind_from_object(av, kind, &k) < 0 || k != rt->kind) {
+		api_reply_error(
+			rep, 400, NULL, NULL,
+			"the object's apiVersion/kind %s/%s does not match the path (%s/%s)",
+			av ? av : "?", kind ? kind : "?", ki->api_version, ki->kind);
+		return -EINVAL;
+	}
+	const char *ns = meta_str(obj, "namespace");
+	if (ns && strcmp(ns, rt->ns) != 0) {
+		api_reply_error(rep, 400, NULL, NULL,
+				"the namespace of the object (%s) does not match the namespace of "
+				"the request (%s)",
+				ns, rt->ns);
+		return -EINVAL;
+	}
+	const char *name = meta_str(obj, "name");
+	if (rt->name[0] && name && strcmp(name, rt->name) != 0) {
+		api_reply_error(
+			rep, 400, NULL, NULL,
+			"the name of the object (%s) does not match the name in the path (%s)",
+			name, rt->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Runs one op and replies with the object (code on success). */
+static void write_one(const struct api_ctx *ctx, struct api_reply *rep, struct store_op *op,
+		      int code)
+{
+	const struct api_route *rt = ctx->route;
+	op->kind = rt->kind;
+	op->namespace_ = rt->ns;
+	if (rt->name[0])
+		op->name = rt->name;
+	int e = store_write1(ctx->store, op);
+	if (e < 0)
+		reply_errno(rep, op->error ? op->error : e, op->message);
+	else
+		api_reply_json(rep, code, op->object);
+	store_op_clear(op);
+}
+
+/* ---- objects ---- */
+
+static void handle_list(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	const struct api_route *rt = ctx->route;
+	const struct api_query *q = ctx->query;
+	const struct store_kind_info *ki = store_kind_info(rt->kind);
+	const char *ns = rt->type == API_ROUTE_LIST_NS ? rt->ns : NULL;
+	struct store_selector *sel = NULL;
+	struct store_reader *r;
+	json_t *items = NULL, *list = NULL;
+	uint64_t rv = 0;
+	char err[256];
+	int e;
+
+	if (q->have_selector &&
+	    store_selector_parse(q->label_selector, &sel, err, sizeof(err)) < 0) {
+		api_reply_error(rep, 400, NULL, NULL, "labelSelector: %s", err);
+		return;
+	}
+	if (q->watch && ctx->method == API_METHOD_GET) {
+		bool initial = !q->have_rv || q->resource_version == 0;
+		rep->watch = api_watch_objects(ctx, rt->kind, ns, sel, initial, q->resource_version,
+					       rep);
+		return; /* sel taken over */
+	}
+	if (!(r = reader_or_fail(ctx, rep)))
+		goto out;
+	e = store_list(r, rt->kind, ns, sel, &items, &rv);
+	if (e < 0) {
+		reply_errno(rep, e, "cannot list objects");
+		goto out;
+	}
+	char kindlist[96], rvs[24];
+	snprintf(kindlist, sizeof(kindlist), "%sList", ki->kind);
+	snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+	list = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", ki->api_version, "kind",
+			 kindlist, "metadata", "resourceVersion", rvs, "items", items);
+	items = NULL;
+	if (!list)
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+	else
+		api_reply_json(rep, 200, list);
+out:
+	json_decref(list);
+	store_selector_free(sel);
+}
+
+static void handle_get(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	const struct api_route *rt = ctx->route;
+	json_t *obj = NULL;
+	struct store_reader *r = reader_or_fail(ctx, rep);
+	if (!r)
+		return;
+	int e = store_get(r, rt->kind, rt->ns, rt->name, &obj);
+	if (e == -ENOENT) {
+		api_reply_error(rep, 404, NULL, NULL, "%s \"%s/%s\" not found",
+				store_kind_info(rt->kind)->singular, rt->ns, rt->name);
+		return;
+	}
+	if (e < 0) {
+		reply_errno(rep, e, "cannot read the object");
+		return;
+	}
+	api_reply_json(rep, 200, obj);
+	json_decref(obj);
+}
+
+static void handle_write(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	const struct api_route *rt = ctx->route;
+	struct store_op op = { 0 };
+	json_t *body = NULL;
+	int code = 200;
+
+	switch (ctx->method) {
+	case API_METHOD_POST:
+		op.type = STORE_OP_CREATE;
+		code = 201;
+		break;
+	case API_METHOD_PUT: op.type = rt->status ? STORE_OP_STATUS : STORE_OP_REPLACE; break;
+	case API_METHOD_PATCH:
+		op.type = rt->status ? STORE_OP_STATUS_PATCH : STORE_OP_MERGE_PATCH;
+		break;
+	default: api_reply_error(rep, 405, NULL, NULL, "method not allowed"); return;
+	}
+	if (load_body(ctx, rep, ctx->method == API_METHOD_PATCH, &body) < 0)
+		return;
+	if (ctx->method == API_METHOD_PATCH) {
+		if (!json_is_object(body)) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"a merge patch must be a JSON object");
+			goto out;
+		}
+	} else if (check_object(ctx, rep, body) < 0) {
+		goto out;
+	}
+	op.body = body;
+	write_one(ctx, rep, &op, code);
+out:
+	json_decref(body);
+}
+
+static void handle_delete(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	struct store_op op = { .type = STORE_OP_DELETE };
+	json_t *opts = NULL;
+	json_error_t je;
+
+	/* DeleteOptions: only preconditions.resourceVersion is honoured. */
+	if (ctx->body_len) {
+		opts = json_loadb(ctx->body, ctx->body_len, 0, &je);
+		if (!json_is_object(opts)) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"the body of a DELETE must be DeleteOptions JSON");
+			goto out;
+		}
+		op.resource_version = json_string_value(
+			json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+	}
+	write_one(ctx, rep, &op, 200);
+out:
+	json_decref(opts);
+}
+
+/* ---- apply ---- */
+
+/* Appends to items the objects of v: an array's elements, a List's items,
+ * or v itself. */
+static int collect_items(json_t *v, json_t *items)
+{
+	if (json_is_array(v))
+		return json_array_extend(items, v);
+	const char *kind = obj_str(v, "kind");
+	json_t *inner = json_object_get(v, "items");
+	if (kind && strcmp(kind, "List") == 0 && json_is_array(inner))
+		return json_array_extend(items, inner);
+	return json_array_append(items, v);
+}
+
+static int load_apply_items(const struct api_ctx *ctx, struct api_reply *rep, json_t *items)
+{
+	json_t *docs = NULL;
+	json_error_t je;
+	struct yj_error ye;
+	int e = 0;
+
+	if (ctx->body_len == 0) {
+		api_reply_error(rep, 400, NULL, NULL, "a request body is required");
+		return -EINVAL;
+	}
+	if (ctx->ctype == API_CT_YAML) {
+		if (yj_load(ctx->body, ctx->body_len, &docs, NULL, &ye) < 0) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"invalid YAML in document %zu at line %zu, column %zu: %s",
+					ye.document, ye.line, ye.column, ye.message);
+			return -EINVAL;
+		}
+		size_t i;
+		json_t *d;
+		json_array_foreach (docs, i, d)
+			e |= collect_items(d, items);
+	} else if (ctx->ctype == API_CT_JSON || ctx->ctype == API_CT_NONE ||
+		   ctx->ctype == API_CT_OTHER) {
+		docs = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		if (!docs) {
+			if (ctx->ctype == API_CT_JSON)
+				api_reply_error(rep, 400, NULL, NULL,
+						"invalid JSON at line %d, column %d: %s", je.line,
+						je.column, je.text);
+			else
+				api_reply_error(
+					rep, 415, NULL, NULL,
+					"the body must be application/json or application/yaml");
+			return -EINVAL;
+		}
+		e = collect_items(docs, items);
+	} else {
+		api_reply_error(rep, 415, NULL, NULL,
+				"the body must be application/json or application/yaml");
+		return -EINVAL;
+	}
+	json_decref(docs);
+	if (e < 0) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		return -ENOMEM;
+	}
+	if (json_array_size(items) > API_MAX_APPLY_ITEMS) {
+		api_reply_error(rep, 413, NULL, NULL, "at most %d objects per apply",
+				API_MAX_APPLY_ITEMS);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static const char *result_name(enum store_result r)
+{
+	switch (r) {
+	case STORE_RESULT_CREATED: return "created";
+	case STORE_RESULT_CONFIGURED: return "configured";
+	case STORE_RESULT_UNCHANGED: return "unchanged";
+	case STORE_RESULT_DELETED: return "deleted";
+	case STORE_RESULT_NONE: break;
+	}
+	return "unchanged";
+}
+
+static void apply_failed(struct api_reply *rep, json_t *items, struct store_op *ops, size_t n,
+			 int e)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].error && ops[i].error != -ECANCELED) {
+			bad = i;
+			break;
+		}
+	json_t *it = json_array_get(items, bad);
+	const char *kind = obj_str(it, "kind"), *name = meta_str(it, "name");
+	const char *ns = ops[bad].namespace_;
+	int err = ops[bad].error ? ops[bad].error : e;
+	int code;
+	const char *reason;
+	char field[32];
+	api_errno_status(err, &code, &reason);
+	snprintf(field, sizeof(field), "items[%zu]", bad);
+	api_reply_error(rep, code, reason, field, "%s \"%s/%s\" (item %zu): %s",
+			kind ? kind : "object", ns ? ns : "default", name ? name : "", bad,
+			ops[bad].message[0] ? ops[bad].message : strerror(-err));
+}
+
+static void handle_apply(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	json_t *items = json_array(), *res = NULL, *out = NULL;
+	struct store_op *ops = NULL;
+	size_t n, i;
+	json_t *it;
+
+	if (!items || load_apply_items(ctx, rep, items) < 0)
+		goto out;
+	n = json_array_size(items);
+	ops = calloc(n ? n : 1, sizeof(*ops));
+	if (!ops) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		goto out;
+	}
+	json_array_foreach (items, i, it) {
+		const char *kind = obj_str(it, "kind"), *name = meta_str(it, "name");
+		const char *ns = meta_str(it, "namespace");
+		enum store_kind k;
+		char field[32];
+		snprintf(field, sizeof(field), "items[%zu]", i);
+		if (!json_is_object(it)) {
+			api_reply_error(rep, 400, NULL, field,
+					"object \"/\" (item %zu): not a JSON object", i);
+			goto out;
+		}
+		if (!ns || !*ns)
+			ns = "default";
+		if (store_kind_from_object(obj_str(it, "apiVersion"), kind, &k) < 0) {
+			api_reply_error(rep, 400, NULL, field,
+					"%s \"%s/%s\" (item %zu): unknown apiVersion/kind %s/%s",
+					kind ? kind : "object", ns, name ? name : "", i,
+					obj_str(it, "apiVersion") ? obj_str(it, "apiVersion") : "?",
+					kind ? kind : "?");
+			goto out;
+		}
+		ops[i] = (struct store_op){ .type = STORE_OP_APPLY,
+					    .kind = k,
+					    .namespace_ = ns,
+					    .name = name,
+					    .body = it };
+	}
+	int e = n ? store_write(ctx->store, ops, n, true) : 0;
+	if (e < 0) {
+		apply_failed(rep, items, ops, n, e);
+		goto out;
+	}
+	res = json_array();
+	for (i = 0; i < n && res; i++) {
+		const struct store_kind_info *ki = store_kind_info(ops[i].kind);
+		json_array_append_new(res, json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion",
+						     ki->api_version, "kind", ki->kind, "namespace",
+						     ops[i].namespace_, "name",
+						     ops[i].name ? ops[i].name : "", "result",
+						     result_name(ops[i].result)));
+	}
+	out = res ? json_pack("{s:s, s:o}", "kind", "ApplyResult", "items", res) : NULL;
+	if (!out)
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+	else
+		api_reply_json(rep, 200, out);
+out:
+	for (i = 0; ops && i < json_array_size(items); i++)
+		store_op_clear(&ops[i]);
+	free(ops);
+	json_decref(out);
+	json_decref(items);
+}
+
+/* ---- events, version, health, metrics ---- */
+
+static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	const struct api_query *q = ctx->query;
+	enum store_kind k = STORE_KIND_MAX;
+	const char *ns = q->namespace_[0] ? q->namespace_ : NULL;
+	const char *name = q->name[0] ? q->name : NULL;
+	json_t *evs = NULL, *list;
+
+	if (q->kind[0] && store_kind_parse(q->kind, &k) < 0) {
+		api_reply_error(rep, 400, NULL, NULL, "unknown kind \"%s\"", q->kind);
+		return;
+	}
+	if (q->watch && ctx->method == API_METHOD_GET) {
+		rep->watch = api_watch_events(ctx, k, ns, name, q->after, rep);
+		return;
+	}
+	struct store_reader *r = reader_or_fail(ctx, rep);
+	if (!r)
+		return;
+	int e = store_events(r, q->after, k, ns, name, (size_t)q->limit, &evs);
+	if (e < 0) {
+		reply_errno(rep, e, "cannot read events");
+		return;
+	}
+	list = json_pack("{s:s, s:s, s:o}", "apiVersion", "ironbell.dev/v1", "kind", "EventList",
+			 "items", evs);
+	if (!list) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		return;
+	}
+	api_reply_json(rep, 200, list);
+	json_decref(list);
+}
+
+static void handle_version(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	json_t *v = json_pack("{s:s, s:i}", "version", PACKAGE_VERSION, "schema",
+			      store_schema_version());
+	if (!v) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		return;
+	}
+	api_reply_json(rep, 200, v);
+	json_decref(v);
+}
+
+static void handle_metrics(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	buf_free(&rep->body);
+	buf_init(&rep->body, API_MAX_RESPONSE);
+	if (metrics_render(&rep->body) < 0) {
+		api_reply_error(rep, 500, NULL, NULL, "cannot render the metrics");
+		return;
+	}
+	rep->code = 200;
+	rep->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void api_handle(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	switch (ctx->route->type) {
+	case API_ROUTE_LIST_ALL: handle_list(ctx, rep); break;
+	case API_ROUTE_LIST_NS:
+		if (ctx->method == API_METHOD_POST)
+			handle_write(ctx, rep);
+		else
+			handle_list(ctx, rep);
+		break;
+	case API_ROUTE_OBJECT:
+	case API_ROUTE_STATUS:
+		if (ctx->method == API_METHOD_GET || ctx->method == API_METHOD_HEAD)
+			handle_get(ctx, rep);
+		else if (ctx->method == API_METHOD_DELETE)
+			handle_delete(ctx, rep);
+		else
+			handle_write(ctx, rep);
+		break;
+	case API_ROUTE_APPLY: handle_apply(ctx, rep); break;
+	case API_ROUTE_EVENTS: handle_events(ctx, rep); break;
+	case API_ROUTE_VERSION: handle_version(ctx, rep); break;
+	case API_ROUTE_HEALTHZ: api_reply_text(rep, 200, "ok"); break;
+	case API_ROUTE_READYZ:
+		if (api_is_ready(ctx->api))
+			api_reply_text(rep, 200, "ok");
+		else
+			api_reply_text(rep, 503, "not ready\n");
+		break;
+	case API_ROUTE_METRICS: handle_metrics(ctx, rep); break;
+	case API_ROUTE_MAX:
+		api_reply_error(rep, 404, NULL, NULL,
+				"the server could not find the requested resource");
+		break;
+	}
+}

@@ -1,0 +1,729 @@
+/* http — the HTTP listeners of ironbelld (libmicrohttpd): the admin API on
+ * a unix socket and, when configured, on TCP with a bearer token; the
+ * public listener (http.listen) that serves /healthz, /readyz and /metrics
+ * for now (iPXE and metadata routes join it later).
+ *
+ * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
+ * bind failure names its address and the unix socket gets its mode and its
+ * stale-file check, and then handed over with MHD_OPTION_LISTEN_SOCKET.
+ *
+ * Threads: the public listener runs a pool of http.threads threads on
+ * epoll: its handlers never block. The admin listeners run one thread per
+ * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
+ * reader that blocks its own connection's thread in poll() until the store
+ * changes (daemon/watch.c), and a write blocks until its commit, neither of
+ * which may stall other clients. Each thread that reads the store gets its
+ * own store_reader on first use, kept in thread-specific data and freed by
+ * the key's destructor when the thread ends; api_stop() joins every thread
+ * (MHD_stop_daemon), so no reader outlives the listeners.
+ *
+ * The config snapshot: struct api holds the current one with a reference
+ * count (cfg_lock guards the pointer and the counts). A request takes a
+ * reference when it starts and drops it when it completes, so a reload
+ * swaps the pointer without freeing anything a request still reads.
+ *
+ * libmicrohttpd is told not to unescape the path or the query (a no-op
+ * unescape callback): daemon/api.c makes every percent-encoding decision. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "common/common.h"
+#include "daemon/api-internal.h"
+#include "daemon/conf.h"
+
+#define ADMIN_MAX_CONNECTIONS 128
+#define PUBLIC_MAX_CONNECTIONS 1024
+#define LISTEN_BACKLOG 128
+#define CONNECTION_TIMEOUT_S 120
+#define WATCH_BLOCK_SIZE (16 * 1024)
+#define STOP_WATCH_GRACE_MS 1000
+
+enum listener_type {
+	LISTENER_ADMIN,
+	LISTENER_PUBLIC
+};
+
+struct listener {
+	struct api *api;
+	enum listener_type type;
+	bool need_token;
+	char addr[256]; /* for messages: "unix:/run/ironbell/api.sock", "0.0.0.0:7080" */
+	int fd;         /* ours until MHD has started with it */
+	struct MHD_Daemon *mhd;
+};
+
+struct cfg_ref {
+	struct ib_config *cfg;
+	unsigned refs;        /* guarded by api.cfg_lock; the api's own reference counts */
+	struct cfg_ref *next; /* retired snapshots still referenced */
+};
+
+struct api {
+	struct store *store;
+	pthread_mutex_t cfg_lock;
+	struct cfg_ref *cfg;     /* current; guarded by cfg_lock */
+	struct cfg_ref *retired; /* guarded by cfg_lock */
+	struct listener admin_unix, admin_tcp, public_;
+	char *socket_path; /* the unix socket we bound, to remove at stop */
+	dev_t socket_dev;
+	ino_t socket_ino;
+	int stop_efd;
+	bool ready;    /* atomic */
+	bool stopping; /* atomic */
+	bool stopped;  /* main thread only */
+	int watches;   /* atomic: open watch streams */
+	bool collector;
+};
+
+struct request {
+	struct listener *l;
+	const struct ib_config *cfg; /* a reference (api_config_get) */
+	struct api_route route;
+	const char *template_;
+	enum api_method method;
+	struct buf body;
+	bool too_large;
+	bool responded;
+};
+
+/* ---- the thread's store reader ---- */
+
+static pthread_key_t reader_key;
+static pthread_once_t reader_once = PTHREAD_ONCE_INIT;
+
+static void reader_destroy(void *p)
+{
+	store_reader_free(p);
+}
+
+static void reader_key_init(void)
+{
+	if (pthread_key_create(&reader_key, reader_destroy) != 0)
+		abort();
+}
+
+struct store_reader *api_thread_reader(struct api *api)
+{
+	pthread_once(&reader_once, reader_key_init);
+	struct store_reader *r = pthread_getspecific(reader_key);
+	if (r)
+		return r;
+	r = store_reader_new(api->store);
+	if (!r)
+		return NULL;
+	if (pthread_setspecific(reader_key, r) != 0) {
+		store_reader_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+bool api_is_ready(struct api *api)
+{
+	return __atomic_load_n(&api->ready, __ATOMIC_ACQUIRE);
+}
+
+void api_set_ready(struct api *api, bool ready)
+{
+	__atomic_store_n(&api->ready, ready, __ATOMIC_RELEASE);
+}
+
+int api_stop_fd(struct api *api)
+{
+	return api->stop_efd;
+}
+
+bool api_stopping(struct api *api)
+{
+	return __atomic_load_n(&api->stopping, __ATOMIC_ACQUIRE);
+}
+
+void api_watch_count(struct api *api, int delta)
+{
+	__atomic_add_fetch(&api->watches, delta, __ATOMIC_ACQ_REL);
+}
+
+/* ---- config snapshots ---- */
+
+const struct ib_config *api_config_get(struct api *api)
+{
+	pthread_mutex_lock(&api->cfg_lock);
+	api->cfg->refs++;
+	const struct ib_config *c = api->cfg->cfg;
+	pthread_mutex_unlock(&api->cfg_lock);
+	return c;
+}
+
+static void cfg_ref_drop_locked(struct api *api, struct cfg_ref *ref)
+{
+	if (--ref->refs > 0)
+		return;
+	for (struct cfg_ref **pp = &api->retired; *pp; pp = &(*pp)->next)
+		if (*pp == ref) {
+			*pp = ref->next;
+			break;
+		}
+	config_free(ref->cfg);
+	free(ref);
+}
+
+void api_config_put(struct api *api, const struct ib_config *cfg)
+{
+	if (!cfg)
+		return;
+	pthread_mutex_lock(&api->cfg_lock);
+	struct cfg_ref *ref = api->cfg->cfg == cfg ? api->cfg : NULL;
+	for (struct cfg_ref *r = api->retired; !ref && r; r = r->next)
+		if (r->cfg == cfg)
+			ref = r;
+	if (ref)
+		cfg_ref_drop_locked(api, ref);
+	pthread_mutex_unlock(&api->cfg_lock);
+}
+
+void api_set_config(struct api *api, struct ib_config *cfg)
+{
+	struct cfg_ref *ref = calloc(1, sizeof(*ref));
+	if (!ref) {
+		log_error("api", "out of memory: keeping the old configuration");
+		config_free(cfg);
+		return;
+	}
+	ref->cfg = cfg;
+	ref->refs = 1;
+	pthread_mutex_lock(&api->cfg_lock);
+	struct cfg_ref *old = api->cfg;
+	api->cfg = ref;
+	if (old) {
+		old->next = api->retired;
+		api->retired = old;
+		cfg_ref_drop_locked(api, old);
+	}
+	pthread_mutex_unlock(&api->cfg_lock);
+
+	/* The socket's mode can change without a restart. */
+	if (api->socket_path && strcmp(api->socket_path, cfg->api.socket) == 0 &&
+	    chmod(api->socket_path, cfg->api.socket_mode) < 0)
+		log_warn("api", "cannot chmod %s: %s", api->socket_path, strerror(errno));
+}
+
+/* ---- metrics ---- */
+
+static void collect(struct buf *out, void *userdata)
+{
+	struct api *api = userdata;
+	buf_printf(out,
+		   "# HELP ironbell_build_info The version of ironbelld that is running.\n"
+		   "# TYPE ironbell_build_info gauge\n"
+		   "ironbell_build_info{version=\"%s\"} 1\n",
+		   PACKAGE_VERSION);
+	/* Only a reader that already exists: the caller made it before it took
+	 * the metrics lock (store_reader_new must not run under that lock). */
+	pthread_once(&reader_once, reader_key_init);
+	struct store_reader *r = pthread_getspecific(reader_key);
+	if (!r || !api)
+		return;
+	buf_puts(out, "# HELP ironbell_objects Objects in the store, by kind.\n"
+		      "# TYPE ironbell_objects gauge\n");
+	for (int k = 0; k < STORE_KIND_MAX; k++) {
+		uint64_t n = 0;
+		if (store_count(r, (enum store_kind)k, &n) < 0)
+			continue;
+		buf_printf(out, "ironbell_objects{kind=\"%s\"} %llu\n",
+			   store_kind_info((enum store_kind)k)->kind, (unsigned long long)n);
+	}
+}
+
+static void count_request(const struct listener *l, const char *template_, unsigned code)
+{
+	char labels[256];
+	snprintf(labels, sizeof(labels), "listener=\"%s\",path=\"%s\",code=\"%u\"",
+		 l->type == LISTENER_ADMIN ? "admin" : "public", template_, code);
+	metric_inc(metrics_counter("ironbell_http_requests_total",
+				   "HTTP requests answered, by listener, route and status code.",
+				   labels),
+		   1);
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result queue(struct MHD_Connection *c, struct request *rq, struct api_reply *rep,
+			     const char *url)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (rep->watch) {
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, WATCH_BLOCK_SIZE,
+							 api_watch_read, rep->watch,
+							 api_watch_free);
+		if (!resp)
+			api_watch_free(rep->watch);
+		rep->watch = NULL;
+	} else {
+		size_t len = rep->body.len;
+		char *data = buf_steal(&rep->body);
+		resp = data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE) :
+			      NULL;
+		if (!resp)
+			free(data);
+	}
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				rep->content_type ? rep->content_type : "application/json");
+	if (rep->code == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	ret = MHD_queue_response(c, (unsigned)rep->code, resp);
+	MHD_destroy_response(resp);
+	rq->responded = true;
+	count_request(rq->l, rq->template_, (unsigned)rep->code);
+	log_debug("api", "%s %s %s -> %d", rq->l->type == LISTENER_ADMIN ? "admin" : "public", url,
+		  rq->template_, rep->code);
+	return ret;
+}
+
+static enum MHD_Result queue_error(struct MHD_Connection *c, struct request *rq, const char *url,
+				   int code, const char *msg)
+{
+	struct api_reply rep = { 0 };
+	api_reply_error(&rep, code, NULL, NULL, "%s", msg);
+	enum MHD_Result r = queue(c, rq, &rep, url);
+	buf_free(&rep.body);
+	return r;
+}
+
+/* ---- requests ---- */
+
+static bool token_ok(struct MHD_Connection *c, const struct ib_config *cfg)
+{
+	const char *h =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	const char *want = cfg->api.token;
+	if (!h || !want || strncasecmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	return api_token_equal(h, strlen(h), want, strlen(want));
+}
+
+struct query_iter {
+	struct api_query *q;
+	char err[256];
+	int e;
+};
+
+static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct query_iter *qi = cls;
+	qi->e = api_query_set(qi->q, key, value, qi->err, sizeof(qi->err));
+	return qi->e < 0 ? MHD_NO : MHD_YES;
+}
+
+/* The first call for a request: authenticate, route, check the method and
+ * the announced body size. Anything wrong is answered at once, before the
+ * body is read. */
+static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struct request *rq,
+			     const char *url)
+{
+	const struct ib_config *cfg = rq->cfg;
+	int e;
+
+	rq->template_ = api_route_template(NULL);
+	if (l->need_token && !token_ok(c, cfg))
+		return queue_error(c, rq, url, 401, "a valid bearer token is required");
+	e = api_route_parse(url, strlen(url), &rq->route);
+	if (e == 0 && l->type == LISTENER_PUBLIC && rq->route.type != API_ROUTE_HEALTHZ &&
+	    rq->route.type != API_ROUTE_READYZ && rq->route.type != API_ROUTE_METRICS)
+		e = -ENOENT;
+	if (e < 0)
+		return queue_error(c, rq, url, 404,
+				   "the server could not find the requested resource");
+	rq->template_ = api_route_template(&rq->route);
+	if (!(api_route_methods(&rq->route) & API_METHOD_BIT(rq->method)))
+		return queue_error(c, rq, url, 405, "method not allowed on this path");
+	const char *cl =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	uint64_t n;
+	if (cl && num_parse_u64_str(cl, UINT64_MAX, &n) == 0 && n > cfg->http.max_body)
+		return queue_error(c, rq, url, 413,
+				   "the request body is larger than the limit (http.max_body)");
+	buf_init(&rq->body, cfg->http.max_body);
+	return MHD_YES;
+}
+
+static enum MHD_Result finish(struct listener *l, struct MHD_Connection *c, struct request *rq,
+			      const char *url)
+{
+	struct api_query q;
+	struct query_iter qi = { .q = &q };
+	struct api_reply rep = { 0 };
+	enum MHD_Result ret;
+
+	if (rq->too_large)
+		return queue_error(c, rq, url, 413,
+				   "the request body is larger than the limit (http.max_body)");
+	api_query_init(&q);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_cb, &qi);
+	if (qi.e < 0)
+		return queue_error(c, rq, url, 400, qi.err);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct api_ctx ctx = {
+		.api = l->api,
+		.store = l->api->store,
+		.cfg = rq->cfg,
+		.route = &rq->route,
+		.query = &q,
+		.method = rq->method,
+		.ctype = api_content_type_parse(MHD_lookup_connection_value(
+			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE)),
+		.body = rq->body.data ? rq->body.data : "",
+		.body_len = rq->body.len,
+		.client_fd = ci ? ci->connect_fd : -1,
+	};
+	if (rq->route.type == API_ROUTE_METRICS)
+		api_thread_reader(l->api); /* before the metrics lock: see collect() */
+	api_handle(&ctx, &rep);
+	ret = queue(c, rq, &rep, url);
+	buf_free(&rep.body);
+	if (rep.watch)
+		api_watch_free(rep.watch);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct listener *l = cls;
+	struct request *rq = *con_cls;
+
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		rq->l = l;
+		rq->cfg = api_config_get(l->api);
+		rq->method = api_method_parse(method);
+		*con_cls = rq;
+		return begin(l, c, rq, url);
+	}
+	if (rq->responded) {
+		*upload_data_size = 0; /* answered early: drop the rest of the body */
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (!rq->too_large && buf_append(&rq->body, upload_data, *upload_data_size) < 0)
+			rq->too_large = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return finish(l, c, rq, url);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct listener *l = cls;
+	struct request *rq = *con_cls;
+	if (!rq)
+		return;
+	buf_free(&rq->body);
+	api_config_put(l->api, rq->cfg);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	return strlen(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	const struct listener *l = cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_debug("http", "%s: %s", l->addr, msg);
+}
+
+/* ---- sockets ---- */
+
+/* Binds the unix socket at path: creates its directory when missing,
+ * removes a stale socket file (only when nothing accepts on it), and gives
+ * it mode. Returns the listening fd or a negative errno with err set. */
+static int bind_unix(struct api *api, const char *path, unsigned mode, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd = -1, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "cannot listen on unix:%s: the path is too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			e = -errno;
+			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+			free(dir);
+			return e;
+		}
+	}
+	free(dir);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen,
+				 "cannot listen on unix:%s: it exists and is not a socket", path);
+			return -EEXIST;
+		}
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(probe);
+			snprintf(err, errlen,
+				 "cannot listen on unix:%s: another process is listening on it",
+				 path);
+			return -EADDRINUSE;
+		}
+		if (probe >= 0)
+			close(probe);
+		unlink(path); /* stale: nobody accepts on it */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		goto fail;
+	mode_t old = umask(0177);
+	e = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (e < 0 || chmod(path, mode) < 0 || listen(fd, LISTEN_BACKLOG) < 0 || stat(path, &st) < 0)
+		goto fail;
+	api->socket_path = strdup(path);
+	api->socket_dev = st.st_dev;
+	api->socket_ino = st.st_ino;
+	return fd;
+fail:
+	e = -errno;
+	snprintf(err, errlen, "cannot listen on unix:%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+
+/* Binds "host:port" (host "" or "*": every address). */
+static int bind_tcp(const char *hostport, char *err, size_t errlen)
+{
+	char host[256];
+	char port[8];
+	uint16_t p;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
+	int fd = -1, e, one = 1;
+
+	if (api_split_hostport(hostport, host, sizeof(host), &p) < 0) {
+		snprintf(err, errlen, "cannot listen on %s: not a host:port address", hostport);
+		return -EINVAL;
+	}
+	snprintf(port, sizeof(port), "%u", p);
+	e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", hostport, gai_strerror(e));
+		return -EADDRNOTAVAIL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", hostport, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return e;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int start_mhd(struct listener *l, unsigned threads, char *err, size_t errlen)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	unsigned limit = PUBLIC_MAX_CONNECTIONS;
+	if (l->type == LISTENER_ADMIN) {
+		flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+		limit = ADMIN_MAX_CONNECTIONS;
+		threads = 1;
+	} else {
+		flags |= MHD_USE_EPOLL;
+	}
+	/* The logger first, so that no option is logged by MHD's default. */
+	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, l },
+		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
+		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
+		{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
+		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, opts,
+				  MHD_OPTION_END);
+	if (!l->mhd) {
+		snprintf(err, errlen, "cannot start the HTTP server on %s", l->addr);
+		return -EIO;
+	}
+	l->fd = -1; /* MHD's now */
+	return 0;
+}
+
+/* ---- life cycle ---- */
+
+struct api *api_new(struct store *store, struct ib_config *cfg)
+{
+	struct api *api = calloc(1, sizeof(*api));
+	if (!api) {
+		config_free(cfg);
+		return NULL;
+	}
+	api->store = store;
+	pthread_mutex_init(&api->cfg_lock, NULL);
+	api->admin_unix = (struct listener){ .api = api, .type = LISTENER_ADMIN, .fd = -1 };
+	api->admin_tcp = (struct listener){
+		.api = api, .type = LISTENER_ADMIN, .fd = -1, .need_token = true
+	};
+	api->public_ = (struct listener){ .api = api, .type = LISTENER_PUBLIC, .fd = -1 };
+	api->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	api->cfg = calloc(1, sizeof(*api->cfg));
+	if (api->stop_efd < 0 || !api->cfg) {
+		config_free(cfg);
+		api_free(api);
+		return NULL;
+	}
+	api->cfg->cfg = cfg;
+	api->cfg->refs = 1;
+	if (metrics_add_collector(collect, api) == 0)
+		api->collector = true;
+	return api;
+}
+
+int api_start(struct api *api, char *err, size_t errlen)
+{
+	const struct ib_config *cfg = api_config_get(api);
+	struct listener *l;
+	int e;
+
+	l = &api->admin_unix;
+	snprintf(l->addr, sizeof(l->addr), "unix:%s", cfg->api.socket);
+	if ((e = l->fd = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) < 0)
+		goto out;
+	if ((e = start_mhd(l, 1, err, errlen)) < 0)
+		goto out;
+	if (cfg->api.listen) {
+		l = &api->admin_tcp;
+		snprintf(l->addr, sizeof(l->addr), "%s", cfg->api.listen);
+		if ((e = l->fd = bind_tcp(cfg->api.listen, err, errlen)) < 0)
+			goto out;
+		if ((e = start_mhd(l, 1, err, errlen)) < 0)
+			goto out;
+	}
+	l = &api->public_;
+	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
+	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
+		goto out;
+	e = start_mhd(l, cfg->http.threads, err, errlen);
+out:
+	api_config_put(api, cfg);
+	return e < 0 ? e : 0;
+}
+
+static void stop_listener(struct listener *l)
+{
+	if (l->mhd) {
+		MHD_socket fd = MHD_quiesce_daemon(l->mhd);
+		MHD_stop_daemon(l->mhd);
+		l->mhd = NULL;
+		if (fd != MHD_INVALID_SOCKET)
+			close(fd);
+	}
+	if (l->fd >= 0) {
+		close(l->fd);
+		l->fd = -1;
+	}
+}
+
+void api_stop(struct api *api)
+{
+	if (!api || api->stopped)
+		return;
+	api->stopped = true;
+	api_set_ready(api, false);
+	__atomic_store_n(&api->stopping, true, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	if (api->stop_efd >= 0 && write(api->stop_efd, &one, sizeof(one)) < 0)
+		log_warn("api", "cannot wake the watches: %s", strerror(errno));
+	/* Let the woken watches send their last chunk, so that clients see a
+	 * stream that ended rather than a connection that broke. */
+	for (int i = 0;
+	     i < STOP_WATCH_GRACE_MS / 10 && __atomic_load_n(&api->watches, __ATOMIC_ACQUIRE) > 0;
+	     i++)
+		poll(NULL, 0, 10);
+	stop_listener(&api->public_);
+	stop_listener(&api->admin_tcp);
+	stop_listener(&api->admin_unix);
+	if (api->socket_path) {
+		struct stat st;
+		/* Only our socket: another daemon may have replaced it since. */
+		if (lstat(api->socket_path, &st) == 0 && st.st_dev == api->socket_dev &&
+		    st.st_ino == api->socket_ino)
+			unlink(api->socket_path);
+		free(api->socket_path);
+		api->socket_path = NULL;
+	}
+}
+
+void api_free(struct api *api)
+{
+	if (!api)
+		return;
+	api_stop(api);
+	if (api->collector)
+		metrics_remove_collector(collect, api);
+	if (api->stop_efd >= 0)
+		close(api->stop_efd);
+	if (api->cfg) {
+		config_free(api->cfg->cfg);
+		free(api->cfg);
+	}
+	while (api->retired) {
+		struct cfg_ref *r = api->retired;
+		api->retired = r->next;
+		config_free(r->cfg);
+		free(r);
+	}
+	pthread_mutex_destroy(&api->cfg_lock);
+	free(api);
+}
