@@ -274,11 +274,18 @@ unsigned api_route_methods(const struct api_route *r)
 	return 0;
 }
 
+static const char *const method_names[API_METHOD_OTHER] = {
+	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
+};
+
+const char *api_method_name(enum api_method m)
+{
+	return (unsigned)m < API_METHOD_OTHER ? method_names[m] : "OTHER";
+}
+
 enum api_method api_method_parse(const char *method)
 {
-	static const char *const names[API_METHOD_OTHER] = {
-		"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
-	};
+	const char *const *names = method_names;
 	for (int i = 0; method && i < API_METHOD_OTHER; i++)
 		if (strcmp(method, names[i]) == 0)
 			return (enum api_method)i;

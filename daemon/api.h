@@ -96,6 +96,8 @@ unsigned api_route_methods(const struct api_route *r);
 /* Maps an HTTP method name to enum api_method (API_METHOD_OTHER for the
  * rest). */
 enum api_method api_method_parse(const char *method);
+/* The method's name ("GET"), or "OTHER". */
+const char *api_method_name(enum api_method m);
 
 /* ---- query strings ---- */
 

@@ -204,6 +204,45 @@ static int check_object(const struct api_ctx *ctx, struct api_reply *rep, json_t
 	return 0;
 }
 
+static const char *result_name(enum store_result r)
+{
+	switch (r) {
+	case STORE_RESULT_CREATED: return "created";
+	case STORE_RESULT_CONFIGURED: return "configured";
+	case STORE_RESULT_UNCHANGED: return "unchanged";
+	case STORE_RESULT_DELETED: return "deleted";
+	case STORE_RESULT_NONE: break;
+	}
+	return "unchanged";
+}
+
+/* Records an audit event for a write that changed an object: who did what
+ * shows in `ironbell events` and `ironbell describe`. Status writes are not
+ * recorded (controllers write status often; the change log has them). The
+ * event is queued, not waited for: the object's own commit is what the
+ * client was promised. */
+static void record_event(const struct api_ctx *ctx, const struct store_op *op, const char *via)
+{
+	static const char *const reasons[] = {
+		[STORE_RESULT_CREATED] = "Created",
+		[STORE_RESULT_CONFIGURED] = "Updated",
+		[STORE_RESULT_DELETED] = "Deleted",
+	};
+	if (op->error || op->type == STORE_OP_STATUS || op->type == STORE_OP_STATUS_PATCH ||
+	    op->result == STORE_RESULT_NONE || op->result == STORE_RESULT_UNCHANGED ||
+	    !op->object)
+		return;
+	json_t *md = json_object_get(op->object, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+	if (!ns || !name)
+		return;
+	store_event(ctx->store, op->kind, ns, name, "Normal", reasons[op->result],
+		    "%s through the admin API (%s), resourceVersion %s", result_name(op->result), via,
+		    rv ? rv : "?");
+}
+
 /* Runs one op and replies with the object (code on success). */
 static void write_one(const struct api_ctx *ctx, struct api_reply *rep, struct store_op *op,
 		      int code)
@@ -214,10 +253,12 @@ static void write_one(const struct api_ctx *ctx, struct api_reply *rep, struct s
 	if (rt->name[0])
 		op->name = rt->name;
 	int e = store_write1(ctx->store, op);
-	if (e < 0)
+	if (e < 0) {
 		reply_errno(rep, op->error ? op->error : e, op->message);
-	else
+	} else {
+		record_event(ctx, op, api_method_name(ctx->method));
 		api_reply_json(rep, code, op->object);
+	}
 	store_op_clear(op);
 }
 
@@ -417,17 +458,6 @@ static int load_apply_items(const struct api_ctx *ctx, struct api_reply *rep, js
 	return 0;
 }
 
-static const char *result_name(enum store_result r)
-{
-	switch (r) {
-	case STORE_RESULT_CREATED: return "created";
-	case STORE_RESULT_CONFIGURED: return "configured";
-	case STORE_RESULT_UNCHANGED: return "unchanged";
-	case STORE_RESULT_DELETED: return "deleted";
-	case STORE_RESULT_NONE: break;
-	}
-	return "unchanged";
-}
 
 static void apply_failed(struct api_reply *rep, json_t *items, struct store_op *ops, size_t n,
 			 int e)
@@ -499,6 +529,8 @@ static void handle_apply(const struct api_ctx *ctx, struct api_reply *rep)
 		apply_failed(rep, items, ops, n, e);
 		goto out;
 	}
+	for (i = 0; i < n; i++)
+		record_event(ctx, &ops[i], "apply");
 	res = json_array();
 	for (i = 0; i < n && res; i++) {
 		const struct store_kind_info *ki = store_kind_info(ops[i].kind);

@@ -281,21 +281,33 @@ is "$rc" 1 "describe of a missing object fails"
 
 # ---- events ----
 
+# Every create, update and delete through the admin API leaves an event.
 ib events
 is "$rc" 0 "events"
-if [ -n "$out" ]; then
-	like "$out" '^TIME   +TYPE   +REASON   +OBJECT   +MESSAGE$' "events table header"
-else
-	like "$err" '^No events found in default namespace\.$' "no events: says so"
-fi
+like "$out" '^TIME   +TYPE   +REASON   +OBJECT   +MESSAGE$' "events table header"
+like "$out" 'Normal +Created +hardware/node-a +created through the admin API \(apply\)' \
+	"events: apply of node-a recorded as Created"
+like "$out" 'Normal +Updated +hardware/node-a +configured through the admin API' \
+	"events: the change of node-a recorded as Updated"
+ib describe hw node-a
+like "$out" '^  Normal +Created +[0-9]+[smhd] +created through the admin API' \
+	"describe: lists the object's own events"
+ib events -n nosuch-ns
+like "$err" '^No events found in nosuch-ns namespace\.$' "no events: says so"
 ib events hw node-a -o json
 is "$(printf '%s' "$out" | pyjson 'd["kind"]')" "EventList" "events -o json is an EventList"
+is "$(printf '%s' "$out" | pyjson 'd["items"][0]["reason"]')" "Created" \
+	"events -o json: the first event of node-a is its creation"
 "$IRONBELL" events -f >"$IB_TMP/events.out" 2>"$IB_TMP/events.err" &
 epid=$!
 ib_bg "$epid"
 ok "events -f prints its header and keeps following" wait_for 10 file_has "$IB_TMP/events.out" '^TIME +TYPE'
 sleep 0.5
 ok "events -f is still running" ib_alive "$epid"
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: ev-probe\nstringData:\n  k: v\n' |
+	"$IRONBELL" apply -f - >/dev/null 2>&1
+ok "events -f shows an event that happens while it follows" \
+	wait_for 10 file_has "$IB_TMP/events.out" 'Created +secret/ev-probe'
 kill -INT "$epid"
 wait "$epid"
 is "$?" 0 "events -f ends cleanly on SIGINT"
