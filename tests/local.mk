@@ -10,3 +10,4 @@ include tests/fuzz/local.mk
 
 include tests/integration/local.mk
 include tests/integration/packaging.mk
+include tests/integration/daemon.mk
