@@ -359,15 +359,11 @@ int cli_stream(struct cli *c, const char *path, cli_line_fn fn, void *arg)
 	} else if (rc == CURLE_WRITE_ERROR && x.fn_result) {
 		ret = x.fn_result > 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 	} else if (rc != CURLE_OK || x.too_large) {
-		/* The daemon stopping mid-stream ends it without the last
-		 * chunk: that is the end of the watch, not an error. */
-		if (resp.code == 200 &&
-		    (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ||
-		     rc == CURLE_GOT_NOTHING) &&
-		    !x.too_large)
-			ret = CLI_EXIT_OK;
-		else
-			report_transport(c, rc, &x, errbuf);
+		/* The daemon ends a stream with its last chunk when it stops;
+		 * a stream that breaks off without it (the daemon was killed,
+		 * the connection dropped) is an error, or a watcher would
+		 * never know it missed changes. */
+		report_transport(c, rc, &x, errbuf);
 	} else if (resp.code >= 300) {
 		cli_print_server_error(&resp);
 	} else {

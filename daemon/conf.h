@@ -36,6 +36,8 @@ struct ib_config {
 		char *listen;         /* http.listen, default "0.0.0.0:7080" */
 		unsigned threads;     /* http.threads, 1..64, default 4 */
 		size_t max_body;      /* http.max_body, bytes, default 8 MiB (admin uploads) */
+		unsigned idle_timeout; /* http.idle_timeout, seconds a connection may be idle
+					* (both listeners; watches exempt), default 120 */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),

@@ -96,6 +96,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "HTTP worker threads" },
 	{ "max_body", CFG_SIZE, FIELD(http.max_body), KIB, GIB, "8MiB", NULL,
 	  "largest request body accepted" },
+	{ "idle_timeout", CFG_UINT, FIELD(http.idle_timeout), 1, 86400, "120", NULL,
+	  "seconds an idle connection is kept open (watches are exempt)" },
 	{ 0 }
 };
 

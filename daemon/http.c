@@ -50,7 +50,6 @@
 #define ADMIN_MAX_CONNECTIONS 128
 #define PUBLIC_MAX_CONNECTIONS 1024
 #define LISTEN_BACKLOG 128
-#define CONNECTION_TIMEOUT_S 120
 #define WATCH_BLOCK_SIZE (16 * 1024)
 #define STOP_WATCH_GRACE_MS 1000
 
@@ -276,6 +275,13 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct request *rq, struc
 		if (!resp)
 			api_watch_free(rep->watch);
 		rep->watch = NULL;
+		/* A watch blocks inside its reader callback, so MHD sees no
+		 * activity while it waits for a change: without this, the
+		 * idle timeout would close a quiet watch and drop the first
+		 * change after it. The watch ends on its own when the client
+		 * goes away or the daemon stops. */
+		if (resp)
+			MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0);
 	} else {
 		size_t len = rep->body.len;
 		char *data = buf_steal(&rep->body);
@@ -568,7 +574,8 @@ static int bind_tcp(const char *hostport, char *err, size_t errlen)
 	return fd;
 }
 
-static int start_mhd(struct listener *l, unsigned threads, char *err, size_t errlen)
+static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout, char *err,
+		     size_t errlen)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned limit = PUBLIC_MAX_CONNECTIONS;
@@ -586,7 +593,7 @@ static int start_mhd(struct listener *l, unsigned threads, char *err, size_t err
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
 		{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
-		{ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
 		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
@@ -640,21 +647,21 @@ int api_start(struct api *api, char *err, size_t errlen)
 	snprintf(l->addr, sizeof(l->addr), "unix:%s", cfg->api.socket);
 	if ((e = l->fd = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) < 0)
 		goto out;
-	if ((e = start_mhd(l, 1, err, errlen)) < 0)
+	if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
 		goto out;
 	if (cfg->api.listen) {
 		l = &api->admin_tcp;
 		snprintf(l->addr, sizeof(l->addr), "%s", cfg->api.listen);
 		if ((e = l->fd = bind_tcp(cfg->api.listen, err, errlen)) < 0)
 			goto out;
-		if ((e = start_mhd(l, 1, err, errlen)) < 0)
+		if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
 			goto out;
 	}
 	l = &api->public_;
 	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
 	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
 		goto out;
-	e = start_mhd(l, cfg->http.threads, err, errlen);
+	e = start_mhd(l, cfg->http.threads, cfg->http.idle_timeout, err, errlen);
 out:
 	api_config_put(api, cfg);
 	return e < 0 ? e : 0;

@@ -197,6 +197,7 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "api.listen", str_differs(a->api.listen, b->api.listen) },
 		{ "http.listen", str_differs(a->http.listen, b->http.listen) },
 		{ "http.threads", a->http.threads != b->http.threads },
+		{ "http.idle_timeout", a->http.idle_timeout != b->http.idle_timeout },
 		{ "store.changes_retention",
 		  a->store.changes_retention != b->store.changes_retention },
 		{ "store.events_retention",

@@ -40,6 +40,8 @@ printf '%s\n' "$TOKEN" >"$IB_TMP/token"
 ADMIN_PORT=$(ib_free_port) || bail_out "no free port"
 IB_API_EXTRA="  listen: 127.0.0.1:$ADMIN_PORT
   token_file: $IB_TMP/token"
+# A short idle timeout, so that the quiet-watch case below outlasts it.
+ib_write_config "  idle_timeout: 2" || bail_out "cannot write the config"
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # ---- the examples shipped in etc/examples ----
@@ -348,6 +350,28 @@ unlike "$(cat "$IB_TMP/watch-sel.out")" 'node-b' "watch -l does not see the othe
 ok "watch -o json prints raw events" \
 	wait_for 10 file_has "$IB_TMP/watch-json.out" '^\{"type": ?"DELETED", ?"object": ?\{'
 ok "watch is still running" ib_alive "$wpid"
+# A watch that stays quiet for longer than http.idle_timeout (2 s here)
+# is not closed: the first change after the silence still arrives.
+"$IRONBELL" watch templates >"$IB_TMP/watch-quiet.out" 2>"$IB_TMP/watch-quiet.err" &
+qpid=$!
+ib_bg "$qpid"
+sleep 4
+cat >"$IB_TMP/quiet.yaml" <<'EOF'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Template
+metadata:
+  name: after-silence
+spec:
+  data: "version: \"0.1\"\nname: x\nglobal_timeout: 60\ntasks: []\n"
+EOF
+ib apply -f "$IB_TMP/quiet.yaml"
+is "$rc" 0 "apply after a quiet period"
+ok "a quiet watch outlives the idle timeout and sees the change" \
+	wait_for 10 file_has "$IB_TMP/watch-quiet.out" '^ADDED template/after-silence rv=[0-9]+$'
+ok "the quiet watch is still running" ib_alive "$qpid"
+kill -INT "$qpid"
+wait "$qpid"
+ib delete template after-silence
 kill -INT "$wpid"
 wait "$wpid"
 is "$?" 0 "watch ends cleanly on SIGINT"

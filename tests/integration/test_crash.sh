@@ -52,10 +52,21 @@ while [ $c -le $CLIENTS ]; do
 	c=$((c + 1))
 done
 
+# A watcher sees the stream break off without its last chunk: it must say
+# so and fail, not end as if the daemon had stopped cleanly.
+"$IRONBELL" watch hardware >"$IB_TMP/watch.out" 2>"$IB_TMP/watch.err" &
+wpid=$!
+ib_bg "$wpid"
+
 acked_count() { cat "$IB_TMP"/acked-* | wc -l; }
 enough() { [ "$(acked_count)" -ge 40 ]; }
 ok "the burst gets going" wait_for 60 enough
 ib_crash_daemon
+ok "the watcher ends when the daemon is killed" \
+	wait_for 10 sh -c "! test -d /proc/$wpid || grep -q '^State:.*Z' /proc/$wpid/status"
+wait "$wpid"
+is "$?" 1 "a broken watch stream is an error (status 1)"
+like "$(cat "$IB_TMP/watch.err")" 'failed' "and says the request failed"
 before=$(acked_count)
 diag "killed ironbelld with SIGKILL after $before acknowledged applies"
 

@@ -145,6 +145,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(d->http.listen, "0.0.0.0:7080");
 	ck_assert_uint_eq(d->http.threads, 4);
 	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
+	ck_assert_uint_eq(d->http.idle_timeout, 120);
 	ck_assert_uint_eq(d->store.changes_retention, 100000);
 	ck_assert_uint_eq(d->store.events_retention, 10000);
 	ck_assert_uint_eq(d->store.batch_max, 1024);
@@ -192,6 +193,7 @@ START_TEST(test_every_key)
 		 "  listen: 127.0.0.1:8080\n"
 		 "  threads: 64\n"
 		 "  max_body: 1 GiB\n"
+		 "  idle_timeout: 86400\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -209,6 +211,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->http.listen, "127.0.0.1:8080");
 	ck_assert_uint_eq(c->http.threads, 64);
 	ck_assert_uint_eq(c->http.max_body, 1024 * 1024 * 1024);
+	ck_assert_uint_eq(c->http.idle_timeout, 86400);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
@@ -440,6 +443,7 @@ static const struct {
 	{ "log_level: loud\n", NAME ":1:12: log_level: \"loud\" is not one of error, warn, info, debug" },
 	{ "log_level: INFO\n", NAME ":1:12: log_level: \"INFO\" is not one of error, warn, info, debug" },
 	{ "http:\n  threads: 0\n", NAME ":2:12: http.threads: 0 is out of range 1..64" },
+	{ "http:\n  idle_timeout: 0\n", NAME ":2:17: http.idle_timeout: 0 is out of range 1..86400" },
 	{ "http:\n  threads: 65\n", NAME ":2:12: http.threads: 65 is out of range 1..64" },
 	{ "http:\n  threads: -1\n", NAME ":2:12: http.threads: -1 is out of range 1..64" },
 	{ "http:\n  threads: 99999999999999999999\n",
