@@ -24,6 +24,10 @@
 /* How long a watch waits in poll() before it checks again for shutdown
  * (the stop eventfd wakes it at once; this is only a safety net). */
 #define API_WATCH_POLL_MS 1000
+/* Open watch streams at most: each holds one of the admin listener's
+ * connection threads (ADMIN_MAX_CONNECTIONS), and some must stay free for
+ * ordinary requests such as apply. */
+#define API_MAX_WATCHES 96
 
 struct api_watch;
 
@@ -61,7 +65,7 @@ int api_stop_fd(struct api *api);
 bool api_stopping(struct api *api);
 /* Counts the watch streams that are open, so that a stop can let them send
  * their last chunk before the connections are closed. */
-void api_watch_count(struct api *api, int delta);
+int api_watch_count(struct api *api, int delta); /* returns the new count */
 
 /* ---- daemon/handlers.c ---- */
 

@@ -153,9 +153,9 @@ bool api_stopping(struct api *api)
 	return __atomic_load_n(&api->stopping, __ATOMIC_ACQUIRE);
 }
 
-void api_watch_count(struct api *api, int delta)
+int api_watch_count(struct api *api, int delta)
 {
-	__atomic_add_fetch(&api->watches, delta, __ATOMIC_ACQ_REL);
+	return __atomic_add_fetch(&api->watches, delta, __ATOMIC_ACQ_REL);
 }
 
 /* ---- config snapshots ---- */

@@ -61,13 +61,15 @@ struct api_watch {
 /* The most a watch buffers before MHD has taken it. */
 #define WATCH_MAX_PENDING (64u << 20)
 
+/* Makes a watch, or replies with why not (429 past API_MAX_WATCHES, 500)
+ * and returns NULL. */
 static struct api_watch *watch_new(const struct api_ctx *ctx, enum watch_type type,
 				   enum store_kind k, const char *ns, const char *name,
-				   uint32_t mask)
+				   uint32_t mask, struct api_reply *rep)
 {
 	struct api_watch *w = calloc(1, sizeof(*w));
 	if (!w)
-		return NULL;
+		goto fail;
 	w->api = ctx->api;
 	w->store = ctx->store;
 	w->type = type;
@@ -76,13 +78,20 @@ static struct api_watch *watch_new(const struct api_ctx *ctx, enum watch_type ty
 	buf_init(&w->pending, WATCH_MAX_PENDING);
 	if ((ns && !(w->ns = strdup(ns))) || (name && !(w->name = strdup(name))))
 		goto fail;
+	w->counted = true;
+	if (api_watch_count(w->api, 1) > API_MAX_WATCHES) {
+		api_reply_error(rep, 429, "TooManyRequests", NULL,
+				"too many open watches (%d): close some and try again",
+				API_MAX_WATCHES);
+		api_watch_free(w);
+		return NULL;
+	}
 	w->sub = store_subscribe(ctx->store, mask);
 	if (!w->sub)
 		goto fail;
-	api_watch_count(w->api, 1);
-	w->counted = true;
 	return w;
 fail:
+	api_reply_error(rep, 500, NULL, NULL, "cannot start the watch");
 	api_watch_free(w);
 	return NULL;
 }
@@ -195,17 +204,29 @@ struct api_watch *api_watch_objects(const struct api_ctx *ctx, enum store_kind k
 				    struct store_selector *sel, bool initial, uint64_t rv,
 				    struct api_reply *rep)
 {
-	struct api_watch *w = watch_new(ctx, WATCH_OBJECTS, k, ns, NULL, 1u << k);
+	struct api_watch *w = watch_new(ctx, WATCH_OBJECTS, k, ns, NULL, 1u << k, rep);
 	struct store_reader *r = api_thread_reader(ctx->api);
 	json_t *items = NULL, *it;
+	uint64_t now;
 	size_t i;
 
-	if (!w || !r) {
+	if (!w) {
 		store_selector_free(sel);
+		return NULL;
+	}
+	w->sel = sel;
+	if (!r || store_resource_version(r, &now) < 0) {
 		api_reply_error(rep, 500, NULL, NULL, "cannot start the watch");
 		goto fail;
 	}
-	w->sel = sel;
+	/* As the Kubernetes API server: a version from the future is refused
+	 * rather than waited for. */
+	if (!initial && rv > now) {
+		api_reply_error(rep, 504, "Timeout", NULL,
+				"Too large resource version: %llu, current: %llu",
+				(unsigned long long)rv, (unsigned long long)now);
+		goto fail;
+	}
 	w->after = rv;
 	if (initial) {
 		int e = store_list(r, k, ns, sel, &items, &w->after);
@@ -234,11 +255,9 @@ fail:
 struct api_watch *api_watch_events(const struct api_ctx *ctx, enum store_kind k, const char *ns,
 				   const char *name, uint64_t after, struct api_reply *rep)
 {
-	struct api_watch *w = watch_new(ctx, WATCH_EVENTS, k, ns, name, 1u << STORE_KIND_MAX);
-	if (!w) {
-		api_reply_error(rep, 500, NULL, NULL, "cannot start the watch");
+	struct api_watch *w = watch_new(ctx, WATCH_EVENTS, k, ns, name, 1u << STORE_KIND_MAX, rep);
+	if (!w)
 		return NULL;
-	}
 	w->after = after;
 	rep->code = 200;
 	rep->content_type = "application/json";

@@ -372,6 +372,34 @@ ok "the quiet watch is still running" ib_alive "$qpid"
 kill -INT "$qpid"
 wait "$qpid"
 ib delete template after-silence
+
+# A resourceVersion from the future is refused, as the API server does.
+api GET "/apis/tinkerbell.org/v1alpha1/hardware?watch=1&resourceVersion=999999999"
+is "$code" 504 "watch from a future resourceVersion: 504"
+like "$out" '"reason": ?"Timeout"' "with reason Timeout"
+like "$out" 'Too large resource version: 999999999' "naming the version"
+
+# Watches are capped below the admin listener's connection limit, so that
+# ordinary requests always get through.
+cap_pids=
+i=0
+while [ $i -lt 100 ]; do
+	curl -s -N --max-time 30 --unix-socket "$IB_SOCK" \
+		"http://localhost/apis/bmc.tinkerbell.org/v1alpha1/jobs?watch=1" >/dev/null 2>&1 &
+	cap_pids="$cap_pids $!"
+	ib_bg "$!"
+	i=$((i + 1))
+done
+too_many() {
+	api GET "/apis/bmc.tinkerbell.org/v1alpha1/jobs?watch=1" --max-time 2
+	[ "$code" = 429 ]
+}
+ok "past the cap a watch gets 429" wait_for 15 too_many
+like "$out" '"reason": ?"TooManyRequests"' "with reason TooManyRequests"
+ib get hw node-a -o name
+is "$rc:$out" "0:hardware.tinkerbell.org/node-a" "ordinary requests still get through"
+for p in $cap_pids; do kill "$p" 2>/dev/null; done
+for p in $cap_pids; do wait "$p" 2>/dev/null; done
 kill -INT "$wpid"
 wait "$wpid"
 is "$?" 0 "watch ends cleanly on SIGINT"
