@@ -6,12 +6,14 @@
  * the migration that rebuilds the indexes (schema.c) both call
  * store_hw_keys_get(), so an index row always means the same thing. The
  * normal forms are what lookups compare: a MAC in lowercase with colons,
- * an IP as inet_ntop() prints it, a UUID in lowercase.
+ * an IP as inet_ntop() prints it (an IPv4-mapped IPv6 address as the
+ * IPv4 address it maps), a UUID in lowercase.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -66,14 +68,19 @@ int store_norm_mac(const char *in, char out[STORE_KEY_LEN])
 
 int store_norm_ip(const char *in, char out[STORE_KEY_LEN])
 {
-	uint8_t a[16];
+	struct in_addr a4;
+	struct in6_addr a6;
 	if (!in)
 		return -EINVAL;
-	if (inet_pton(AF_INET, in, a) == 1)
-		return inet_ntop(AF_INET, a, out, STORE_KEY_LEN) ? 0 : -EINVAL;
-	if (inet_pton(AF_INET6, in, a) == 1)
-		return inet_ntop(AF_INET6, a, out, STORE_KEY_LEN) ? 0 : -EINVAL;
-	return -EINVAL;
+	if (inet_pton(AF_INET, in, &a4) == 1)
+		return inet_ntop(AF_INET, &a4, out, STORE_KEY_LEN) ? 0 : -EINVAL;
+	if (inet_pton(AF_INET6, in, &a6) != 1)
+		return -EINVAL;
+	/* RFC 4291 §2.5.5.2: ::ffff:a.b.c.d is the IPv4 address a.b.c.d, and
+	 * must be the same index key, or two Hardware could hold one IPv4. */
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		return inet_ntop(AF_INET, &a6.s6_addr[12], out, STORE_KEY_LEN) ? 0 : -EINVAL;
+	return inet_ntop(AF_INET6, &a6, out, STORE_KEY_LEN) ? 0 : -EINVAL;
 }
 
 int store_norm_uuid(const char *in, char out[STORE_KEY_LEN])

@@ -9,7 +9,8 @@
  * Hardware lookups by MAC, IP or system UUID go through the index tables
  * (a primary-key probe, then the object's rowid): no scan. Reads that
  * return more than one row and a resourceVersion (list, changes) run in
- * one read transaction, so what they return is one snapshot.
+ * one read transaction, so what they return is one snapshot; a page of
+ * changes that is not full ends at the snapshot's newest resourceVersion.
  */
 #include "config.h"
 
@@ -299,6 +300,8 @@ int store_hardware_by_uuid(struct store_reader *r, const char *uuid, json_t **re
 	return by_key(r, STORE_INDEX_UUID, k, ret);
 }
 
+/* Appends the changes after `after` that match kind and ns (NULL: any) to
+ * out, at most limit of them; *last becomes the rv of the last one. */
 static int change_rows(struct store_reader *r, uint64_t after, const char *kind, const char *ns,
 		       size_t limit, json_t *out, uint64_t *last)
 {
@@ -334,7 +337,7 @@ int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, con
 {
 	const struct store_kind_info *ki = k == STORE_KIND_MAX ? NULL : store_kind_info(k);
 	json_t *out = NULL;
-	uint64_t trimmed, last = after;
+	uint64_t trimmed, newest, last = after;
 	int e;
 
 	if (k != STORE_KIND_MAX && !ki)
@@ -345,6 +348,8 @@ int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, con
 	if (e < 0)
 		return e;
 	e = read_u64(r, R_TRIMMED, &trimmed);
+	if (e == 0)
+		e = read_u64(r, R_RV, &newest);
 	if (e < 0)
 		goto out;
 	if (after < trimmed) {
@@ -359,6 +364,13 @@ int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, con
 	e = change_rows(r, after, ki ? ki->kind : NULL, ns, limit, out, &last);
 	if (e < 0)
 		goto out;
+	/* Fewer than limit: every row of this snapshot was scanned, so the
+	 * caller may resume from its newest rv. A filtered watch that matches
+	 * nothing thus moves on with the others' changes, rather than
+	 * scanning them again each time and being left behind by retention
+	 * (a false -ETIME). */
+	if (json_array_size(out) < limit && newest > last)
+		last = newest;
 	*ret_changes = out;
 	out = NULL;
 	if (ret_last)

@@ -13,6 +13,9 @@
  *   v2  the system-UUID index of Hardware and the events table; every
  *       Hardware index is rebuilt from the objects, so keys that v1 did
  *       not know about (UUIDs) are found for objects written before.
+ *   v3  no new table: the Hardware indexes are rebuilt once more, because
+ *       IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are now indexed as
+ *       the IPv4 address they map (10.0.0.1).
  *
  * Objects keep their JSON whole; index tables point at objects.id, and
  * are rewritten by the writer whenever a Hardware's keys may change.
@@ -76,6 +79,7 @@ struct migration {
 static const struct migration migrations[] = {
 	{ v1_sql, NULL },
 	{ v2_sql, store_index_rebuild },
+	{ "", store_index_rebuild },
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

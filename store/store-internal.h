@@ -49,6 +49,7 @@ enum store_req_type {
 	STORE_REQ_WRITE,
 	STORE_REQ_EVENT,
 	STORE_REQ_SYNC,
+	STORE_REQ_EXEC, /* tests only: store_test_exec_writer() */
 };
 
 struct store_req {
@@ -63,6 +64,9 @@ struct store_req {
 	enum store_kind ev_kind;
 	char *ev_ns, *ev_name, *ev_type, *ev_reason, *ev_message;
 	int64_t ev_time;
+	/* EXEC: borrowed until done; the result is set before done */
+	const char *sql;
+	int exec_result;
 };
 
 struct store_subscription {
@@ -113,6 +117,13 @@ struct store {
 	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
 };
 
+/* For tests only: runs sql on the writer's connection, from the writer
+ * thread, inside the transaction of the batch that holds the request (so
+ * a PRAGMA such as max_page_count takes effect for the writes queued after
+ * it). sql is borrowed until the call returns. Returns 0, -EIO when SQLite
+ * refused it, or -ESHUTDOWN. */
+int store_test_exec_writer(struct store *s, const char *sql);
+
 /* ---- schema.c ---- */
 
 /* The SQL that creates schema version v from v-1 (v >= 1), or NULL. Tests
@@ -151,7 +162,9 @@ int store_hw_keys_get(const json_t *obj, struct store_hw_keys *ret, char *err, s
 /* "AA-BB-cc:dd:ee:ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
  * InfiniBand-style addresses are accepted too). 0 or -EINVAL. */
 int store_norm_mac(const char *in, char out[STORE_KEY_LEN]);
-/* An IPv4 or IPv6 address in its canonical text (inet_ntop). 0 or -EINVAL. */
+/* An IPv4 or IPv6 address in its canonical text (inet_ntop); an
+ * IPv4-mapped IPv6 address (::ffff:10.0.0.1) as its IPv4 address
+ * (10.0.0.1). 0 or -EINVAL. */
 int store_norm_ip(const char *in, char out[STORE_KEY_LEN]);
 /* A UUID (8-4-4-4-12 hex digits) in lowercase. 0 or -EINVAL. */
 int store_norm_uuid(const char *in, char out[STORE_KEY_LEN]);

@@ -89,7 +89,9 @@ enum store_op_type {
 	STORE_OP_REPLACE,      /* whole object; -ENOENT if absent; rv checked if given */
 	STORE_OP_APPLY,        /* create, or replace metadata.labels/annotations and
 				* spec of the existing object (status and identity kept);
-				* unchanged objects keep their resourceVersion */
+				* unchanged objects keep their resourceVersion. Like
+				* every op, checked against the MAC/IP/UUID indexes as
+				* they are when it runs (see store_write()) */
 	STORE_OP_MERGE_PATCH,  /* RFC 7386 merge patch of the object, body = patch */
 	STORE_OP_STATUS,       /* replace .status only; rv checked if given */
 	STORE_OP_STATUS_PATCH, /* merge patch restricted to .status */
@@ -130,7 +132,20 @@ struct store_op {
 /* Queues ops to the writer and waits until they are committed or refused.
  * With atomic, all ops are in one savepoint: if any fails, none is applied,
  * that op carries its error and the others -ECANCELED. Without, each op
- * stands alone. Returns 0 when every op succeeded, else the first error. */
+ * stands alone. Returns 0 when every op succeeded, else the first error.
+ *
+ * Ops run in order, and each must leave the Hardware indexes unique when
+ * it runs: uniqueness is not deferred to the end of an atomic write. So
+ * swapping the MACs (or IPs) of two Hardware in one atomic write of two
+ * APPLYs fails with -EADDRINUSE (409) and changes nothing; put first an op
+ * that frees one of the addresses (a, without the MAC; then b with a's
+ * MAC; then a with b's) and the same atomic write succeeds.
+ *
+ * When the database itself fails (disk full, I/O error), the whole
+ * transaction the writer was running is rolled back: every op of every
+ * request in it fails with -EIO, "the database refused the write: ...",
+ * including ops that had succeeded and requests of other callers, and no
+ * resourceVersion is used up. */
 int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic);
 
 /* Convenience: a single op. */
@@ -185,10 +200,12 @@ int store_resource_version(struct store_reader *r, uint64_t *ret);
 /* Change log for watches: up to limit changes with resourceVersion > after,
  * of kind k (STORE_KIND_MAX: every kind) in namespace ns (NULL: all), as a
  * new JSON array of {"type": "ADDED|MODIFIED|DELETED", "object": {...}}
- * (object.metadata.resourceVersion is the change's). *ret_last is the rv of
- * the last change returned, or `after` when none. Returns -ETIME when
- * changes after `after` have already been dropped by retention (the caller
- * must relist: 410 Gone). */
+ * (object.metadata.resourceVersion is the change's). *ret_last is where
+ * to resume: when limit changes were returned, the rv of the last one;
+ * otherwise the newest resourceVersion of the snapshot read (never less
+ * than `after`), so that a filtered watch moves past the changes it does
+ * not want. Returns -ETIME when changes after `after` have already been
+ * dropped by retention (the caller must relist: 410 Gone). */
 int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
 		  size_t limit, json_t **ret_changes, uint64_t *ret_last);
 

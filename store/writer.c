@@ -14,6 +14,19 @@
  * the callers, then writes to the eventfd of every subscription whose kind
  * mask meets the kinds that changed.
  *
+ * When the database itself fails (disk full, I/O error, out of memory),
+ * SQLite may roll the whole transaction back, not just the statement; the
+ * connection is then in autocommit mode, where each later SAVEPOINT ...
+ * RELEASE would commit on its own. So the writer checks every SAVEPOINT,
+ * ROLLBACK TO, RELEASE and COMMIT, and after every op asks
+ * sqlite3_get_autocommit(): once the transaction is gone, the whole batch
+ * is abandoned: every op of every request in it fails with -EIO ("the
+ * database refused the write"), those that had succeeded too, since they
+ * were rolled back; the in-memory rv, trim mark and changed mask go back
+ * to what they were, then rv and the trim mark are read again from the
+ * database. Nothing else changes, so once space is back the next batch
+ * simply works.
+ *
  * Trimming of the change log (changes_retention rows; rvs are dense, one
  * per change, so rows are an rv range) and of events happens in the same
  * transaction. The highest trimmed rv is kept in meta so that readers can
@@ -38,9 +51,37 @@
 
 /* ---- transactions ---- */
 
+/* Why a batch is abandoned: the first cause, kept before later calls
+ * overwrite sqlite3_errmsg(). */
+struct abort_reason {
+	char why[256];
+};
+
 static int exec(struct store *s, const char *sql)
 {
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* Whether the batch's transaction is gone. SQLite may roll a whole
+ * transaction back by itself when a statement fails with SQLITE_FULL,
+ * SQLITE_IOERR, SQLITE_NOMEM or SQLITE_BUSY ("Response To Errors Within A
+ * Transaction" in its documentation); the connection is then back in
+ * autocommit mode, where every later statement, SAVEPOINT and RELEASE
+ * would commit on its own. */
+static bool txn_lost(struct store *s)
+{
+	return sqlite3_get_autocommit(s->db) != 0;
+}
+
+/* Records why the batch is abandoned (the first cause wins) and returns
+ * -EIO. Call it right after the failing call, before any other. */
+static int abandon(struct store *s, struct abort_reason *ar)
+{
+	if (!ar->why[0])
+		snprintf(ar->why, sizeof(ar->why), "%s",
+			 sqlite3_errcode(s->db) != SQLITE_OK ? sqlite3_errmsg(s->db) :
+							       "the transaction was rolled back");
+	return -EIO;
 }
 
 static int meta_set(struct store *s, const char *key, uint64_t v)
@@ -63,46 +104,65 @@ static void cancel_others(struct store_op *ops, size_t n, size_t failed)
 	}
 }
 
-static void run_write(struct store *s, struct store_req *rq)
+/* Runs ops [from, to) of rq in one savepoint named sp, stopping at the
+ * first failure when all_or_none. A failed op is rolled back (with the
+ * in-memory rv and changed mask) and, when all_or_none, the ops before it
+ * too. Returns 0, or -EIO when the whole batch must be abandoned: the
+ * transaction is gone, or a ROLLBACK TO or RELEASE failed and what the
+ * savepoint holds is unknown. */
+static int run_savepoint(struct store *s, struct store_req *rq, size_t from, size_t to,
+			 bool all_or_none, struct abort_reason *ar)
 {
+	const char *sp = all_or_none ? "req" : "op";
+	char sql[32];
 	uint64_t rv0 = s->rv;
 	uint32_t ch0 = s->changed;
+	size_t failed = to;
 
-	if (rq->atomic) {
-		if (exec(s, "SAVEPOINT req") < 0) {
-			for (size_t i = 0; i < rq->n; i++)
-				store_op_fail(&rq->ops[i], -EIO, "database error: %s",
-					      sqlite3_errmsg(s->db));
-			return;
-		}
-		size_t failed = rq->n;
-		for (size_t i = 0; i < rq->n && failed == rq->n; i++)
-			if (store_op_exec(s, &rq->ops[i]) < 0)
-				failed = i;
-		if (failed < rq->n) {
-			exec(s, "ROLLBACK TO req");
-			s->rv = rv0;
-			s->changed = ch0;
-			cancel_others(rq->ops, rq->n, failed);
-		}
-		exec(s, "RELEASE req");
-		return;
-	}
-	for (size_t i = 0; i < rq->n; i++) {
-		rv0 = s->rv;
-		ch0 = s->changed;
-		if (exec(s, "SAVEPOINT op") < 0) {
+	snprintf(sql, sizeof(sql), "SAVEPOINT %s", sp);
+	if (exec(s, sql) < 0) {
+		if (txn_lost(s))
+			return abandon(s, ar);
+		/* Nothing written: only these ops fail. */
+		for (size_t i = from; i < to; i++)
 			store_op_fail(&rq->ops[i], -EIO, "database error: %s",
 				      sqlite3_errmsg(s->db));
-			continue;
-		}
-		if (store_op_exec(s, &rq->ops[i]) < 0) {
-			exec(s, "ROLLBACK TO op");
-			s->rv = rv0;
-			s->changed = ch0;
-		}
-		exec(s, "RELEASE op");
+		return 0;
 	}
+	for (size_t i = from; i < to && failed == to; i++) {
+		int e = store_op_exec(s, &rq->ops[i]);
+		if (txn_lost(s))
+			return abandon(s, ar);
+		if (e < 0)
+			failed = i;
+	}
+	if (failed < to) {
+		snprintf(sql, sizeof(sql), "ROLLBACK TO %s", sp);
+		if (exec(s, sql) < 0)
+			return abandon(s, ar);
+		s->rv = rv0;
+		s->changed = ch0;
+		if (all_or_none)
+			cancel_others(rq->ops + from, to - from, failed - from);
+	}
+	snprintf(sql, sizeof(sql), "RELEASE %s", sp);
+	if (exec(s, sql) < 0)
+		return abandon(s, ar);
+	return 0;
+}
+
+/* Runs a write request: atomic, in one savepoint; else each op in its
+ * own. 0, or -EIO when the batch must be abandoned. */
+static int run_write(struct store *s, struct store_req *rq, struct abort_reason *ar)
+{
+	if (rq->atomic)
+		return run_savepoint(s, rq, 0, rq->n, true, ar);
+	for (size_t i = 0; i < rq->n; i++) {
+		int e = run_savepoint(s, rq, i, i + 1, false, ar);
+		if (e < 0)
+			return e;
+	}
+	return 0;
 }
 
 static void run_event(struct store *s, struct store_req *rq)
@@ -125,30 +185,100 @@ static void run_event(struct store *s, struct store_req *rq)
 }
 
 /* Housekeeping at the end of a transaction: persists the rv counter and
- * trims the change log and the events. */
-static int finish_txn(struct store *s, uint64_t rv0, bool had_events)
+ * trims the change log and the events. 0, or -EIO with ar filled. */
+static int finish_txn(struct store *s, uint64_t rv0, bool had_events, struct abort_reason *ar)
 {
 	uint32_t keep = s->opts.changes_retention;
 	if (s->rv != rv0 && meta_set(s, "rv", s->rv) < 0)
-		return -EIO;
+		return abandon(s, ar);
 	if (s->rv > keep && s->rv - keep > s->changes_trimmed) {
 		sqlite3_stmt *st = s->wstmt[W_TRIM_CHANGES];
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)(s->rv - keep));
 		if (sqlite3_step(st) != SQLITE_DONE)
-			return -EIO;
+			return abandon(s, ar);
 		s->changes_trimmed = s->rv - keep;
 		if (meta_set(s, "changes_trimmed", s->changes_trimmed) < 0)
-			return -EIO;
+			return abandon(s, ar);
 	}
 	if (had_events) {
 		sqlite3_stmt *st = s->wstmt[W_TRIM_EVENTS];
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, s->opts.events_retention);
 		if (sqlite3_step(st) != SQLITE_DONE)
-			return -EIO;
+			return abandon(s, ar);
 	}
 	return 0;
+}
+
+/* The counters as the database has them: rv is the larger of meta's and
+ * the newest change-log row's, so a meta row that fell behind (a bug, a
+ * hand edit) cannot make every later write collide on changes.rv. */
+static int read_counters(sqlite3 *db, uint64_t *ret_rv, uint64_t *ret_trimmed)
+{
+	sqlite3_stmt *st = NULL;
+	int e = -EIO;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT (SELECT value FROM meta WHERE key = 'rv'), "
+			       "(SELECT value FROM meta WHERE key = 'changes_trimmed'), "
+			       "(SELECT max(rv) FROM changes)",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL ||
+	    sqlite3_column_type(st, 1) == SQLITE_NULL)
+		goto out;
+	uint64_t rv = (uint64_t)sqlite3_column_int64(st, 0);
+	uint64_t newest = (uint64_t)sqlite3_column_int64(st, 2);
+	if (newest > rv) {
+		log_warn("store",
+			 "meta rv %" PRIu64 " is behind the change log (%" PRIu64
+			 "): going on from %" PRIu64,
+			 rv, newest, newest);
+		rv = newest;
+	}
+	*ret_rv = rv;
+	*ret_trimmed = (uint64_t)sqlite3_column_int64(st, 1);
+	e = 0;
+out:
+	sqlite3_finalize(st);
+	return e;
+}
+
+/* After a failed transaction: every op of every write request in the
+ * batch fails, those that had succeeded too (they were rolled back), and
+ * the in-memory counters go back to what the database holds. */
+static void abort_batch(struct store *s, struct store_req *batch, size_t n, uint64_t rv0,
+			uint64_t trimmed0, const struct abort_reason *ar)
+{
+	struct store_req *rq;
+	size_t i, events = 0;
+
+	for (rq = batch, i = 0; i < n; rq = rq->next, i++)
+		events += rq->type == STORE_REQ_EVENT;
+	log_error("store", "a batch of %zu requests (%zu events) was rolled back: %s", n, events,
+		  ar->why);
+	if (!txn_lost(s) && exec(s, "ROLLBACK") < 0)
+		log_error("store", "ROLLBACK: %s", sqlite3_errmsg(s->db));
+	for (i = 0; i < W_STMT_MAX; i++)
+		sqlite3_reset(s->wstmt[i]);
+	s->rv = rv0;
+	s->changes_trimmed = trimmed0;
+	s->changed = 0;
+	/* Backstop: the database is the truth. */
+	uint64_t rv, trimmed;
+	if (txn_lost(s) && read_counters(s->db, &rv, &trimmed) == 0) {
+		if (rv != rv0)
+			log_warn("store", "rv %" PRIu64 " after the rollback, not %" PRIu64, rv,
+				 rv0);
+		s->rv = rv;
+		s->changes_trimmed = trimmed;
+	}
+	for (rq = batch, i = 0; i < n; rq = rq->next, i++) {
+		for (size_t j = 0; rq->type == STORE_REQ_WRITE && j < rq->n; j++)
+			store_op_fail(&rq->ops[j], -EIO, "the database refused the write: %s",
+				      ar->why);
+		if (rq->type == STORE_REQ_EXEC)
+			rq->exec_result = -EIO;
+	}
 }
 
 /* Runs the requests of batch (n of them, linked) in one transaction. */
@@ -156,38 +286,37 @@ static void run_batch(struct store *s, struct store_req *batch, size_t n)
 {
 	uint64_t t0 = now_mono_ns();
 	uint64_t rv0 = s->rv, trimmed0 = s->changes_trimmed;
+	struct abort_reason ar = { .why = "" };
 	bool had_events = false;
 	struct store_req *rq;
 	size_t i;
-	int e;
+	int e = 0;
 
 	s->changed = 0;
-	e = exec(s, "BEGIN IMMEDIATE");
+	/* A transaction that a failed ROLLBACK left open must not absorb
+	 * this batch. */
+	if (!txn_lost(s) && exec(s, "ROLLBACK") < 0)
+		e = abandon(s, &ar);
+	if (e == 0 && exec(s, "BEGIN IMMEDIATE") < 0)
+		e = abandon(s, &ar);
 	for (rq = batch, i = 0; e == 0 && i < n; rq = rq->next, i++) {
-		if (rq->type == STORE_REQ_WRITE)
-			run_write(s, rq);
-		else if (rq->type == STORE_REQ_EVENT) {
+		if (rq->type == STORE_REQ_WRITE) {
+			e = run_write(s, rq, &ar);
+		} else if (rq->type == STORE_REQ_EVENT) {
 			run_event(s, rq);
 			had_events = true;
+		} else if (rq->type == STORE_REQ_EXEC) {
+			rq->exec_result = exec(s, rq->sql);
 		}
+		if (e == 0 && txn_lost(s))
+			e = abandon(s, &ar);
 	}
 	if (e == 0)
-		e = finish_txn(s, rv0, had_events);
-	if (e == 0)
-		e = exec(s, "COMMIT");
-	if (e < 0) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "database error: %s", sqlite3_errmsg(s->db));
-		log_error("store", "transaction failed: %s", msg);
-		exec(s, "ROLLBACK");
-		s->rv = rv0;
-		s->changes_trimmed = trimmed0;
-		s->changed = 0;
-		for (rq = batch, i = 0; i < n; rq = rq->next, i++)
-			for (size_t j = 0; rq->type == STORE_REQ_WRITE && j < rq->n; j++)
-				if (rq->ops[j].error == 0)
-					store_op_fail(&rq->ops[j], -EIO, "%s", msg);
-	}
+		e = finish_txn(s, rv0, had_events, &ar);
+	if (e == 0 && exec(s, "COMMIT") < 0)
+		e = abandon(s, &ar);
+	if (e < 0)
+		abort_batch(s, batch, n, rv0, trimmed0, &ar);
 	s->rv_committed = s->rv;
 	metric_observe(s->m_write_seconds, (double)(now_mono_ns() - t0) / 1e9);
 	metric_inc(s->m_transactions, 1);
@@ -332,6 +461,13 @@ int store_sync(struct store *s)
 	return submit_wait(s, &rq);
 }
 
+int store_test_exec_writer(struct store *s, const char *sql)
+{
+	struct store_req rq = { .type = STORE_REQ_EXEC, .sql = sql };
+	int e = submit_wait(s, &rq);
+	return e < 0 ? e : rq.exec_result;
+}
+
 static char *dup_bounded(const char *v)
 {
 	return strndup(v ? v : "", STORE_MAX_EVENT_FIELD);
@@ -422,23 +558,6 @@ void store_unsubscribe(struct store *s, struct store_subscription *sub)
 
 /* ---- open and close ---- */
 
-static int meta_get(sqlite3 *db, const char *key, uint64_t *ret)
-{
-	sqlite3_stmt *st = NULL;
-	int e = -EIO;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*ret = (uint64_t)sqlite3_column_int64(st, 0);
-		e = 0;
-	}
-out:
-	sqlite3_finalize(st);
-	return e;
-}
-
 /* WAL for concurrent readers; synchronous=FULL so that COMMIT fsyncs the
  * WAL (NORMAL would lose the last commits on power loss). */
 static int open_db(struct store *s, char *err, size_t errlen)
@@ -469,8 +588,7 @@ static int open_db(struct store *s, char *err, size_t errlen)
 	int e = store_schema_migrate(s->db, err, errlen);
 	if (e < 0)
 		return e;
-	if (store_wstmt_prepare(s) < 0 || meta_get(s->db, "rv", &s->rv) < 0 ||
-	    meta_get(s->db, "changes_trimmed", &s->changes_trimmed) < 0) {
+	if (store_wstmt_prepare(s) < 0 || read_counters(s->db, &s->rv, &s->changes_trimmed) < 0) {
 		snprintf(err, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
 		return -EIO;
 	}
