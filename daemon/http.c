@@ -232,6 +232,12 @@ static void collect(struct buf *out, void *userdata)
 		   "# TYPE ironbell_build_info gauge\n"
 		   "ironbell_build_info{version=\"%s\"} 1\n",
 		   PACKAGE_VERSION);
+	if (api)
+		buf_printf(out,
+			   "# HELP ironbell_api_watches Open watch streams on the admin API.\n"
+			   "# TYPE ironbell_api_watches gauge\n"
+			   "ironbell_api_watches %d\n",
+			   __atomic_load_n(&api->watches, __ATOMIC_ACQUIRE));
 	/* Only a reader that already exists: the caller made it before it took
 	 * the metrics lock (store_reader_new must not run under that lock). */
 	pthread_once(&reader_once, reader_key_init);
