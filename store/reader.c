@@ -276,6 +276,26 @@ static int by_key(struct store_reader *r, enum store_index ix, const char *key, 
 	return get_one(st, ret);
 }
 
+int store_hardware_json_by_mac(struct store_reader *r, const char *mac, struct buf *out)
+{
+	char k[STORE_KEY_LEN];
+	if (store_norm_mac(mac, k) < 0)
+		return -ENOENT;
+	sqlite3_stmt *st = rs(r, R_BY_KEY + STORE_INDEX_MAC);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st), e;
+	if (rc == SQLITE_DONE)
+		e = -ENOENT;
+	else if (rc != SQLITE_ROW)
+		e = -EIO;
+	else
+		e = buf_append(out, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_reset(st);
+	return e;
+}
+
 int store_hardware_by_mac(struct store_reader *r, const char *mac, json_t **ret)
 {
 	char k[STORE_KEY_LEN];

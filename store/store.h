@@ -194,6 +194,13 @@ int store_hardware_by_mac(struct store_reader *r, const char *mac, json_t **ret)
 int store_hardware_by_ip(struct store_reader *r, const char *ip, json_t **ret);
 int store_hardware_by_uuid(struct store_reader *r, const char *uuid, json_t **ret);
 
+/* The same lookup by MAC without decoding: appends the Hardware's stored
+ * JSON text to out. For hot paths that decode only the fields they need
+ * (decoding a whole object with jansson costs more than the lookup). 0,
+ * -ENOENT, -E2BIG (out's cap) or -EIO. */
+struct buf;
+int store_hardware_json_by_mac(struct store_reader *r, const char *mac, struct buf *out);
+
 /* The newest committed resourceVersion. */
 int store_resource_version(struct store_reader *r, uint64_t *ret);
 

@@ -567,6 +567,23 @@ START_TEST(test_lookups)
 	ck_assert_int_eq(store_hardware_by_mac(rd, "not-a-mac", &got), -ENOENT);
 	ck_assert_int_eq(store_hardware_by_ip(rd, "10.0.0.2", &got), -ENOENT);
 	ck_assert_int_eq(store_hardware_by_uuid(rd, "i-123456", &got), -ENOENT);
+
+	/* The undecoded lookup returns the same object's stored text. */
+	struct buf text = BUF_INIT(1 << 16);
+	ck_assert_int_eq(store_hardware_json_by_mac(rd, "AA:BB:CC:DD:EE:02", &text), 0);
+	got = json_loads(text.data, 0, NULL);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(obj_name(got), "b");
+	json_decref(got);
+	buf_reset(&text);
+	ck_assert_int_eq(store_hardware_json_by_mac(rd, "aa:bb:cc:dd:ee:03", &text), -ENOENT);
+	ck_assert_int_eq(store_hardware_json_by_mac(rd, "zz", &text), -ENOENT);
+	ck_assert_uint_eq(text.len, 0);
+	struct buf tiny = BUF_INIT(16); /* smaller than the object: refused, not cut */
+	ck_assert_int_eq(store_hardware_json_by_mac(rd, "aa:bb:cc:dd:ee:01", &tiny), -E2BIG);
+	ck_assert_uint_eq(tiny.len, 0);
+	buf_free(&tiny);
+	buf_free(&text);
 }
 END_TEST
 
