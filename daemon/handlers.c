@@ -272,7 +272,7 @@ static void handle_list(const struct api_ctx *ctx, struct api_reply *rep)
 	const char *ns = rt->type == API_ROUTE_LIST_NS ? rt->ns : NULL;
 	struct store_selector *sel = NULL;
 	struct store_reader *r;
-	json_t *items = NULL, *list = NULL;
+	struct buf *b = &rep->body;
 	uint64_t rv = 0;
 	char err[256];
 	int e;
@@ -290,23 +290,35 @@ static void handle_list(const struct api_ctx *ctx, struct api_reply *rep)
 	}
 	if (!(r = reader_or_fail(ctx, rep)))
 		goto out;
-	e = store_list(r, rt->kind, ns, sel, &items, &rv);
+	/* The items are the stored texts, copied as they are: decoding a
+	 * large list into a tree would cost ten times its size. The
+	 * resourceVersion is only known after the read, so the head is
+	 * written after the items and the two swapped. */
+	buf_free(b);
+	buf_init(b, API_MAX_RESPONSE);
+	e = store_list_text(r, rt->kind, ns, sel, b, NULL, &rv);
 	if (e < 0) {
-		reply_errno(rep, e, "cannot list objects");
+		reply_errno(rep, e, e == -E2BIG ? "the list is too large: use a label selector or a namespace"
+						 : "cannot list objects");
 		goto out;
 	}
-	char kindlist[96], rvs[24];
-	snprintf(kindlist, sizeof(kindlist), "%sList", ki->kind);
-	snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
-	list = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", ki->api_version, "kind",
-			 kindlist, "metadata", "resourceVersion", rvs, "items", items);
-	items = NULL;
-	if (!list)
-		api_reply_error(rep, 500, NULL, NULL, "out of memory");
-	else
-		api_reply_json(rep, 200, list);
+	struct buf head = BUF_INIT(1024);
+	if (buf_printf(&head, "{\"apiVersion\":\"%s\",\"kind\":\"%sList\",\"metadata\":"
+			      "{\"resourceVersion\":\"%llu\"},\"items\":[",
+		       ki->api_version, ki->kind, (unsigned long long)rv) < 0 ||
+	    buf_puts(b, "]}\n") < 0 || buf_append(b, head.data, head.len) < 0) {
+		buf_free(&head);
+		api_reply_error(rep, 500, NULL, NULL, "the list is too large to render");
+		goto out;
+	}
+	/* items..."]}\n" head -> head items..."]}\n" by rotating in place */
+	size_t hl = head.len, il = b->len - hl;
+	memmove(b->data + hl, b->data, il);
+	memcpy(b->data, head.data, hl);
+	buf_free(&head);
+	rep->code = 200;
+	rep->content_type = CT_JSON;
 out:
-	json_decref(list);
 	store_selector_free(sel);
 }
 

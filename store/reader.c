@@ -201,17 +201,41 @@ int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret)
 	return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
+/* Appends the matching rows to items (decoded) or, when text is not NULL,
+ * their stored JSON texts to text, comma-separated (decoding a row only to
+ * match a selector, and freeing it at once: memory stays that of the
+ * text). *count gets the number of rows kept. */
 static int list_rows(struct store_reader *r, const struct store_kind_info *ki, const char *ns,
-		     const struct store_selector *sel, json_t *items)
+		     const struct store_selector *sel, json_t *items, struct buf *text,
+		     size_t *count)
 {
 	sqlite3_stmt *st = rs(r, ns ? R_LIST_NS : R_LIST);
 	int rc, e = 0;
 	if (!st)
 		return -EIO;
+	*count = 0;
 	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
 	if (ns)
 		sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (text) {
+			if (sel) {
+				json_t *o = column_json(st, 0);
+				bool match = o && store_selector_match(
+							  sel, json_object_get(json_object_get(
+									   o, "metadata"),
+								   "labels"));
+				json_decref(o);
+				if (!match)
+					continue;
+			}
+			if ((*count && (e = buf_putc(text, ',')) < 0) ||
+			    (e = buf_append(text, sqlite3_column_blob(st, 0),
+					    (size_t)sqlite3_column_bytes(st, 0))) < 0)
+				break;
+			(*count)++;
+			continue;
+		}
 		json_t *o = column_json(st, 0);
 		if (!o) {
 			e = -EIO;
@@ -223,6 +247,7 @@ static int list_rows(struct store_reader *r, const struct store_kind_info *ki, c
 				e = -ENOMEM;
 				break;
 			}
+			(*count)++;
 		} else {
 			json_decref(o);
 		}
@@ -230,6 +255,36 @@ static int list_rows(struct store_reader *r, const struct store_kind_info *ki, c
 	if (e == 0 && rc != SQLITE_DONE)
 		e = -EIO;
 	sqlite3_reset(st);
+	return e;
+}
+
+int store_list_text(struct store_reader *r, enum store_kind k, const char *ns,
+		    const struct store_selector *sel, struct buf *out, size_t *ret_n,
+		    uint64_t *ret_rv)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	uint64_t rv = 0;
+	size_t n = 0, len0 = out->len;
+	int e;
+
+	if (!ki)
+		return -EINVAL;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	if ((e = read_u64(r, R_RV, &rv)) < 0 ||
+	    (e = list_rows(r, ki, ns, sel, NULL, out, &n)) < 0) {
+		out->len = len0; /* nothing half-written */
+		if (out->data)
+			out->data[len0] = '\0';
+		goto out;
+	}
+	if (ret_n)
+		*ret_n = n;
+	if (ret_rv)
+		*ret_rv = rv;
+out:
+	step_done(r, R_COMMIT);
 	return e;
 }
 
@@ -254,7 +309,8 @@ int store_list(struct store_reader *r, enum store_kind k, const char *ns,
 	e = read_u64(r, R_RV, &rv);
 	if (e < 0)
 		goto out;
-	e = list_rows(r, ki, ns, sel, items);
+	size_t n;
+	e = list_rows(r, ki, ns, sel, items, NULL, &n);
 	if (e < 0)
 		goto out;
 	*ret_items = items;

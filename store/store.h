@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct buf; /* common/buf.h */
+
 enum store_kind {
 	STORE_KIND_HARDWARE,
 	STORE_KIND_TEMPLATE,
@@ -185,6 +187,14 @@ struct store_selector;
 int store_list(struct store_reader *r, enum store_kind k, const char *ns,
 	       const struct store_selector *sel, json_t **ret_items, uint64_t *ret_rv);
 
+/* The same list without decoding: appends the objects' stored JSON texts to
+ * out, separated by commas (the inside of a JSON array), decoding a row only
+ * when a selector must look at its labels. For large lists, whose decoded
+ * form would cost ten times the text. On failure out is as it was. */
+int store_list_text(struct store_reader *r, enum store_kind k, const char *ns,
+		    const struct store_selector *sel, struct buf *out, size_t *ret_n,
+		    uint64_t *ret_rv);
+
 /* Counts objects of a kind. */
 int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret);
 
@@ -198,7 +208,6 @@ int store_hardware_by_uuid(struct store_reader *r, const char *uuid, json_t **re
  * JSON text to out. For hot paths that decode only the fields they need
  * (decoding a whole object with jansson costs more than the lookup). 0,
  * -ENOENT, -E2BIG (out's cap) or -EIO. */
-struct buf;
 int store_hardware_json_by_mac(struct store_reader *r, const char *mac, struct buf *out);
 
 /* The newest committed resourceVersion. */

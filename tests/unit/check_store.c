@@ -1710,6 +1710,41 @@ START_TEST(test_list_sorted_filtered)
 	ck_assert_uint_eq(json_array_size(items), 1);
 	ck_assert_str_eq(obj_name(json_array_get(items, 0)), "y");
 	json_decref(items);
+
+	/* The undecoded list: the same objects, in the same order, as text. */
+	struct buf text = BUF_INIT(1 << 20);
+	size_t n = 99;
+	buf_puts(&text, "[");
+	ck_assert_int_eq(store_list_text(rd, STORE_KIND_TEMPLATE, NULL, NULL, &text, &n, &cur),
+			 0);
+	buf_puts(&text, "]");
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(cur, rv);
+	json_t *all;
+	ck_assert_int_eq(store_list(rd, STORE_KIND_TEMPLATE, NULL, NULL, &all, NULL), 0);
+	json_t *parsed = json_loads(text.data, 0, NULL);
+	ck_assert_ptr_nonnull(parsed);
+	ck_assert(json_equal(parsed, all));
+	json_decref(parsed);
+	json_decref(all);
+	buf_reset(&text);
+	ck_assert_int_eq(store_list_text(rd, STORE_KIND_TEMPLATE, "a", sel, &text, &n, NULL), 0);
+	ck_assert_uint_eq(n, 1);
+	parsed = json_loads(text.data, 0, NULL);
+	ck_assert_str_eq(obj_name(parsed), "y");
+	json_decref(parsed);
+	buf_reset(&text);
+	ck_assert_int_eq(store_list_text(rd, STORE_KIND_HARDWARE, NULL, NULL, &text, &n, NULL), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(text.len, 0);
+	/* Too small a buffer: an error, and nothing half-written. */
+	struct buf tiny = BUF_INIT(300);
+	buf_puts(&tiny, "keep");
+	ck_assert_int_eq(store_list_text(rd, STORE_KIND_TEMPLATE, NULL, NULL, &tiny, &n, NULL),
+			 -E2BIG);
+	ck_assert_str_eq(tiny.data, "keep");
+	buf_free(&tiny);
+	buf_free(&text);
 	store_selector_free(sel);
 	ck_assert_int_eq(store_list(rd, STORE_KIND_HARDWARE, NULL, NULL, &items, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 0);
