@@ -34,11 +34,12 @@ EXTRA_PROGRAMS += tests/bench/store/bench_store
 tests_bench_store_bench_store_SOURCES = tests/bench/store/bench_store.c
 tests_bench_store_bench_store_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_bench_store_bench_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS)
-EXTRA_DIST += tests/bench/store/run.sh
+EXTRA_DIST += tests/bench/store/run.sh tests/bench/store/apply.sh
 CLEANFILES += tests/bench/store/bench_store
 bench: bench-store
-bench-store: tests/bench/store/bench_store
+bench-store: tests/bench/store/bench_store ironbelld ironbell
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/store/run.sh
+	top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/store/apply.sh
 .PHONY: bench-store
 
 include store/validate.mk
