@@ -17,5 +17,17 @@ int num_parse_u64_str(const char *s, uint64_t max, uint64_t *ret);
 /* Parses a duration: a number with an optional unit suffix ms, s, m, h
  * (plain number = seconds), into milliseconds not above max_ms. */
 int num_parse_duration_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret);
+/* The value of a hexadecimal digit (either case), or -1. */
+static inline int num_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* Parses an octal file mode such as "0660" (at most 07777). */
 int num_parse_mode(const char *s, size_t len, unsigned *ret);

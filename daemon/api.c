@@ -294,17 +294,6 @@ enum api_method api_method_parse(const char *method)
 
 /* ---- query strings ---- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int api_pct_decode(const char *s, size_t len, char *out, size_t outlen)
 {
 	size_t o = 0;
@@ -315,7 +304,7 @@ int api_pct_decode(const char *s, size_t len, char *out, size_t outlen)
 		if (c == '%') {
 			if (len - i < 3)
 				return -EINVAL;
-			int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+			int hi = num_hex_digit(s[i + 1]), lo = num_hex_digit(s[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return -EINVAL;
 			c = (char)(hi << 4 | lo);

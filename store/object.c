@@ -18,20 +18,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "common/num.h"
 #include "store/store-internal.h"
 
 #define MAC_MAX_BYTES 20 /* InfiniBand hardware addresses */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int store_norm_mac(const char *in, char out[STORE_KEY_LEN])
 {
@@ -45,7 +35,7 @@ int store_norm_mac(const char *in, char out[STORE_KEY_LEN])
 	for (;;) {
 		if (n == MAC_MAX_BYTES)
 			return -EINVAL;
-		int hi = hexval(in[i]), lo = hi < 0 ? -1 : hexval(in[i + 1]);
+		int hi = num_hex_digit(in[i]), lo = hi < 0 ? -1 : num_hex_digit(in[i + 1]);
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
 		b[n++] = (uint8_t)(hi << 4 | lo);
@@ -89,7 +79,7 @@ int store_norm_uuid(const char *in, char out[STORE_KEY_LEN])
 		return -EINVAL;
 	for (size_t i = 0; i < 36; i++) {
 		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? in[i] != '-' : hexval(in[i]) < 0)
+		if (dash ? in[i] != '-' : num_hex_digit(in[i]) < 0)
 			return -EINVAL;
 		out[i] = (in[i] >= 'A' && in[i] <= 'F') ? (char)(in[i] - 'A' + 'a') : in[i];
 	}
