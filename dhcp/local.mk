@@ -1,9 +1,11 @@
-# DHCPv4: codec (bytes <-> structs); the policy and server come later.
+# DHCPv4: codec (bytes <-> structs) and policy (request + host -> reply);
+# the server thread comes later.
 noinst_LIBRARIES += libdhcp.a
 libdhcp_a_SOURCES = \
 	dhcp/dhcp.h dhcp/dhcp-internal.h \
 	dhcp/codec.c dhcp/write.c
 DHCP_LIBS = libdhcp.a
+include dhcp/policy.mk
 
 check_PROGRAMS += tests/unit/check_dhcp_codec
 TESTS += tests/unit/check_dhcp_codec

@@ -1,0 +1,625 @@
+/* policy — what the DHCP server answers, as a pure function of the request,
+ * the client's Hardware interface (struct dhcp_host) and the configuration.
+ *
+ * DESIGN: the server thread parses a datagram (codec.c), looks the MAC up
+ * in its store reader, and calls dhcp_policy(); the decision says whether
+ * to send, what (a struct dhcp_reply that dhcp_write serializes) and where
+ * (RFC 2131 §4.1), and, when silent, why, for the log and the metrics. The
+ * tests and the fuzzers call the same function with no socket. Nothing here
+ * allocates, logs or keeps state.
+ *
+ * Two families of answers, following Tinkerbell's Smee (reference §3):
+ *  - reservation mode: full DHCP for the MACs that have Hardware, with the
+ *    address the Hardware reserves; no lease database is needed, because
+ *    every address is a reservation;
+ *  - proxy and auto-proxy modes: ProxyDHCP (PXE 2.1 §2.2.5) for netboot
+ *    clients only: boot information without an address, another server
+ *    leasing the address. Auto-proxy also answers machines with no
+ *    Hardware, for discovery.
+ *
+ * The boot decision is taken in a fixed order (boot_choose): explicit
+ * Hardware boot file; an iPXE client (user class iPXE or Tinkerbell) gets
+ * its script URL; a UEFI HTTP Boot client gets the http:// URL of an iPXE
+ * binary; a plain PXE ROM gets the binary over TFTP. The iPXE rule must come
+ * before the others: iPXE also calls itself PXEClient, and answering it
+ * with a binary makes it load itself again, forever.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dhcp/dhcp-policy.h"
+
+#define DHCP_SERVER_PORT 67
+
+/* ---- configuration ---- */
+
+static const struct {
+	uint16_t arch;
+	const char *binary;
+} default_arches[] = {
+	/* RFC 4578 §2.1 and the IANA "Processor Architecture Types" registry;
+	 * the mapping is Smee's. */
+	{ 0, "undionly.kpxe" },  /* x86 BIOS */
+	{ 1, "undionly.kpxe" },  /* NEC/PC98 */
+	{ 2, "undionly.kpxe" },  /* Itanium */
+	{ 3, "undionly.kpxe" },  /* DEC Alpha */
+	{ 4, "undionly.kpxe" },  /* Arc x86 */
+	{ 5, "undionly.kpxe" },  /* Intel Lean Client */
+	{ 6, "ipxe.efi" },       /* x86 UEFI */
+	{ 7, "ipxe.efi" },       /* x64 UEFI */
+	{ 8, "ipxe.efi" },       /* EFI Xscale */
+	{ 9, "ipxe.efi" },       /* EBC */
+	{ 10, "snp-arm64.efi" }, /* ARM 32-bit UEFI */
+	{ 11, "snp-arm64.efi" }, /* ARM 64-bit UEFI */
+	{ 15, "ipxe.efi" },      /* x86 UEFI HTTP */
+	{ 16, "ipxe.efi" },      /* x64 UEFI HTTP */
+	{ 18, "snp-arm64.efi" }, /* ARM 32-bit UEFI HTTP */
+	{ 19, "snp-arm64.efi" }, /* ARM 64-bit UEFI HTTP */
+	{ 20, "undionly.kpxe" }, /* x86 BIOS HTTP */
+	{ 41, "snp-arm64.efi" }, /* ARM 64-bit "uboot" (Raspberry Pi) */
+};
+
+static void ip_str(uint32_t ip, char out[16])
+{
+	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+}
+
+void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_ip)
+{
+	char ip[16];
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = DHCP_MODE_RESERVATION;
+	cfg->netboot = true;
+	cfg->server_id = cfg->http_ip = cfg->tftp_ip = public_ip;
+	cfg->lease_time = DHCP_DEFAULT_LEASE;
+	for (size_t i = 0; i < sizeof(default_arches) / sizeof(default_arches[0]); i++) {
+		cfg->arches[i].arch = default_arches[i].arch;
+		snprintf(cfg->arches[i].binary, sizeof(cfg->arches[i].binary), "%s",
+			 default_arches[i].binary);
+	}
+	cfg->narches = sizeof(default_arches) / sizeof(default_arches[0]);
+	ip_str(public_ip, ip);
+	snprintf(cfg->script_url, sizeof(cfg->script_url),
+		 "http://%s:7080/ipxe/script/{mac}/auto.ipxe", ip);
+	snprintf(cfg->binary_url, sizeof(cfg->binary_url),
+		 "http://%s:7080/ipxe/binary/{mac}/{binary}", ip);
+}
+
+const char *dhcp_policy_arch_binary(const struct dhcp_policy_config *cfg, uint16_t arch)
+{
+	for (size_t i = 0; i < cfg->narches && i < DHCP_POLICY_MAX_ARCHES; i++)
+		if (cfg->arches[i].arch == arch && cfg->arches[i].binary[0])
+			return cfg->arches[i].binary;
+	return NULL;
+}
+
+const char *dhcp_boot_name(enum dhcp_boot b)
+{
+	static const char *const names[DHCP_BOOT_MAX] = {
+		[DHCP_BOOT_NONE] = "none",
+		[DHCP_BOOT_EXPLICIT] = "explicit",
+		[DHCP_BOOT_IPXE_SCRIPT] = "ipxe-script",
+		[DHCP_BOOT_HTTP_BOOT] = "http-boot",
+		[DHCP_BOOT_PXE_BINARY] = "pxe-binary",
+		[DHCP_BOOT_NOT_ALLOWED] = "not-allowed",
+	};
+	return (unsigned)b < DHCP_BOOT_MAX ? names[b] : "unknown";
+}
+
+/* ---- helpers ---- */
+
+struct ctx {
+	const struct dhcp_packet *req;
+	const struct dhcp_host *host; /* NULL: no Hardware (auto-proxy, or a NAK) */
+	const struct dhcp_policy_config *cfg;
+	struct dhcp_reply *r;
+	struct dhcp_decision *d;
+	uint16_t port;
+	bool proxy;
+	char mac[18];
+};
+
+/* Appends n bytes of s to out (at *len, cap bytes with the NUL). */
+static int put(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+	if (n >= cap - *len)
+		return -ENAMETOOLONG;
+	memcpy(out + *len, s, n);
+	*len += n;
+	out[*len] = '\0';
+	return 0;
+}
+
+/* Expands "{mac}" and "{binary}" in pattern into out. */
+static int expand(const char *pattern, const char *mac, const char *binary, char *out, size_t cap)
+{
+	size_t len = 0;
+	int e = 0;
+
+	out[0] = '\0';
+	for (const char *p = pattern; *p && e == 0;) {
+		if (strncmp(p, "{mac}", 5) == 0) {
+			e = put(out, cap, &len, mac, strlen(mac));
+			p += 5;
+		} else if (binary && strncmp(p, "{binary}", 8) == 0) {
+			e = put(out, cap, &len, binary, strlen(binary));
+			p += 8;
+		} else {
+			e = put(out, cap, &len, p, 1);
+			p++;
+		}
+	}
+	return e;
+}
+
+/* Puts a boot file or URL into option 67 (required: never dropped to fit)
+ * and, when it fits, into the header's file field, which old PXE ROMs read
+ * instead of 67 (RFC 2132 §9.5). Records it in the decision. */
+static int set_bootfile(struct ctx *c, const char *file)
+{
+	size_t n = strlen(file);
+	int e;
+
+	if (n >= sizeof(c->d->file))
+		return -ENAMETOOLONG;
+	memcpy(c->d->file, file, n + 1);
+	memset(c->r->file, 0, sizeof(c->r->file));
+	if (n < sizeof(c->r->file))
+		memcpy(c->r->file, file, n);
+	if ((e = dhcp_reply_set_string(c->r, DHCP_OPT_BOOTFILE, file)) < 0)
+		return e;
+	dhcp_reply_require(c->r, DHCP_OPT_BOOTFILE);
+	return 0;
+}
+
+static int silent(struct ctx *c, const char *why)
+{
+	c->d->why = why;
+	return 0;
+}
+
+/* A netboot client (reference §3): option 60 starts with PXEClient or
+ * HTTPClient, options 93 and 94 present, and 97 absent or well formed
+ * (RFC 4578 §2.3: type 0 and 16 bytes). */
+static bool netboot_client(const struct dhcp_packet *req, uint16_t *ret_arch)
+{
+	uint16_t arch;
+	size_t n = 0;
+	uint8_t guid[16];
+
+	if (!dhcp_vendor_class_prefix(req, "PXEClient") &&
+	    !dhcp_vendor_class_prefix(req, "HTTPClient"))
+		return false;
+	if (dhcp_client_arch(req, &arch, 1, &n) < 0 || n == 0)
+		return false;
+	if (!dhcp_opt_present(req, DHCP_OPT_CLIENT_NDI))
+		return false;
+	if (dhcp_opt_present(req, DHCP_OPT_CLIENT_GUID) && dhcp_client_guid(req, guid) < 0)
+		return false;
+	*ret_arch = arch;
+	return true;
+}
+
+/* ---- the boot decision ---- */
+
+/* Hardware tftp_server_name / boot_file_name: options 66 and 67 and the
+ * header's siaddr (when the name is an address), sname and file. */
+static int boot_explicit(struct ctx *c)
+{
+	const struct dhcp_host *h = c->host;
+	uint32_t a = 0;
+	int e;
+
+	c->d->boot = DHCP_BOOT_EXPLICIT;
+	if (h->tftp_server_name[0]) {
+		size_t n = strlen(h->tftp_server_name);
+		struct in_addr in;
+		/* A dotted quad becomes siaddr too, for PXE ROMs that ignore
+		 * option 66; a host name cannot. */
+		if (inet_pton(AF_INET, h->tftp_server_name, &in) == 1)
+			a = ntohl(in.s_addr);
+		c->r->siaddr = a;
+		if (n < sizeof(c->r->sname))
+			memcpy(c->r->sname, h->tftp_server_name, n);
+		if ((e = dhcp_reply_set_string(c->r, DHCP_OPT_TFTP_SERVER, h->tftp_server_name)) <
+		    0)
+			return e;
+		dhcp_reply_require(c->r, DHCP_OPT_TFTP_SERVER);
+	}
+	return set_bootfile(c, h->boot_file_name);
+}
+
+/* Option 43 with PXE discovery control = 8 (PXE 2.1 §2.2.5: boot from the
+ * file name, no boot server discovery), and option 60 when it is to be
+ * sent; both required. */
+static int netboot_options(struct ctx *c, const char *vendor_class)
+{
+	static const uint8_t eight = 0x08;
+	const struct dhcp_subopt sub = { DHCP_PXE_DISCOVERY_CONTROL, 1, &eight };
+	int e;
+
+	if ((e = dhcp_reply_set_suboptions(c->r, DHCP_OPT_VENDOR_SPECIFIC, &sub, 1)) < 0)
+		return e;
+	dhcp_reply_require(c->r, DHCP_OPT_VENDOR_SPECIFIC);
+	if (vendor_class) {
+		if ((e = dhcp_reply_set_string(c->r, DHCP_OPT_VENDOR_CLASS, vendor_class)) < 0)
+			return e;
+		dhcp_reply_require(c->r, DHCP_OPT_VENDOR_CLASS);
+	}
+	return 0;
+}
+
+/* Returns 0 with the boot information in the reply (or none), 1 when the
+ * request must go unanswered (c->d->why set), or a negative errno. */
+static int boot_choose(struct ctx *c)
+{
+	const struct dhcp_packet *req = c->req;
+	const struct dhcp_host *h = c->host;
+	char url[DHCP_POLICY_URL_MAX + 1];
+	const char *bin;
+	uint16_t arch = 0;
+	bool http, allowed;
+	int e;
+
+	/* (a) Explicit boot information is plain DHCP configuration: it
+	 * applies to every client and replaces the netboot defaults. */
+	if (h && h->boot_file_name[0])
+		return boot_explicit(c);
+	if (!c->cfg->netboot || !netboot_client(req, &arch))
+		return 0;
+
+	/* UEFI HTTP Boot: OVMF sends "HTTPClient:Arch:00016:..." and ignores
+	 * an offer that does not echo "HTTPClient" (LABNOTES). Matched by
+	 * prefix, or by the x64 HTTP arch alone. */
+	http = dhcp_vendor_class_prefix(req, "HTTPClient") || arch == 16;
+	/* In proxy mode the vendor class is always sent (PXE 2.1 §2.2.5: a
+	 * proxy offer is recognised by it); in reservation mode only the
+	 * HTTPClient echo, as Smee does. */
+	if ((e = netboot_options(c, http ? "HTTPClient" : c->proxy ? "PXEClient" : NULL)) < 0)
+		return e;
+
+	/* allowPXE must be true; auto-proxy answers machines without
+	 * Hardware (discovery). */
+	allowed = h ? h->allow_pxe == DHCP_TRUE : c->cfg->mode == DHCP_MODE_AUTO_PROXY;
+	if (!allowed) {
+		c->d->boot = DHCP_BOOT_NOT_ALLOWED;
+		c->r->siaddr = 0;
+		if (c->proxy) {
+			snprintf(url, sizeof(url), "/%s/netboot-not-allowed", c->mac);
+			return set_bootfile(c, url);
+		}
+		return set_bootfile(c, "/netboot-not-allowed");
+	}
+
+	/* (b) iPXE, ours ("Tinkerbell", set by the embedded script) or any
+	 * other (QEMU's NIC ROM, a chained ipxe.efi): the script. This rule
+	 * comes before (c) and (d), or iPXE loops loading itself. */
+	if (dhcp_has_user_class(req, "iPXE") || dhcp_has_user_class(req, "Tinkerbell")) {
+		c->d->boot = DHCP_BOOT_IPXE_SCRIPT;
+		c->r->siaddr = c->cfg->http_ip;
+		if (h && h->ipxe_url[0])
+			return set_bootfile(c, h->ipxe_url);
+		if ((e = expand(c->cfg->script_url, c->mac, NULL, url, sizeof(url))) < 0)
+			return e;
+		return set_bootfile(c, url);
+	}
+
+	/* (c) and (d) need a binary for the client's architecture: the
+	 * Hardware's own, else the table's. Smee: an unknown arch gets no
+	 * reply at all. */
+	bin = h && h->ipxe_binary[0] ? h->ipxe_binary : dhcp_policy_arch_binary(c->cfg, arch);
+	if (!bin) {
+		c->d->why = "unknown-arch";
+		return 1;
+	}
+	if (http) {
+		c->d->boot = DHCP_BOOT_HTTP_BOOT;
+		c->r->siaddr = c->cfg->http_ip;
+		if ((e = expand(c->cfg->binary_url, c->mac, bin, url, sizeof(url))) < 0)
+			return e;
+		return set_bootfile(c, url);
+	}
+	/* (d) A PXE ROM: the binary over TFTP from siaddr / option 66. */
+	c->d->boot = DHCP_BOOT_PXE_BINARY;
+	c->r->siaddr = c->cfg->tftp_ip;
+	ip_str(c->cfg->tftp_ip, url);
+	if ((e = dhcp_reply_set_string(c->r, DHCP_OPT_TFTP_SERVER, url)) < 0)
+		return e;
+	return set_bootfile(c, bin);
+}
+
+/* ---- reservation mode ---- */
+
+/* The network configuration of the host (reference §3 table). */
+static int host_options(struct ctx *c)
+{
+	const struct dhcp_host *h = c->host;
+	struct dhcp_reply *r = c->r;
+	int e = 0;
+
+	if (h->netmask && (e = dhcp_reply_set_ip(r, DHCP_OPT_SUBNET_MASK, h->netmask)) < 0)
+		return e;
+	if (h->gateway && (e = dhcp_reply_set_ips(r, DHCP_OPT_ROUTER, &h->gateway, 1)) < 0)
+		return e;
+	if (h->ndns && (e = dhcp_reply_set_ips(r, DHCP_OPT_DNS, h->dns, h->ndns)) < 0)
+		return e;
+	if (h->hostname[0] && (e = dhcp_reply_set_string(r, DHCP_OPT_HOSTNAME, h->hostname)) < 0)
+		return e;
+	if (h->domain[0]) {
+		const char *search = h->domain;
+		if ((e = dhcp_reply_set_string(r, DHCP_OPT_DOMAIN_NAME, h->domain)) < 0)
+			return e;
+		/* 119 = the domain, as Smee does. A domain that is not a
+		 * valid DNS name (-EINVAL) still goes out as option 15,
+		 * which is free text, but cannot be encoded as 119. */
+		e = dhcp_reply_set_domain_search(r, &search, 1);
+		if (e < 0 && e != -EINVAL)
+			return e;
+	}
+	if (h->netmask && h->ip &&
+	    (e = dhcp_reply_set_ip(r, DHCP_OPT_BROADCAST, (h->ip & h->netmask) | ~h->netmask)) < 0)
+		return e;
+	if (h->nntp && (e = dhcp_reply_set_ips(r, DHCP_OPT_NTP, h->ntp, h->nntp)) < 0)
+		return e;
+	/* RFC 3442 §2: a client that takes 121 ignores option 3; the routes
+	 * are sent as the Hardware gives them, as Smee does. */
+	if (h->nroutes && (e = dhcp_reply_set_routes(r, h->routes, h->nroutes)) < 0)
+		return e;
+	if (c->cfg->syslog_ip &&
+	    (e = dhcp_reply_set_ips(r, DHCP_OPT_LOG_SERVER, &c->cfg->syslog_ip, 1)) < 0)
+		return e;
+	return 0;
+}
+
+/* Echoes the client identifier (RFC 6842 §3) and relay agent information
+ * (RFC 3046 §2.2) when the request has them. */
+static int echo_ids(struct ctx *c)
+{
+	int e = dhcp_reply_echo(c->r, c->req, DHCP_OPT_CLIENT_ID);
+
+	if (e < 0 && e != -ENOENT)
+		return e;
+	e = dhcp_reply_echo(c->r, c->req, DHCP_OPT_RELAY_AGENT);
+	return e == -ENOENT ? 0 : e;
+}
+
+/* Where a reply goes, RFC 2131 §4.1: to the relay, else a NAK broadcast,
+ * else to ciaddr, else broadcast if the client asked, else to yiaddr. */
+static void route_reply(struct ctx *c)
+{
+	const struct dhcp_packet *req = c->req;
+	struct dhcp_decision *d = c->d;
+
+	if (c->port == DHCP_PROXY_PORT) {
+		d->dest = DHCP_DEST_SOURCE;
+		d->dest_ip = req->ciaddr;
+	} else if (req->giaddr) {
+		d->dest = DHCP_DEST_RELAY;
+		d->dest_ip = req->giaddr;
+	} else if (d->type != DHCP_NAK && req->ciaddr) {
+		d->dest = DHCP_DEST_CIADDR;
+		d->dest_ip = req->ciaddr;
+	} else if (d->type == DHCP_NAK || (req->flags & DHCP_FLAG_BROADCAST) || !c->r->yiaddr) {
+		d->dest = DHCP_DEST_BROADCAST;
+		d->dest_ip = 0xffffffffu;
+	} else {
+		d->dest = DHCP_DEST_UNICAST;
+		d->dest_ip = c->r->yiaddr;
+	}
+}
+
+static int finish(struct ctx *c, enum dhcp_msg_type type, const char *why)
+{
+	c->d->type = type;
+	c->d->why = why;
+	c->d->yiaddr = c->r->yiaddr;
+	route_reply(c);
+	return 1;
+}
+
+/* RFC 2131 §4.3.2: a DHCPNAK carries only 53, 54 and a message (table 3),
+ * plus the echoed identifiers; through a relay it has the broadcast bit. */
+static int nak(struct ctx *c, const char *why)
+{
+	int e;
+
+	dhcp_reply_init(c->r, c->req, DHCP_NAK);
+	if ((e = dhcp_reply_set_ip(c->r, DHCP_OPT_SERVER_ID, c->cfg->server_id)) < 0 ||
+	    (e = dhcp_reply_set_string(c->r, DHCP_OPT_MESSAGE,
+				       "requested address is not reserved for this client")) < 0 ||
+	    (e = echo_ids(c)) < 0)
+		return e;
+	if (c->req->giaddr)
+		c->r->flags |= DHCP_FLAG_BROADCAST;
+	return finish(c, DHCP_NAK, why);
+}
+
+/* OFFER or ACK of the reserved address; INFORM's ACK (RFC 2131 §4.3.5)
+ * without yiaddr and lease times and without netboot. */
+static int lease_reply(struct ctx *c, enum dhcp_msg_type type, bool inform, const char *why)
+{
+	const struct dhcp_host *h = c->host;
+	struct dhcp_reply *r = c->r;
+	uint32_t lease = h->lease_time ? h->lease_time : c->cfg->lease_time;
+	int e;
+
+	if (!lease)
+		lease = DHCP_DEFAULT_LEASE;
+	dhcp_reply_init(r, c->req, type);
+	if ((e = dhcp_reply_set_ip(r, DHCP_OPT_SERVER_ID, c->cfg->server_id)) < 0)
+		return e;
+	if (!inform) {
+		r->yiaddr = h->ip;
+		/* T1 = 50%, T2 = 87.5% of the lease (RFC 2131 §4.4.5); none
+		 * for an infinite lease. */
+		if ((e = dhcp_reply_set_u32(r, DHCP_OPT_LEASE_TIME, lease)) < 0)
+			return e;
+		if (lease != UINT32_MAX &&
+		    ((e = dhcp_reply_set_u32(r, DHCP_OPT_RENEWAL_TIME, lease / 2)) < 0 ||
+		     (e = dhcp_reply_set_u32(r, DHCP_OPT_REBINDING_TIME,
+					     (uint32_t)((uint64_t)lease * 7 / 8))) < 0))
+			return e;
+		c->d->lease_time = lease;
+	}
+	if ((e = host_options(c)) < 0 || (e = echo_ids(c)) < 0)
+		return e;
+	if (inform) {
+		if (h->boot_file_name[0] && (e = boot_explicit(c)) < 0)
+			return e;
+	} else if ((e = boot_choose(c)) != 0) {
+		c->d->lease_time = 0;
+		return e < 0 ? e : 0; /* 1: silent, why already set */
+	}
+	return finish(c, type, why);
+}
+
+static int reservation(struct ctx *c)
+{
+	const struct dhcp_packet *req = c->req;
+	const struct dhcp_host *h = c->host;
+	uint32_t sid = 0, want = 0;
+	bool has_sid = dhcp_opt_ip(req, DHCP_OPT_SERVER_ID, &sid) == 0;
+	bool has_want = dhcp_opt_ip(req, DHCP_OPT_REQUESTED_IP, &want) == 0;
+
+	if (!h) {
+		/* RFC 2131 §4.3.2: a client in SELECTING state that chose us
+		 * (option 54 = ours) while its reservation went away gets a
+		 * NAK, so that it starts over at once. In INIT-REBOOT the
+		 * server "MUST remain silent" when it has no record of the
+		 * client; in RENEWING/REBINDING we cannot tell, without the
+		 * destination address, whether the request was meant for us,
+		 * so we stay silent too and let the lease run out. Every
+		 * other message from an unknown MAC is ignored (Smee). */
+		if (req->msg_type == DHCP_REQUEST && has_sid && sid == c->cfg->server_id)
+			return nak(c, "nak-no-reservation");
+		return silent(c, "unknown-mac");
+	}
+	if (!h->ip)
+		return silent(c, "no-address");
+
+	switch (req->msg_type) {
+	case DHCP_DISCOVER: return lease_reply(c, DHCP_OFFER, false, "offer");
+	case DHCP_REQUEST:
+		if (has_sid) {
+			/* SELECTING (§4.3.2): the client chose a server; if
+			 * not us, our offer is declined: stay silent. */
+			if (sid != c->cfg->server_id)
+				return silent(c, "wrong-server-id");
+			if (!has_want)
+				want = req->ciaddr;
+		} else if (!has_want) {
+			/* RENEWING (unicast) or REBINDING (broadcast):
+			 * ciaddr is the address in use. */
+			if (!req->ciaddr)
+				return silent(c, "bad-request");
+			want = req->ciaddr;
+		}
+		/* INIT-REBOOT (50 without 54) lands here with want = 50.
+		 * The reservation is the only address this client may
+		 * have: any other address, on this subnet or another, is
+		 * wrong and gets a NAK (§4.3.2 "SHOULD send a DHCPNAK"). */
+		if (want != h->ip)
+			return nak(c, "nak-wrong-address");
+		return lease_reply(c, DHCP_ACK, false, "ack");
+	case DHCP_DECLINE:
+	case DHCP_RELEASE:
+		/* No answer is defined (§4.3.3, §4.3.4); the caller records
+		 * them when they are for us. */
+		if (has_sid && sid != c->cfg->server_id)
+			return silent(c, "wrong-server-id");
+		return silent(c, req->msg_type == DHCP_DECLINE ? "decline" : "release");
+	case DHCP_INFORM: return lease_reply(c, DHCP_ACK, true, "inform");
+	default: return silent(c, "unsupported-type");
+	}
+}
+
+/* ---- proxy modes ---- */
+
+/* PXE 2.1 §2.2.5 (ProxyDHCP): a DISCOVER on port 67 gets an OFFER, a
+ * REQUEST to port 4011 an ACK; neither has an address or lease options,
+ * both name us in 54 and carry 60, 43 and the client's 97. A REQUEST on
+ * port 67 is the client taking the address another server offered: not
+ * ours to answer. iPXE and EDK2 use the proxy offer when no ACK from 4011
+ * comes back, which is why Smee works without that port. */
+static int proxy(struct ctx *c)
+{
+	const struct dhcp_packet *req = c->req;
+	enum dhcp_msg_type type;
+	uint16_t arch;
+	int e;
+
+	if (!c->host && c->cfg->mode == DHCP_MODE_PROXY)
+		return silent(c, "unknown-mac");
+	if (req->msg_type == DHCP_DISCOVER && c->port == DHCP_SERVER_PORT)
+		type = DHCP_OFFER;
+	else if (req->msg_type == DHCP_REQUEST && c->port == DHCP_PROXY_PORT)
+		type = DHCP_ACK;
+	else
+		return silent(c, "not-for-proxy");
+	if (!netboot_client(req, &arch))
+		return silent(c, "not-netboot");
+	if (!c->cfg->netboot)
+		return silent(c, "netboot-disabled");
+
+	dhcp_reply_init(c->r, req, type);
+	if ((e = dhcp_reply_set_ip(c->r, DHCP_OPT_SERVER_ID, c->cfg->server_id)) < 0)
+		return e;
+	e = dhcp_reply_echo(c->r, req, DHCP_OPT_CLIENT_GUID);
+	if (e < 0 && e != -ENOENT)
+		return e;
+	e = dhcp_reply_echo(c->r, req, DHCP_OPT_RELAY_AGENT);
+	if (e < 0 && e != -ENOENT)
+		return e;
+	if ((e = boot_choose(c)) != 0)
+		return e < 0 ? e : 0;
+	/* Explicit boot files skip netboot_options: a proxy offer still
+	 * needs 60 and 43 to be taken as one. */
+	if (!dhcp_reply_has(c->r, DHCP_OPT_VENDOR_CLASS) &&
+	    (e = netboot_options(c, "PXEClient")) < 0)
+		return e;
+	return finish(c, type, type == DHCP_OFFER ? "proxy-offer" : "proxy-ack");
+}
+
+/* ---- entry point ---- */
+
+int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_host *host,
+		const struct dhcp_policy_config *cfg, struct dhcp_reply *reply,
+		struct dhcp_decision *ret)
+{
+	struct ctx c;
+
+	if (!ret)
+		return -EINVAL;
+	memset(ret, 0, sizeof(*ret));
+	ret->why = "internal-error";
+	if (!req || !cfg || !reply || (unsigned)cfg->mode >= DHCP_MODE_MAX ||
+	    (port != DHCP_SERVER_PORT && port != DHCP_PROXY_PORT))
+		return -EINVAL;
+	c = (struct ctx){ .req = req,
+			  .host = host,
+			  .cfg = cfg,
+			  .r = reply,
+			  .d = ret,
+			  .port = port,
+			  .proxy = cfg->mode != DHCP_MODE_RESERVATION };
+	if (req->op != DHCP_BOOTREQUEST)
+		return silent(&c, "not-a-request");
+	if (req->htype != 1 || req->hlen != 6)
+		return silent(&c, "not-ethernet");
+	if (host && memcmp(host->mac, req->chaddr, 6) != 0)
+		return -EINVAL;
+	snprintf(c.mac, sizeof(c.mac), "%02x:%02x:%02x:%02x:%02x:%02x", req->chaddr[0],
+		 req->chaddr[1], req->chaddr[2], req->chaddr[3], req->chaddr[4], req->chaddr[5]);
+	/* Port 4011 is the PXE boot server port: only a proxy listens there. */
+	if (port == DHCP_PROXY_PORT && !c.proxy)
+		return silent(&c, "not-proxy-mode");
+	/* disableDhcp: this interface gets nothing from us, in any mode. */
+	if (host && host->disable_dhcp)
+		return silent(&c, "dhcp-disabled");
+	return c.proxy ? proxy(&c) : reservation(&c);
+}
