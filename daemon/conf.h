@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/log.h"
 #include "store/store.h"
@@ -18,6 +19,38 @@
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/ironbell/ironbell.yaml"
 #define CONFIG_MAX_SIZE (1024 * 1024)
 #define CONFIG_EXIT_STATUS 78 /* EX_CONFIG */
+
+#define CONFIG_DHCP_MAX_INTERFACES 64 /* dhcp.interfaces entries */
+#define CONFIG_IFNAME_MAX 15          /* bytes of an interface name (IFNAMSIZ - 1) */
+#define CONFIG_DHCP_MAX_ARCH 32       /* dhcp.arch entries; with the 17 built-in
+				       * ones they fit DHCP_POLICY_MAX_ARCHES */
+#define CONFIG_BINARY_MAX 63          /* bytes of a binary file name (DHCP_HOST_BINARY_MAX) */
+#define CONFIG_URL_MAX 160            /* bytes of dhcp.http_base_url: room for
+				       * "/ipxe/binary/<mac>/<binary>" in a
+				       * 255-byte URL */
+
+/* dhcp.mode; the same order as enum dhcp_mode (dhcp/dhcp-policy.h). */
+enum config_dhcp_mode {
+	CONFIG_DHCP_RESERVATION,
+	CONFIG_DHCP_PROXY,
+	CONFIG_DHCP_AUTO_PROXY,
+	CONFIG_DHCP_MODE_MAX
+};
+
+/* A bounded list of interface names, stored inline (nothing to free). */
+struct config_ifnames {
+	unsigned n;
+	char name[CONFIG_DHCP_MAX_INTERFACES][CONFIG_IFNAME_MAX + 1];
+};
+
+/* Overrides of the built-in option 93 -> binary table, in file order. */
+struct config_arch_map {
+	unsigned n;
+	struct config_arch_binary {
+		uint16_t code; /* option 93 value (RFC 4578 §2.1) */
+		char binary[CONFIG_BINARY_MAX + 1];
+	} e[CONFIG_DHCP_MAX_ARCH];
+};
 
 struct ib_config {
 	char *path; /* the file it was read from */
@@ -43,6 +76,23 @@ struct ib_config {
 	struct store_options store; /* store.changes_retention (100000),
 				     * store.events_retention (10000),
 				     * store.batch_max (1024) */
+
+	/* The DHCP server; it reads these at start, so a change needs a
+	 * restart. IPv4 addresses are in host byte order, 0 meaning unset. */
+	struct {
+		bool enabled;               /* dhcp.enabled, default false */
+		enum config_dhcp_mode mode; /* dhcp.mode, default reservation */
+		struct config_ifnames interfaces; /* dhcp.interfaces; empty: every interface */
+		uint32_t server_address;    /* option 54 / siaddr; 0: the receiving
+					     * interface's address */
+		uint32_t public_address;    /* in URLs; 0: server_address */
+		uint32_t tftp_address;      /* TFTP server; 0: public_address */
+		char *http_base_url;        /* http:// or https://, NULL:
+					     * http://<public_address>:<http.listen port> */
+		uint32_t syslog_address;    /* option 7; 0: not sent */
+		uint32_t lease_time;        /* seconds, 60..31536000, default 86400 */
+		struct config_arch_map arch; /* overrides of the built-in arch table */
+	} dhcp;
 };
 
 /* Reads and checks the file at path. On success returns 0 and a new

@@ -8,18 +8,24 @@
  * so a later subsystem (dhcp:, tftp:, ...) adds a section row and a table;
  * nested sections nest the same way. The walker, the defaults, the duplicate
  * and unknown-key checks and config_free() all run off the tables; a type is
- * one parse function in cfg_types[]. Rules that tie several keys together
- * (api.listen needs api.token_file) are functions in cfg_checks[], run after
- * the walk with the location of every key that was set.
+ * one parse function in cfg_types[]. Most values are scalars; a list type
+ * (dhcp.interfaces) parses each item of a sequence into a bounded inline
+ * array, and a table type (dhcp.arch) each pair of a mapping whose keys
+ * are data, so a snapshot holds no pointer but its strings. Rules that tie
+ * several keys together (api.listen needs api.token_file) are functions in
+ * cfg_checks[], run after the walk with the location of every key that
+ * was set.
  *
  * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
  * libyaml's document loader, whose nodes carry their marks; aliases are not
- * expanded, and the walk descends only into section rows, so neither a
- * cycle nor a deep document can make it recurse. Quoting never changes the
- * meaning of a value; a null value (empty, "~", "null") leaves the default.
+ * expanded, and the walk descends only into section rows (and one level
+ * into the items of list and table rows), so neither a cycle nor a deep
+ * document can make it recurse. Quoting never changes the meaning of a
+ * value; a null value (empty, "~", "null") leaves the default.
  *
  * The defaults go through the same parse functions as the file's values, so
- * a default that breaks a rule fails config_new_default() (and its test). */
+ * a default that breaks a rule fails config_new_default() (and its test);
+ * a list or table row starts empty, and its default must say "[]" or "{}". */
 #include "config.h"
 
 #include <assert.h>
@@ -61,6 +67,12 @@ enum cfg_type {
 	CFG_LISTEN,    /* char *, "host:port", "[v6]:port" or ":port" */
 	CFG_UINT,      /* an unsigned integer field of .size bytes, in min..max */
 	CFG_SIZE,      /* the same, bytes, with an optional KiB/MiB/GiB suffix */
+	CFG_BOOL,      /* bool, true or false */
+	CFG_DHCP_MODE, /* enum config_dhcp_mode */
+	CFG_IPV4,      /* uint32_t, host byte order, a unicast IPv4 address */
+	CFG_URL,       /* char *, an http:// or https:// base URL */
+	CFG_IFNAMES,   /* struct config_ifnames, a sequence of interface names */
+	CFG_ARCH_MAP,  /* struct config_arch_map, a mapping of code: binary */
 	CFG_TYPE_MAX
 };
 
@@ -111,6 +123,30 @@ static const struct cfg_key cfg_store_keys[] = {
 	{ 0 }
 };
 
+static const struct cfg_key cfg_dhcp_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(dhcp.enabled), 0, 0, "false", NULL,
+	  "run the DHCP server" },
+	{ "mode", CFG_DHCP_MODE, FIELD(dhcp.mode), 0, 0, "reservation", NULL,
+	  "reservation, proxy or auto-proxy" },
+	{ "interfaces", CFG_IFNAMES, FIELD(dhcp.interfaces), 0, 0, "[]", NULL,
+	  "interfaces to serve; empty: every interface" },
+	{ "server_address", CFG_IPV4, FIELD(dhcp.server_address), 0, 0, NULL, NULL,
+	  "option 54 and siaddr; unset: the receiving interface's address" },
+	{ "public_address", CFG_IPV4, FIELD(dhcp.public_address), 0, 0, NULL, NULL,
+	  "address in URLs handed to machines; unset: server_address" },
+	{ "tftp_address", CFG_IPV4, FIELD(dhcp.tftp_address), 0, 0, NULL, NULL,
+	  "address of the TFTP server; unset: public_address" },
+	{ "http_base_url", CFG_URL, FIELD(dhcp.http_base_url), 0, 0, NULL, NULL,
+	  "base URL of iPXE scripts and binaries" },
+	{ "syslog_address", CFG_IPV4, FIELD(dhcp.syslog_address), 0, 0, NULL, NULL,
+	  "option 7; unset: not sent" },
+	{ "lease_time", CFG_UINT, FIELD(dhcp.lease_time), 60, 31536000, "86400", NULL,
+	  "lease seconds when a Hardware sets none" },
+	{ "arch", CFG_ARCH_MAP, FIELD(dhcp.arch), 0, 0, "{}", NULL,
+	  "option 93 code: binary, overriding the built-in table" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -119,6 +155,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "api", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_api_keys, "the admin API" },
 	{ "http", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_http_keys, "the public HTTP listener" },
 	{ "store", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_store_keys, "the database" },
+	{ "dhcp", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_dhcp_keys, "the DHCP server" },
 	{ 0 }
 };
 
@@ -130,10 +167,30 @@ static const struct cfg_key cfg_top_keys[] = {
 typedef int (*cfg_parse_fn)(const struct cfg_key *k, const char *s, size_t n, void *field,
 			    char *msg, size_t msglen);
 
+/* A mapping type's parse function checks one pair (key ks/kn, value
+ * vs/vn) and adds it to field; on -EINVAL it sets *at_key when the key,
+ * not the value, is at fault. */
+typedef int (*cfg_pair_fn)(const struct cfg_key *k, const char *ks, size_t kn, const char *vs,
+			   size_t vn, void *field, char *msg, size_t msglen, bool *at_key);
+
+/* What YAML node a type's value is. A sequence type's parse function adds
+ * one item to the field; a sequence or mapping type starts empty, and its
+ * default is written "[]" or "{}". */
+enum cfg_node {
+	CFG_NODE_SCALAR,
+	CFG_NODE_SEQUENCE,
+	CFG_NODE_MAPPING,
+	CFG_NODE_MAX
+};
+
 struct cfg_type_info {
 	const char *expected; /* "expected %s, got a mapping" */
 	cfg_parse_fn parse;
 	bool owns_string;     /* the field is a char * that config_free() frees */
+	enum cfg_node node;
+	const char *item;     /* CFG_NODE_SEQUENCE, CFG_NODE_MAPPING: what an item
+			       * (a value) is, for "expected %s" */
+	cfg_pair_fn parse_pair; /* CFG_NODE_MAPPING */
 };
 
 /* Writes s (n bytes) into out as an escaped string literal of at most
@@ -437,15 +494,199 @@ static int parse_size(const struct cfg_key *k, const char *s, size_t n, void *fi
 	return 0;
 }
 
+static int parse_bool(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF];
+	if (n == 4 && memcmp(s, "true", 4) == 0) {
+		*(bool *)field = true;
+		return 0;
+	}
+	if (n == 5 && memcmp(s, "false", 5) == 0) {
+		*(bool *)field = false;
+		return 0;
+	}
+	snprintf(msg, msglen, "%s is not true or false", cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
+static const char *const cfg_dhcp_modes[CONFIG_DHCP_MODE_MAX] = {
+	[CONFIG_DHCP_RESERVATION] = "reservation",
+	[CONFIG_DHCP_PROXY] = "proxy",
+	[CONFIG_DHCP_AUTO_PROXY] = "auto-proxy",
+};
+
+static int parse_dhcp_mode(const struct cfg_key *k, const char *s, size_t n, void *field,
+			   char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF];
+	for (int i = 0; i < CONFIG_DHCP_MODE_MAX; i++)
+		if (strlen(cfg_dhcp_modes[i]) == n && memcmp(s, cfg_dhcp_modes[i], n) == 0) {
+			*(enum config_dhcp_mode *)field = (enum config_dhcp_mode)i;
+			return 0;
+		}
+	snprintf(msg, msglen, "%s is not one of reservation, proxy, auto-proxy",
+		 cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
+/* Dotted quad only, as inet_pton reads it (no leading zeros, no short
+ * forms); a host address, so not 0.0.0.0 (which means unset), not
+ * multicast and not 255.255.255.255. */
+static int parse_ipv4(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF], addr[INET_ADDRSTRLEN];
+	struct in_addr in;
+	if (n == 0 || n >= sizeof(addr))
+		goto bad;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		goto bad;
+	uint32_t v = ntohl(in.s_addr);
+	if (v == 0 || v == UINT32_MAX || (v >> 28) == 0xe) {
+		snprintf(msg, msglen, "%s is not a unicast host address",
+			 cfg_quote(q, sizeof(q), s, n));
+		return -EINVAL;
+	}
+	*(uint32_t *)field = v;
+	return 0;
+bad:
+	snprintf(msg, msglen, "%s is not an IPv4 address", cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
+/* http:// or https://, a host, then visible ASCII without a query or a
+ * fragment: paths are appended to it. */
+static int parse_url(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		     size_t msglen)
+{
+	char q[QUOTE_BUF];
+	size_t p = 0;
+	if (n > CONFIG_URL_MAX) {
+		snprintf(msg, msglen, "%s is longer than %d bytes", cfg_quote(q, sizeof(q), s, n),
+			 CONFIG_URL_MAX);
+		return -EINVAL;
+	}
+	if (n >= 7 && memcmp(s, "http://", 7) == 0)
+		p = 7;
+	else if (n >= 8 && memcmp(s, "https://", 8) == 0)
+		p = 8;
+	if (p == 0 || p == n || s[p] == '/' || s[p] == ':')
+		goto bad;
+	for (size_t i = p; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == '?' ||
+		    s[i] == '#')
+			goto bad;
+	return cfg_set_string(field, s, n);
+bad:
+	snprintf(msg, msglen,
+		 "%s is not an http:// or https:// URL (with a host, without a query or a fragment)",
+		 cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
+/* An interface name as the kernel accepts one (dev_valid_name): 1 to 15
+ * bytes, not "." or "..", without '/', ':' or white space. Adds it to the
+ * list. */
+static int parse_ifname(const struct cfg_key *k, const char *s, size_t n, void *field,
+			char *msg, size_t msglen)
+{
+	char q[QUOTE_BUF];
+	struct config_ifnames *l = field;
+	bool ok = n >= 1 && n <= CONFIG_IFNAME_MAX && !(n == 1 && s[0] == '.') &&
+		  !(n == 2 && s[0] == '.' && s[1] == '.');
+	for (size_t i = 0; ok && i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == '/' ||
+		    s[i] == ':')
+			ok = false;
+	if (!ok) {
+		snprintf(msg, msglen,
+			 "%s is not an interface name (1 to %d characters, not \".\" or \"..\", "
+			 "without '/', ':' or white space)",
+			 cfg_quote(q, sizeof(q), s, n), CONFIG_IFNAME_MAX);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < l->n; i++)
+		if (strlen(l->name[i]) == n && memcmp(l->name[i], s, n) == 0) {
+			snprintf(msg, msglen, "%s is listed twice", cfg_quote(q, sizeof(q), s, n));
+			return -EINVAL;
+		}
+	if (l->n == CONFIG_DHCP_MAX_INTERFACES) {
+		snprintf(msg, msglen, "more than %d interfaces", CONFIG_DHCP_MAX_INTERFACES);
+		return -EINVAL;
+	}
+	memcpy(l->name[l->n], s, n);
+	l->name[l->n][n] = '\0';
+	l->n++;
+	return 0;
+}
+
+/* code: binary. The code is option 93's value, 0..65535; the binary a file
+ * name served over TFTP and HTTP: [A-Za-z0-9._-], not starting with '.'. */
+static int parse_arch_pair(const struct cfg_key *k, const char *ks, size_t kn, const char *vs,
+			   size_t vn, void *field, char *msg, size_t msglen, bool *at_key)
+{
+	char q[QUOTE_BUF];
+	struct config_arch_map *m = field;
+	uint64_t code;
+	bool ok = vn >= 1 && vn <= CONFIG_BINARY_MAX && vs[0] != '.';
+	*at_key = true;
+	if (num_parse_u64(ks, kn, 65535, &code) < 0) {
+		snprintf(msg, msglen, "%s is not an architecture code (0..65535)",
+			 cfg_quote(q, sizeof(q), ks, kn));
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->e[i].code == code) {
+			snprintf(msg, msglen, "code %" PRIu64 " is given twice", code);
+			return -EINVAL;
+		}
+	if (m->n == CONFIG_DHCP_MAX_ARCH) {
+		snprintf(msg, msglen, "more than %d entries", CONFIG_DHCP_MAX_ARCH);
+		return -EINVAL;
+	}
+	*at_key = false;
+	for (size_t i = 0; ok && i < vn; i++) {
+		char c = vs[i];
+		ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		     c == '.' || c == '_' || c == '-';
+	}
+	if (!ok) {
+		snprintf(msg, msglen,
+			 "%" PRIu64 ": %s is not a file name (1 to %d of A-Z a-z 0-9 . _ -, "
+			 "not starting with '.')",
+			 code, cfg_quote(q, sizeof(q), vs, vn), CONFIG_BINARY_MAX);
+		return -EINVAL;
+	}
+	m->e[m->n].code = (uint16_t)code;
+	memcpy(m->e[m->n].binary, vs, vn);
+	m->e[m->n].binary[vn] = '\0';
+	m->n++;
+	return 0;
+}
+
 static const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
-	[CFG_SECTION] = { "a mapping", NULL, false },
-	[CFG_LOG_LEVEL] = { "one of error, warn, info, debug", parse_log_level, false },
-	[CFG_PATH] = { "an absolute path", parse_path, true },
-	[CFG_SOCKET] = { "an absolute path", parse_socket, true },
-	[CFG_MODE] = { "a string like \"0660\"", parse_mode, false },
-	[CFG_LISTEN] = { "a string like \"0.0.0.0:7080\"", parse_listen, true },
-	[CFG_UINT] = { "an integer", parse_uint, false },
-	[CFG_SIZE] = { "a size like 8MiB", parse_size, false },
+	[CFG_SECTION] = { .expected = "a mapping" },
+	[CFG_LOG_LEVEL] = { .expected = "one of error, warn, info, debug", .parse = parse_log_level },
+	[CFG_PATH] = { .expected = "an absolute path", .parse = parse_path, .owns_string = true },
+	[CFG_SOCKET] = { .expected = "an absolute path", .parse = parse_socket, .owns_string = true },
+	[CFG_MODE] = { .expected = "a string like \"0660\"", .parse = parse_mode },
+	[CFG_LISTEN] = { .expected = "a string like \"0.0.0.0:7080\"", .parse = parse_listen,
+			 .owns_string = true },
+	[CFG_UINT] = { .expected = "an integer", .parse = parse_uint },
+	[CFG_SIZE] = { .expected = "a size like 8MiB", .parse = parse_size },
+	[CFG_BOOL] = { .expected = "true or false", .parse = parse_bool },
+	[CFG_DHCP_MODE] = { .expected = "one of reservation, proxy, auto-proxy",
+			    .parse = parse_dhcp_mode },
+	[CFG_IPV4] = { .expected = "an IPv4 address", .parse = parse_ipv4 },
+	[CFG_URL] = { .expected = "a URL", .parse = parse_url, .owns_string = true },
+	[CFG_IFNAMES] = { .expected = "a list of interface names", .parse = parse_ifname,
+			  .node = CFG_NODE_SEQUENCE, .item = "an interface name" },
+	[CFG_ARCH_MAP] = { .expected = "a mapping of architecture codes to file names",
+			   .node = CFG_NODE_MAPPING, .item = "a file name",
+			   .parse_pair = parse_arch_pair },
 };
 
 /* ---- loading ---- */
@@ -555,6 +796,94 @@ static int unknown_key(struct cfg_ctx *ctx, const struct cfg_key *keys, const ch
 static int walk_mapping(struct cfg_ctx *ctx, const struct cfg_key *keys, const char *prefix,
 			const yaml_node_t *map, struct ib_config *c);
 
+/* An item of a sequence or a mapping: a scalar that is not null and holds
+ * no NUL. Returns 0, or -EINVAL with the message written. */
+static int walk_item(struct cfg_ctx *ctx, const struct cfg_key *k, const char *full,
+		     const char *pfx, const yaml_node_t *item)
+{
+	const struct cfg_type_info *t = &cfg_types[k->type];
+	if (item->type != YAML_SCALAR_NODE || node_is_null(item))
+		return cfg_error(ctx, &item->start_mark, "%s: %sexpected %s, got %s", full, pfx,
+				 t->item, item->type == YAML_SCALAR_NODE ? "null" : node_kind(item));
+	if (memchr(item->data.scalar.value, '\0', item->data.scalar.length))
+		return cfg_error(ctx, &item->start_mark, "%s: %sthe value holds a NUL character",
+				 full, pfx);
+	return 0;
+}
+
+/* A sequence row: the list starts empty and each item is added by the
+ * type's parse function, which checks the bound. */
+static int walk_sequence(struct cfg_ctx *ctx, const struct cfg_key *k, const char *full,
+			 const yaml_node_t *val, struct ib_config *c)
+{
+	char msg[CFG_MSG_MAX];
+	const struct cfg_type_info *t = &cfg_types[k->type];
+	void *field = (char *)c + k->offset;
+	if (val->type != YAML_SEQUENCE_NODE)
+		return cfg_error(ctx, &val->start_mark, "%s: expected %s, got %s", full, t->expected,
+				 node_kind(val));
+	memset(field, 0, k->size);
+	for (const yaml_node_item_t *i = val->data.sequence.items.start;
+	     i < val->data.sequence.items.top; i++) {
+		const yaml_node_t *item = yaml_document_get_node(ctx->doc, *i);
+		if (!item)
+			return cfg_error(ctx, &val->start_mark, "malformed sequence");
+		int r = walk_item(ctx, k, full, "", item);
+		if (r < 0)
+			return r;
+		r = t->parse(k, (const char *)item->data.scalar.value, item->data.scalar.length,
+			     field, msg, sizeof(msg));
+		if (r == -EINVAL)
+			return cfg_error(ctx, &item->start_mark, "%s: %s", full, msg);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A mapping row whose keys are data (dhcp.arch): each pair goes to the
+ * type's parse_pair function. */
+static int walk_pairs(struct cfg_ctx *ctx, const struct cfg_key *k, const char *full,
+		      const yaml_node_t *val, struct ib_config *c)
+{
+	char msg[CFG_MSG_MAX], pfx[QUOTE_BUF + 4], q[QUOTE_BUF];
+	const struct cfg_type_info *t = &cfg_types[k->type];
+	void *field = (char *)c + k->offset;
+	if (val->type != YAML_MAPPING_NODE)
+		return cfg_error(ctx, &val->start_mark, "%s: expected %s, got %s", full, t->expected,
+				 node_kind(val));
+	memset(field, 0, k->size);
+	for (const yaml_node_pair_t *p = val->data.mapping.pairs.start;
+	     p < val->data.mapping.pairs.top; p++) {
+		const yaml_node_t *key = yaml_document_get_node(ctx->doc, p->key);
+		const yaml_node_t *v = yaml_document_get_node(ctx->doc, p->value);
+		bool at_key = false;
+		if (!key || !v)
+			return cfg_error(ctx, &val->start_mark, "malformed mapping");
+		if (key->type != YAML_SCALAR_NODE)
+			return cfg_error(ctx, &key->start_mark, "a key must be a string, not %s",
+					 node_kind(key));
+		const char *ks = (const char *)key->data.scalar.value;
+		size_t kn = key->data.scalar.length;
+		/* The key, unquoted when it is plain digits. */
+		if (is_digits(ks, kn) && kn <= CFG_QUOTE_MAX)
+			snprintf(pfx, sizeof(pfx), "%.*s: ", (int)kn, ks);
+		else
+			snprintf(pfx, sizeof(pfx), "%s: ", cfg_quote(q, sizeof(q), ks, kn));
+		int r = walk_item(ctx, k, full, pfx, v);
+		if (r < 0)
+			return r;
+		r = t->parse_pair(k, ks, kn, (const char *)v->data.scalar.value,
+				  v->data.scalar.length, field, msg, sizeof(msg), &at_key);
+		if (r == -EINVAL)
+			return cfg_error(ctx, at_key ? &key->start_mark : &v->start_mark, "%s: %s",
+					 full, msg);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Handles the value of one known row. */
 static int walk_value(struct cfg_ctx *ctx, const struct cfg_key *k, const char *full,
 		      const yaml_node_t *val, struct ib_config *c)
@@ -569,6 +898,10 @@ static int walk_value(struct cfg_ctx *ctx, const struct cfg_key *k, const char *
 					 t->expected, node_kind(val));
 		return walk_mapping(ctx, k->section, full, val, c);
 	}
+	if (t->node == CFG_NODE_SEQUENCE)
+		return walk_sequence(ctx, k, full, val, c);
+	if (t->node == CFG_NODE_MAPPING)
+		return walk_pairs(ctx, k, full, val, c);
 	if (val->type != YAML_SCALAR_NODE)
 		return cfg_error(ctx, &val->start_mark, "%s: expected %s, got %s", full, t->expected,
 				 node_kind(val));
@@ -889,6 +1222,11 @@ static int cfg_apply_defaults(const struct cfg_key *keys, struct ib_config *c)
 		int r;
 		if (k->type == CFG_SECTION)
 			r = cfg_apply_defaults(k->section, c);
+		else if (cfg_types[k->type].node != CFG_NODE_SCALAR)
+			/* Starts empty (calloc); the table says so. */
+			r = k->def && strcmp(k->def, cfg_types[k->type].node == CFG_NODE_SEQUENCE
+							     ? "[]" : "{}") == 0
+				    ? 0 : -EINVAL;
 		else if (k->def)
 			r = cfg_types[k->type].parse(k, k->def, strlen(k->def), (char *)c + k->offset,
 						     msg, sizeof(msg));

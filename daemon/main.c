@@ -203,6 +203,17 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "store.events_retention",
 		  a->store.events_retention != b->store.events_retention },
 		{ "store.batch_max", a->store.batch_max != b->store.batch_max },
+		{ "dhcp.enabled", a->dhcp.enabled != b->dhcp.enabled },
+		{ "dhcp.mode", a->dhcp.mode != b->dhcp.mode },
+		{ "dhcp.interfaces", memcmp(&a->dhcp.interfaces, &b->dhcp.interfaces,
+					    sizeof(a->dhcp.interfaces)) != 0 },
+		{ "dhcp.server_address", a->dhcp.server_address != b->dhcp.server_address },
+		{ "dhcp.public_address", a->dhcp.public_address != b->dhcp.public_address },
+		{ "dhcp.tftp_address", a->dhcp.tftp_address != b->dhcp.tftp_address },
+		{ "dhcp.http_base_url", str_differs(a->dhcp.http_base_url, b->dhcp.http_base_url) },
+		{ "dhcp.syslog_address", a->dhcp.syslog_address != b->dhcp.syslog_address },
+		{ "dhcp.lease_time", a->dhcp.lease_time != b->dhcp.lease_time },
+		{ "dhcp.arch", memcmp(&a->dhcp.arch, &b->dhcp.arch, sizeof(a->dhcp.arch)) != 0 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)

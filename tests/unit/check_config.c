@@ -149,6 +149,16 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->store.changes_retention, 100000);
 	ck_assert_uint_eq(d->store.events_retention, 10000);
 	ck_assert_uint_eq(d->store.batch_max, 1024);
+	ck_assert(!d->dhcp.enabled);
+	ck_assert_int_eq(d->dhcp.mode, CONFIG_DHCP_RESERVATION);
+	ck_assert_uint_eq(d->dhcp.interfaces.n, 0);
+	ck_assert_uint_eq(d->dhcp.server_address, 0);
+	ck_assert_uint_eq(d->dhcp.public_address, 0);
+	ck_assert_uint_eq(d->dhcp.tftp_address, 0);
+	ck_assert_ptr_null(d->dhcp.http_base_url);
+	ck_assert_uint_eq(d->dhcp.syslog_address, 0);
+	ck_assert_uint_eq(d->dhcp.lease_time, 86400);
+	ck_assert_uint_eq(d->dhcp.arch.n, 0);
 	config_free(d);
 	config_free(NULL);
 }
@@ -163,6 +173,8 @@ static const char *const empty_files[] = {
 	"{}\n",
 	"api:\nhttp: ~\nstore: {}\n",
 	"log_level:\nstate_dir: null\napi:\n  listen: ~\n  socket_mode: NULL\n",
+	"dhcp:\n  enabled: ~\n  interfaces: []\n  arch: {}\n  server_address:\n",
+	"dhcp:\n  interfaces: ~\n  arch: null\n  http_base_url: ~\n",
 };
 
 START_TEST(test_empty_is_default)
@@ -179,7 +191,7 @@ END_TEST
 
 START_TEST(test_every_key)
 {
-	char text[2048];
+	char text[4096];
 	const char *tok = tmp_file("token", "s3cr3t-T0ken\n", 13);
 	snprintf(text, sizeof(text),
 		 "log_level: debug\n"
@@ -197,7 +209,21 @@ START_TEST(test_every_key)
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
-		 "  batch_max: 1\n",
+		 "  batch_max: 1\n"
+		 "dhcp:\n"
+		 "  enabled: true\n"
+		 "  mode: auto-proxy\n"
+		 "  interfaces: [eth0, \"bond0.100\", enp1s0f1np1xyz]\n"
+		 "  server_address: 192.0.2.10\n"
+		 "  public_address: \"198.51.100.7\"\n"
+		 "  tftp_address: 10.0.0.1\n"
+		 "  http_base_url: https://boot.example.com:8443/tb\n"
+		 "  syslog_address: 203.0.113.255\n"
+		 "  lease_time: 31536000\n"
+		 "  arch:\n"
+		 "    7: snp-x86_64.efi\n"
+		 "    \"0\": ipxe.efi\n"
+		 "    65535: my_Boot-1.efi\n",
 		 tok);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
@@ -215,6 +241,25 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
+	ck_assert(c->dhcp.enabled);
+	ck_assert_int_eq(c->dhcp.mode, CONFIG_DHCP_AUTO_PROXY);
+	ck_assert_uint_eq(c->dhcp.interfaces.n, 3);
+	ck_assert_str_eq(c->dhcp.interfaces.name[0], "eth0");
+	ck_assert_str_eq(c->dhcp.interfaces.name[1], "bond0.100");
+	ck_assert_str_eq(c->dhcp.interfaces.name[2], "enp1s0f1np1xyz");
+	ck_assert_uint_eq(c->dhcp.server_address, 0xc000020a);
+	ck_assert_uint_eq(c->dhcp.public_address, 0xc6336407);
+	ck_assert_uint_eq(c->dhcp.tftp_address, 0x0a000001);
+	ck_assert_str_eq(c->dhcp.http_base_url, "https://boot.example.com:8443/tb");
+	ck_assert_uint_eq(c->dhcp.syslog_address, 0xcb0071ff);
+	ck_assert_uint_eq(c->dhcp.lease_time, 31536000);
+	ck_assert_uint_eq(c->dhcp.arch.n, 3);
+	ck_assert_uint_eq(c->dhcp.arch.e[0].code, 7);
+	ck_assert_str_eq(c->dhcp.arch.e[0].binary, "snp-x86_64.efi");
+	ck_assert_uint_eq(c->dhcp.arch.e[1].code, 0);
+	ck_assert_str_eq(c->dhcp.arch.e[1].binary, "ipxe.efi");
+	ck_assert_uint_eq(c->dhcp.arch.e[2].code, 65535);
+	ck_assert_str_eq(c->dhcp.arch.e[2].binary, "my_Boot-1.efi");
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
 	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
@@ -279,6 +324,23 @@ START_TEST(test_good_values)
 	snprintf(text, sizeof(text), "api:\n  socket: %s\n", path);
 	c = load_ok(text);
 	ck_assert_str_eq(c->api.socket, path);
+	config_free(c);
+	c = load_ok("dhcp:\n  enabled: \"false\"\n  mode: proxy\n  lease_time: 60\n"
+		    "  http_base_url: http://10.1.2.3\n  interfaces:\n    - eth1\n");
+	ck_assert(!c->dhcp.enabled);
+	ck_assert_int_eq(c->dhcp.mode, CONFIG_DHCP_PROXY);
+	ck_assert_uint_eq(c->dhcp.lease_time, 60);
+	ck_assert_str_eq(c->dhcp.http_base_url, "http://10.1.2.3");
+	ck_assert_uint_eq(c->dhcp.interfaces.n, 1);
+	ck_assert_str_eq(c->dhcp.interfaces.name[0], "eth1");
+	config_free(c);
+	c = load_ok("dhcp:\n  mode: reservation\n  server_address: 1.0.0.1\n"
+		    "  arch: {00041: snp.efi}\n");
+	ck_assert_int_eq(c->dhcp.mode, CONFIG_DHCP_RESERVATION);
+	ck_assert_uint_eq(c->dhcp.server_address, 0x01000001);
+	ck_assert_uint_eq(c->dhcp.arch.n, 1);
+	ck_assert_uint_eq(c->dhcp.arch.e[0].code, 41);
+	ck_assert_str_eq(c->dhcp.arch.e[0].binary, "snp.efi");
 	config_free(c);
 	/* Anchors and aliases resolve. */
 	c = load_ok("state_dir: &d /srv/x\napi:\n  socket: *d\n");
@@ -416,16 +478,16 @@ static const struct {
 } bad_files[] = {
 	/* unknown keys */
 	{ "foo: 1\n",
-	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store)" },
+	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
 	{ "store:\n  Batch_max: 3\n",
 	  NAME ":2:3: unknown key \"Batch_max\" in \"store\" (valid keys: changes_retention, "
 	       "events_retention, batch_max)" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store)" },
+			      "api, http, store, dhcp)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store)" },
+				       "state_dir, api, http, store, dhcp)" },
 	{ "? [a]\n: 1\n", NAME ":1:3: a key must be a string, not a sequence" },
 	/* wrong types */
 	{ "api:\n  socket_mode: {a: 1}\n",
@@ -509,6 +571,126 @@ static const struct {
 	{ "hello\n", NAME ":1:1: expected a mapping of keys at the top level, got a string" },
 	{ "\n\n- a\n", NAME ":3:1: expected a mapping of keys at the top level, got a sequence" },
 	{ "log_level: info\n---\nlog_level: info\n", NAME ":2:1: more than one YAML document" },
+	/* dhcp: */
+	{ "dhcp:\n  foo: 1\n",
+	  NAME ":2:3: unknown key \"foo\" in \"dhcp\" (valid keys: enabled, mode, interfaces, "
+	       "server_address, public_address, tftp_address, http_base_url, syslog_address, "
+	       "lease_time, arch)" },
+	{ "dhcp: [a]\n", NAME ":1:7: dhcp: expected a mapping, got a sequence" },
+	{ "dhcp:\n  enabled: yes\n", NAME ":2:12: dhcp.enabled: \"yes\" is not true or false" },
+	{ "dhcp:\n  enabled: True\n", NAME ":2:12: dhcp.enabled: \"True\" is not true or false" },
+	{ "dhcp:\n  enabled: [true]\n",
+	  NAME ":2:12: dhcp.enabled: expected true or false, got a sequence" },
+	{ "dhcp:\n  mode: proxydhcp\n",
+	  NAME ":2:9: dhcp.mode: \"proxydhcp\" is not one of reservation, proxy, auto-proxy" },
+	{ "dhcp:\n  mode: {}\n",
+	  NAME ":2:9: dhcp.mode: expected one of reservation, proxy, auto-proxy, got a mapping" },
+	{ "dhcp:\n  interfaces: eth0\n",
+	  NAME ":2:15: dhcp.interfaces: expected a list of interface names, got a string" },
+	{ "dhcp:\n  interfaces: [eth0, [eth1]]\n",
+	  NAME ":2:22: dhcp.interfaces: expected an interface name, got a sequence" },
+	{ "dhcp:\n  interfaces: [eth0, ~]\n",
+	  NAME ":2:22: dhcp.interfaces: expected an interface name, got null" },
+	{ "dhcp:\n  interfaces:\n    - eth0\n    - \"a\\0\"\n",
+	  NAME ":4:7: dhcp.interfaces: the value holds a NUL character" },
+	{ "dhcp:\n  interfaces: [eth0, eth0]\n",
+	  NAME ":2:22: dhcp.interfaces: \"eth0\" is listed twice" },
+	{ "dhcp:\n  interfaces: [abcdefghijklmnop]\n",
+	  NAME ":2:16: dhcp.interfaces: \"abcdefghijklmnop\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  interfaces: [\"\"]\n",
+	  NAME ":2:16: dhcp.interfaces: \"\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  interfaces: [eth/0]\n",
+	  NAME ":2:16: dhcp.interfaces: \"eth/0\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  interfaces: [\"eth 0\"]\n",
+	  NAME ":2:16: dhcp.interfaces: \"eth 0\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  interfaces: [\"eth0:1\"]\n",
+	  NAME ":2:16: dhcp.interfaces: \"eth0:1\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  interfaces: [\"..\"]\n",
+	  NAME ":2:16: dhcp.interfaces: \"..\" is not an interface name (1 to 15 "
+	       "characters, not \".\" or \"..\", without '/', ':' or white space)" },
+	{ "dhcp:\n  server_address: 192.0.2\n",
+	  NAME ":2:19: dhcp.server_address: \"192.0.2\" is not an IPv4 address" },
+	{ "dhcp:\n  server_address: 192.0.2.010\n",
+	  NAME ":2:19: dhcp.server_address: \"192.0.2.010\" is not an IPv4 address" },
+	{ "dhcp:\n  public_address: \"::1\"\n",
+	  NAME ":2:19: dhcp.public_address: \"::1\" is not an IPv4 address" },
+	{ "dhcp:\n  public_address: 192.0.2.10.\n",
+	  NAME ":2:19: dhcp.public_address: \"192.0.2.10.\" is not an IPv4 address" },
+	{ "dhcp:\n  tftp_address: 0.0.0.0\n",
+	  NAME ":2:17: dhcp.tftp_address: \"0.0.0.0\" is not a unicast host address" },
+	{ "dhcp:\n  tftp_address: 255.255.255.255\n",
+	  NAME ":2:17: dhcp.tftp_address: \"255.255.255.255\" is not a unicast host address" },
+	{ "dhcp:\n  syslog_address: 224.0.0.1\n",
+	  NAME ":2:19: dhcp.syslog_address: \"224.0.0.1\" is not a unicast host address" },
+	{ "dhcp:\n  syslog_address: \" 10.0.0.1\"\n",
+	  NAME ":2:19: dhcp.syslog_address: \" 10.0.0.1\" is not an IPv4 address" },
+	{ "dhcp:\n  syslog_address: [10.0.0.1]\n",
+	  NAME ":2:19: dhcp.syslog_address: expected an IPv4 address, got a sequence" },
+	{ "dhcp:\n  http_base_url: ftp://a\n",
+	  NAME ":2:18: dhcp.http_base_url: \"ftp://a\" is not an http:// or https:// URL (with a "
+	       "host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: \"http://\"\n",
+	  NAME ":2:18: dhcp.http_base_url: \"http://\" is not an http:// or https:// URL (with a "
+	       "host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: \"https:///x\"\n",
+	  NAME ":2:18: dhcp.http_base_url: \"https:///x\" is not an http:// or https:// URL (with "
+	       "a host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: \"http://a/b?c=1\"\n",
+	  NAME ":2:18: dhcp.http_base_url: \"http://a/b?c=1\" is not an http:// or https:// URL "
+	       "(with a host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: \"http://a b\"\n",
+	  NAME ":2:18: dhcp.http_base_url: \"http://a b\" is not an http:// or https:// URL (with "
+	       "a host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: HTTP://a\n",
+	  NAME ":2:18: dhcp.http_base_url: \"HTTP://a\" is not an http:// or https:// URL (with "
+	       "a host, without a query or a fragment)" },
+	{ "dhcp:\n  http_base_url: {}\n",
+	  NAME ":2:18: dhcp.http_base_url: expected a URL, got a mapping" },
+	{ "dhcp:\n  lease_time: 59\n",
+	  NAME ":2:15: dhcp.lease_time: 59 is out of range 60..31536000" },
+	{ "dhcp:\n  lease_time: 31536001\n",
+	  NAME ":2:15: dhcp.lease_time: 31536001 is out of range 60..31536000" },
+	{ "dhcp:\n  arch: [7]\n",
+	  NAME ":2:9: dhcp.arch: expected a mapping of architecture codes to file names, got a "
+	       "sequence" },
+	{ "dhcp:\n  arch: snp.efi\n",
+	  NAME ":2:9: dhcp.arch: expected a mapping of architecture codes to file names, got a "
+	       "string" },
+	{ "dhcp:\n  arch:\n    x86: ipxe.efi\n",
+	  NAME ":3:5: dhcp.arch: \"x86\" is not an architecture code (0..65535)" },
+	{ "dhcp:\n  arch:\n    65536: ipxe.efi\n",
+	  NAME ":3:5: dhcp.arch: \"65536\" is not an architecture code (0..65535)" },
+	{ "dhcp:\n  arch:\n    -1: ipxe.efi\n",
+	  NAME ":3:5: dhcp.arch: \"-1\" is not an architecture code (0..65535)" },
+	{ "dhcp:\n  arch:\n    [7]: ipxe.efi\n",
+	  NAME ":3:5: a key must be a string, not a sequence" },
+	{ "dhcp:\n  arch:\n    7: a.efi\n    07: b.efi\n",
+	  NAME ":4:5: dhcp.arch: code 7 is given twice" },
+	{ "dhcp:\n  arch:\n    7: ../x.efi\n",
+	  NAME ":3:8: dhcp.arch: 7: \"../x.efi\" is not a file name (1 to 63 of A-Z a-z 0-9 . _ -, "
+	       "not starting with '.')" },
+	{ "dhcp:\n  arch:\n    7: .hidden\n",
+	  NAME ":3:8: dhcp.arch: 7: \".hidden\" is not a file name (1 to 63 of A-Z a-z 0-9 . _ -, "
+	       "not starting with '.')" },
+	{ "dhcp:\n  arch:\n    7: \"\"\n",
+	  NAME ":3:8: dhcp.arch: 7: \"\" is not a file name (1 to 63 of A-Z a-z 0-9 . _ -, "
+	       "not starting with '.')" },
+	{ "dhcp:\n  arch:\n    7: "
+	  "a234567890123456789012345678901234567890123456789012345678901234\n",
+	  NAME ":3:8: dhcp.arch: 7: \"a234567890123456789012345678901234567890123456789012345678901234\" "
+	       "is not a file name (1 to 63 of A-Z a-z 0-9 . _ -, not starting with '.')" },
+	{ "dhcp:\n  arch:\n    7: ~\n", NAME ":3:8: dhcp.arch: 7: expected a file name, got null" },
+	{ "dhcp:\n  arch:\n    \"x y\": {}\n",
+	  NAME ":3:12: dhcp.arch: \"x y\": expected a file name, got a mapping" },
+	{ "dhcp:\n  arch:\n    7: \"a\\0\"\n",
+	  NAME ":3:8: dhcp.arch: 7: the value holds a NUL character" },
+	{ "dhcp:\n  lease_time: 600\n  lease_time: 700\n",
+	  NAME ":3:3: duplicate key \"lease_time\" in \"dhcp\" (first at line 2)" },
 	/* YAML syntax, with libyaml's words */
 	{ "a: b: c\n", NAME ":1:5: mapping values are not allowed in this context" },
 	{ "state_dir: '/x\n",
@@ -538,6 +720,53 @@ START_TEST(test_socket_too_long)
 		 NAME ":2:11: api.socket: \"%.80s...\" is longer than 107 bytes, the most a unix "
 		      "socket path can be",
 		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+}
+END_TEST
+
+/* dhcp.interfaces and dhcp.arch hold at most their bound. */
+START_TEST(test_dhcp_bounds)
+{
+	char text[4096], want[256];
+	size_t o = (size_t)snprintf(text, sizeof(text), "dhcp:\n  interfaces:\n");
+	for (int i = 0; i < CONFIG_DHCP_MAX_INTERFACES; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "    - eth%d\n", i);
+	struct ib_config *c = load_ok(text);
+	ck_assert_uint_eq(c->dhcp.interfaces.n, CONFIG_DHCP_MAX_INTERFACES);
+	ck_assert_str_eq(c->dhcp.interfaces.name[CONFIG_DHCP_MAX_INTERFACES - 1], "eth63");
+	config_free(c);
+	snprintf(text + o, sizeof(text) - o, "    - eth%d\n", CONFIG_DHCP_MAX_INTERFACES);
+	snprintf(want, sizeof(want), NAME ":%d:7: dhcp.interfaces: more than 64 interfaces",
+		 3 + CONFIG_DHCP_MAX_INTERFACES);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	o = (size_t)snprintf(text, sizeof(text), "dhcp:\n  arch:\n");
+	for (int i = 0; i < CONFIG_DHCP_MAX_ARCH; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "    %d: b%d.efi\n", 100 + i, i);
+	c = load_ok(text);
+	ck_assert_uint_eq(c->dhcp.arch.n, CONFIG_DHCP_MAX_ARCH);
+	ck_assert_uint_eq(c->dhcp.arch.e[CONFIG_DHCP_MAX_ARCH - 1].code, 131);
+	ck_assert_str_eq(c->dhcp.arch.e[CONFIG_DHCP_MAX_ARCH - 1].binary, "b31.efi");
+	config_free(c);
+	snprintf(text + o, sizeof(text) - o, "    7: x.efi\n");
+	snprintf(want, sizeof(want), NAME ":%d:5: dhcp.arch: more than 32 entries",
+		 3 + CONFIG_DHCP_MAX_ARCH);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	/* A URL of the longest length, and one byte more. */
+	char url[CONFIG_URL_MAX + 2];
+	memset(url, 'a', sizeof(url) - 1);
+	memcpy(url, "http://", 7);
+	url[CONFIG_URL_MAX] = '\0';
+	snprintf(text, sizeof(text), "dhcp:\n  http_base_url: %s\n", url);
+	c = load_ok(text);
+	ck_assert_str_eq(c->dhcp.http_base_url, url);
+	config_free(c);
+	url[CONFIG_URL_MAX] = 'a';
+	url[CONFIG_URL_MAX + 1] = '\0';
+	snprintf(text, sizeof(text), "dhcp:\n  http_base_url: %s\n", url);
+	snprintf(want, sizeof(want),
+		 NAME ":2:18: dhcp.http_base_url: \"%.80s...\" is longer than 160 bytes", url);
 	load_fails(text, strlen(text), -EINVAL, want);
 }
 END_TEST
@@ -683,6 +912,7 @@ static Suite *config_suite(void)
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, test_bad_file, 0, ARRAY_SIZE(bad_files));
 	UNIT_TEST(tc, test_socket_too_long);
+	UNIT_TEST(tc, test_dhcp_bounds);
 	UNIT_TEST(tc, test_too_large);
 	UNIT_TEST(tc, test_short_err_buffer);
 	suite_add_tcase(s, tc);
