@@ -5,7 +5,7 @@
 # does not link libconfig.a.
 check_PROGRAMS += tests/unit/check_config
 TESTS += tests/unit/check_config
-tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/unit.h
+tests_unit_check_config_SOURCES = tests/unit/check_config.c tests/unit/unit.h daemon/config-types.c
 tests_unit_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_config_LDADD = $(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
 
@@ -21,7 +21,7 @@ tests_fuzz_fuzz_config_replay_LDADD = libconfig.a $(COMMON_LIBS) $(YAML_LIBS)
 # coverage.
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_config
-tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz_config.c tests/fuzz/fuzz.h daemon/config.c daemon/conf.h
+tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz_config.c tests/fuzz/fuzz.h daemon/config.c daemon/config-types.c daemon/config-internal.h daemon/conf.h
 tests_fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 tests_fuzz_fuzz_config_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_config_LDADD = $(COMMON_LIBS) $(YAML_LIBS)

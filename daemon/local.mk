@@ -1,5 +1,5 @@
 noinst_LIBRARIES += libconfig.a
-libconfig_a_SOURCES = daemon/config.c daemon/conf.h
+libconfig_a_SOURCES = daemon/config.c daemon/config-types.c daemon/config-internal.h daemon/conf.h
 libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 
 # The admin API: pure parsing (api.c) and the listener shell (http.c,
