@@ -10,8 +10,9 @@
  * and unknown-key checks and config_free() all run off the tables; a type is
  * one parse function in cfg_types[] (config-types.c). Most values are
  * scalars; a list type (dhcp.interfaces) parses each item of a sequence
- * into a bounded inline array, and a table type (dhcp.arch) each pair of a mapping whose keys
- * are data, so a snapshot holds no pointer but its strings. Rules that tie
+ * into a bounded inline array, and a table type (dhcp.arch) each pair of a
+ * mapping whose keys are data, so a snapshot holds no pointer but its
+ * strings. Rules that tie
  * several keys together (api.listen needs api.token_file) are functions in
  * cfg_checks[], run after the walk with the location of every key that
  * was set.
