@@ -12,10 +12,9 @@
  * scalars; a list type (dhcp.interfaces) parses each item of a sequence
  * into a bounded inline array, and a table type (dhcp.arch) each pair of a
  * mapping whose keys are data, so a snapshot holds no pointer but its
- * strings. Rules that tie
- * several keys together (api.listen needs api.token_file) are functions in
- * cfg_checks[], run after the walk with the location of every key that
- * was set.
+ * strings. Rules that tie several keys together (api.listen needs
+ * api.token_file) are functions in cfg_checks[], run after the walk with
+ * the location of every key that was set.
  *
  * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
  * libyaml's document loader, whose nodes carry their marks; aliases are not
