@@ -2,7 +2,7 @@ noinst_LIBRARIES += libstore.a
 libstore_a_SOURCES = \
 	store/store.h store/store-internal.h \
 	store/kinds.c store/schema.c store/writer.c store/reader.c store/selector.c \
-	store/object.c store/ops.c \
+	store/object.c store/ops.c store/lease.c \
 	store/validate.c
 libstore_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 STORE_LIBS = libstore.a $(SQLITE_LIBS)
@@ -12,6 +12,12 @@ TESTS += tests/unit/check_store
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/unit.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/check_leases
+TESTS += tests/unit/check_leases
+tests_unit_check_leases_SOURCES = tests/unit/check_leases.c tests/unit/unit.h
+tests_unit_check_leases_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_check_leases_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 # Label selector parser fuzz target (see tests/fuzz/local.mk).
 check_PROGRAMS += tests/fuzz/fuzz_selector_replay

@@ -61,6 +61,7 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 struct store_reader {
 	sqlite3 *db;
 	sqlite3_stmt *st[R_STMT_MAX];
+	sqlite3_stmt *extra[STORE_READER_EXTRA_STMTS]; /* store_reader_stmt() */
 };
 
 struct store_reader *store_reader_new(struct store *s)
@@ -83,6 +84,8 @@ void store_reader_free(struct store_reader *r)
 		return;
 	for (int i = 0; i < R_STMT_MAX; i++)
 		sqlite3_finalize(r->st[i]);
+	for (int i = 0; i < STORE_READER_EXTRA_STMTS; i++)
+		sqlite3_finalize(r->extra[i]);
 	sqlite3_close(r->db);
 	free(r);
 }
@@ -108,6 +111,21 @@ static sqlite3_stmt *rs(struct store_reader *r, int i)
 	sqlite3_reset(r->st[i]);
 	sqlite3_clear_bindings(r->st[i]);
 	return r->st[i];
+}
+
+sqlite3_stmt *store_reader_stmt(struct store_reader *r, int slot, const char *sql)
+{
+	if (slot < 0 || slot >= STORE_READER_EXTRA_STMTS)
+		return NULL;
+	if (!r->extra[slot]) {
+		if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &r->extra[slot],
+				       NULL) != SQLITE_OK)
+			return NULL;
+		return r->extra[slot];
+	}
+	sqlite3_reset(r->extra[slot]);
+	sqlite3_clear_bindings(r->extra[slot]);
+	return r->extra[slot];
 }
 
 static int step_done(struct store_reader *r, int i)

@@ -16,6 +16,12 @@
  *   v3  no new table: the Hardware indexes are rebuilt once more, because
  *       IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) are now indexed as
  *       the IPv4 address they map (10.0.0.1).
+ *   v4  the leases table of the DHCP server: one row per MAC (normalized
+ *       like hw_mac), its IP (normalized like hw_ip), the Hardware it was
+ *       given for, its state and times; indexed by IP and by expiry. Not
+ *       objects: no resourceVersion, no change log. IF NOT EXISTS, so
+ *       that a database whose user_version was set back (tests do) can
+ *       run it again.
  *
  * Objects keep their JSON whole; index tables point at objects.id, and
  * are rewritten by the writer whenever a Hardware's keys may change.
@@ -70,6 +76,19 @@ static const char v2_sql[] =
 	"  reason TEXT NOT NULL,"
 	"  message TEXT NOT NULL);";
 
+static const char v4_sql[] =
+	"CREATE TABLE IF NOT EXISTS leases ("
+	"  mac TEXT PRIMARY KEY,"
+	"  ip TEXT NOT NULL,"
+	"  namespace TEXT NOT NULL DEFAULT '',"
+	"  name TEXT NOT NULL DEFAULT '',"
+	"  state TEXT NOT NULL CHECK (state IN ('bound', 'released', 'declined')),"
+	"  starts INTEGER NOT NULL,"
+	"  expires INTEGER NOT NULL,"
+	"  updated INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS leases_ip ON leases (ip);"
+	"CREATE INDEX IF NOT EXISTS leases_expires ON leases (expires);";
+
 struct migration {
 	const char *sql;
 	int (*step)(sqlite3 *db, char *err, size_t errlen);
@@ -80,6 +99,7 @@ static const struct migration migrations[] = {
 	{ v1_sql, NULL },
 	{ v2_sql, store_index_rebuild },
 	{ "", store_index_rebuild },
+	{ v4_sql, NULL },
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -50,7 +50,11 @@ enum store_req_type {
 	STORE_REQ_EVENT,
 	STORE_REQ_SYNC,
 	STORE_REQ_EXEC, /* tests only: store_test_exec_writer() */
+	STORE_REQ_LEASE,        /* lease.c: owned by the writer when async */
+	STORE_REQ_LEASE_EXPIRE, /* lease.c */
 };
+
+struct store_completion;
 
 struct store_req {
 	struct store_req *next;
@@ -67,6 +71,16 @@ struct store_req {
 	/* EXEC: borrowed until done; the result is set before done */
 	const char *sql;
 	int exec_result;
+	/* LEASE: the normalized lease; with cq, the request belongs to the
+	 * writer until completed, then to cq until drained (lease.c) */
+	struct store_lease lease;
+	struct store_completion *cq;
+	uint64_t tag;
+	int lease_error;
+	char lease_message[STORE_LEASE_MESSAGE_LEN];
+	/* LEASE_EXPIRE */
+	int64_t expire_now;
+	uint64_t expired;
 };
 
 struct store_subscription {
@@ -91,6 +105,8 @@ enum store_wstmt {
 	W_STMT_MAX = W_IDX_OWNER + STORE_INDEX_MAX
 };
 
+#define STORE_LEASE_WSTMT_MAX 3 /* writer statements of lease.c */
+
 struct store {
 	char *path;
 	struct store_options opts;
@@ -114,6 +130,9 @@ struct store {
 	uint64_t changes_trimmed; /* highest change rv dropped by retention */
 	uint32_t changed;         /* kind bits changed in the open transaction */
 
+	sqlite3_stmt *lstmt[STORE_LEASE_WSTMT_MAX]; /* writer thread: lease.c's */
+	uint64_t transactions; /* guarded by lock: batches run (for tests) */
+
 	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
 };
 
@@ -123,6 +142,34 @@ struct store {
  * it). sql is borrowed until the call returns. Returns 0, -EIO when SQLite
  * refused it, or -ESHUTDOWN. */
 int store_test_exec_writer(struct store *s, const char *sql);
+
+/* writer.c: queues rq and waits until the writer has run and committed it
+ * (0), or -ESHUTDOWN. */
+int store_submit_wait(struct store *s, struct store_req *rq);
+/* writer.c: queues rq, which the writer then owns, and returns at once.
+ * 0, or -ESHUTDOWN (rq stays the caller's). */
+int store_submit_async(struct store *s, struct store_req *rq);
+/* For tests: how many transactions (batches) the writer has run. */
+uint64_t store_test_transactions(struct store *s);
+
+/* ---- lease.c ---- */
+
+/* Runs a LEASE or LEASE_EXPIRE request inside the writer's transaction
+ * (writer thread, in its own savepoint): sets lease_error (and the
+ * message) or expired. Returns 0, or -EIO when the whole batch must be
+ * abandoned (the transaction is gone). */
+int store_lease_exec(struct store *s, struct store_req *rq);
+/* After the batch: fails a lease request with error and message (the
+ * batch was rolled back). */
+void store_lease_fail(struct store_req *rq, int error, const char *why);
+/* After the commit, with no store lock held: hands an async lease request
+ * to its completion queue (which then owns it) and wakes its eventfd. */
+void store_lease_complete(struct store_req *rq);
+/* A statement of reader r kept for its life (lease reads): slot <
+ * STORE_READER_EXTRA_STMTS, the same sql on every call for a slot. NULL on
+ * error. Reset and unbound. */
+#define STORE_READER_EXTRA_STMTS 8
+sqlite3_stmt *store_reader_stmt(struct store_reader *r, int slot, const char *sql);
 
 /* ---- schema.c ---- */
 

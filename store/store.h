@@ -261,6 +261,101 @@ int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errle
 /* Only .status of obj (for the status subresource). */
 int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen);
 
+/* ---- DHCP leases ----
+ * Leases are not Kubernetes objects: they do not bump the resourceVersion
+ * and do not go to the change log, but they are written by the same writer
+ * thread in the same group transactions as every other write (and count in
+ * ironbell_store_write_seconds / _transactions_total / _writes_total).
+ *
+ * A MAC has at most one lease. An IP held by one MAC's bound lease cannot
+ * be bound to another MAC (-EADDRINUSE naming both MACs); released and
+ * declined leases do not hold their IP.
+ */
+
+#define STORE_LEASE_KEY_LEN 64   /* normalized MAC / IP text, NUL included */
+#define STORE_LEASE_NAME_LEN 254 /* Hardware namespace / name, NUL included */
+#define STORE_LEASE_MESSAGE_LEN 256
+#define STORE_COMPLETION_DEFAULT_MAX 4096u /* in-flight requests per queue */
+
+enum store_lease_state {
+	STORE_LEASE_BOUND,
+	STORE_LEASE_RELEASED,
+	STORE_LEASE_DECLINED,
+};
+
+struct store_lease {
+	char mac[STORE_LEASE_KEY_LEN]; /* any case, ':' or '-'; stored normalized */
+	char ip[STORE_LEASE_KEY_LEN];  /* IPv4/IPv6 text; stored normalized */
+	char ns[STORE_LEASE_NAME_LEN];   /* Hardware namespace; "" when none */
+	char name[STORE_LEASE_NAME_LEN]; /* Hardware name; "" when none */
+	enum store_lease_state state;
+	int64_t starts, expires; /* unix seconds */
+};
+
+/* "bound", "released", "declined" (NULL for a value out of range), and
+ * back: 0 or -EINVAL. */
+const char *store_lease_state_name(enum store_lease_state st);
+int store_lease_state_parse(const char *s, enum store_lease_state *ret);
+
+/* A completion queue: where the writer reports the outcome of async lease
+ * writes. It owns a non-blocking eventfd (store_completion_fd()) that
+ * becomes readable when results are waiting; store_completion_drain()
+ * takes them (and clears the eventfd when it empties the queue).
+ *
+ * Ownership and lifetime: the caller creates and frees the queue; any one
+ * thread may drain it (the writer thread only appends, under the queue's
+ * mutex). A request stays "in flight" from store_lease_put_async() until
+ * its result has been drained, so at most max (store_completion_new())
+ * results exist at once; beyond that store_lease_put_async() returns
+ * -EAGAIN. The queue must outlive its in-flight requests: store_close()
+ * commits and completes everything queued before it returns, so the order
+ * is store_close() (or waiting until store_completion_inflight() is 0),
+ * then store_completion_free(). */
+struct store_completion;
+
+struct store_done {
+	uint64_t tag; /* the caller's, from store_lease_put_async() */
+	int error;    /* 0 (durable: committed) or a negative errno */
+	char message[STORE_LEASE_MESSAGE_LEN]; /* on error: why */
+};
+
+/* max: most in-flight requests (0: STORE_COMPLETION_DEFAULT_MAX). NULL on
+ * failure (no memory, no eventfd). */
+struct store_completion *store_completion_new(unsigned max);
+int store_completion_fd(const struct store_completion *c);
+/* Moves up to max finished results into out, oldest first; returns how
+ * many. Never blocks. */
+size_t store_completion_drain(struct store_completion *c, struct store_done *out, size_t max);
+/* Requests queued and not yet drained. */
+unsigned store_completion_inflight(struct store_completion *c);
+/* Frees the queue. Requests must not be in flight (see above): when some
+ * are, it returns -EBUSY and frees nothing. Accepts NULL. */
+int store_completion_free(struct store_completion *c);
+
+/* Queues a lease write (insert or replace the lease of l->mac) and returns
+ * at once: 0, -EINVAL (malformed MAC/IP/state, too long names; nothing
+ * queued, message not reported), -EAGAIN (c has max requests in flight),
+ * -ENOMEM or -ESHUTDOWN. On 0, once the transaction holding it has
+ * committed (or failed), the writer appends {tag, error, message} to c and
+ * wakes its eventfd: error 0 means the lease is on disk. */
+int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
+			  uint64_t tag);
+/* The same, waiting for the commit. err (may be NULL) gets the message on
+ * failure. 0 or a negative errno. */
+int store_lease_put(struct store *s, const struct store_lease *l, char *err, size_t errlen);
+/* Deletes (in the writer, waiting for the commit) every lease with
+ * expires < now; *ret_n (may be NULL) gets how many. 0 or negative errno. */
+int store_leases_expire(struct store *s, int64_t now, uint64_t *ret_n);
+
+/* The lease of a MAC (any form), or the lease of an IP (the bound one if
+ * any, else the most recently updated). 0, -ENOENT, -EINVAL (malformed
+ * key) or -EIO. */
+int store_lease_get_by_mac(struct store_reader *r, const char *mac, struct store_lease *ret);
+int store_lease_get_by_ip(struct store_reader *r, const char *ip, struct store_lease *ret);
+/* Every lease, sorted by IP text, as a new JSON array of {"mac", "ip",
+ * "namespace", "name", "state", "starts", "expires"} (times in RFC 3339). */
+int store_leases_list(struct store_reader *r, json_t **ret);
+
 /* ---- metrics ---- */
 /* The store registers ironbell_store_write_seconds (histogram of commit
  * latency), ironbell_store_transactions_total and

@@ -27,6 +27,10 @@
  * database. Nothing else changes, so once space is back the next batch
  * simply works.
  *
+ * Lease requests (lease.c) ride in the same batches: each runs in its own
+ * savepoint; an async one belongs to the writer until it is committed,
+ * then is handed to its completion queue after the lock is dropped.
+ *
  * Trimming of the change log (changes_retention rows; rvs are dense, one
  * per change, so rows are an rv range) and of events happens in the same
  * transaction. The highest trimmed rv is kept in meta so that readers can
@@ -278,6 +282,8 @@ static void abort_batch(struct store *s, struct store_req *batch, size_t n, uint
 				      ar->why);
 		if (rq->type == STORE_REQ_EXEC)
 			rq->exec_result = -EIO;
+		if (rq->type == STORE_REQ_LEASE || rq->type == STORE_REQ_LEASE_EXPIRE)
+			store_lease_fail(rq, -EIO, ar->why);
 	}
 }
 
@@ -307,6 +313,9 @@ static void run_batch(struct store *s, struct store_req *batch, size_t n)
 			had_events = true;
 		} else if (rq->type == STORE_REQ_EXEC) {
 			rq->exec_result = exec(s, rq->sql);
+		} else if (rq->type == STORE_REQ_LEASE || rq->type == STORE_REQ_LEASE_EXPIRE) {
+			if (store_lease_exec(s, rq) < 0)
+				e = abandon(s, &ar);
 		}
 		if (e == 0 && txn_lost(s))
 			e = abandon(s, &ar);
@@ -320,9 +329,12 @@ static void run_batch(struct store *s, struct store_req *batch, size_t n)
 	s->rv_committed = s->rv;
 	metric_observe(s->m_write_seconds, (double)(now_mono_ns() - t0) / 1e9);
 	metric_inc(s->m_transactions, 1);
-	for (rq = batch, i = 0; i < n; rq = rq->next, i++)
+	for (rq = batch, i = 0; i < n; rq = rq->next, i++) {
 		for (size_t j = 0; rq->type == STORE_REQ_WRITE && j < rq->n; j++)
 			metric_inc(rq->ops[j].error ? s->m_writes_error : s->m_writes_ok, 1);
+		if (rq->type == STORE_REQ_LEASE)
+			metric_inc(rq->lease_error ? s->m_writes_error : s->m_writes_ok, 1);
+	}
 }
 
 static void notify(struct store *s, uint32_t changed)
@@ -376,19 +388,33 @@ static void *writer_main(void *arg)
 		run_batch(s, batch, n);
 
 		/* Once done is set the caller may free its request: read
-		 * next first. Event requests belong to the writer. */
+		 * next first. Event requests belong to the writer; async
+		 * lease requests too, until handed to their queue below. */
+		struct store_req *async = NULL, **async_tail = &async;
 		pthread_mutex_lock(&s->lock);
+		s->transactions++;
 		struct store_req *rq = batch;
 		for (size_t i = 0; i < n; i++) {
 			struct store_req *next = rq->next;
-			if (rq->type == STORE_REQ_EVENT)
+			if (rq->type == STORE_REQ_EVENT) {
 				req_free_event(rq);
-			else
+			} else if (rq->type == STORE_REQ_LEASE && rq->cq) {
+				/* completed in queue order */
+				rq->next = NULL;
+				*async_tail = rq;
+				async_tail = &rq->next;
+			} else {
 				rq->done = true;
+			}
 			rq = next;
 		}
 		pthread_cond_broadcast(&s->done_cond);
 		pthread_mutex_unlock(&s->lock);
+		while (async) {
+			struct store_req *next = async->next;
+			store_lease_complete(async);
+			async = next;
+		}
 		notify(s, s->changed);
 	}
 	return NULL;
@@ -405,8 +431,30 @@ static void enqueue(struct store *s, struct store_req *rq)
 	pthread_cond_signal(&s->queue_cond);
 }
 
+uint64_t store_test_transactions(struct store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	uint64_t n = s->transactions;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+/* Queues rq, which the writer then owns, without waiting (lease.c).
+ * 0 or -ESHUTDOWN (rq is the caller's again). */
+int store_submit_async(struct store *s, struct store_req *rq)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping) {
+		pthread_mutex_unlock(&s->lock);
+		return -ESHUTDOWN;
+	}
+	enqueue(s, rq);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 /* Queues rq and waits until the writer has committed it. */
-static int submit_wait(struct store *s, struct store_req *rq)
+int store_submit_wait(struct store *s, struct store_req *rq)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
@@ -425,7 +473,7 @@ int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic)
 	struct store_req rq = { .type = STORE_REQ_WRITE, .ops = ops, .n = n, .atomic = atomic };
 	if (n == 0)
 		return 0;
-	int e = submit_wait(s, &rq);
+	int e = store_submit_wait(s, &rq);
 	if (e < 0) {
 		for (size_t i = 0; i < n; i++)
 			store_op_fail(&ops[i], e, "the store is closing");
@@ -458,13 +506,13 @@ void store_op_clear(struct store_op *op)
 int store_sync(struct store *s)
 {
 	struct store_req rq = { .type = STORE_REQ_SYNC };
-	return submit_wait(s, &rq);
+	return store_submit_wait(s, &rq);
 }
 
 int store_test_exec_writer(struct store *s, const char *sql)
 {
 	struct store_req rq = { .type = STORE_REQ_EXEC, .sql = sql };
-	int e = submit_wait(s, &rq);
+	int e = store_submit_wait(s, &rq);
 	return e < 0 ? e : rq.exec_result;
 }
 
@@ -659,6 +707,8 @@ void store_close(struct store *s)
 		pthread_join(s->thread, NULL);
 	}
 	store_wstmt_finalize(s);
+	for (size_t i = 0; i < ARRAY_SIZE(s->lstmt); i++)
+		sqlite3_finalize(s->lstmt[i]);
 	if (s->db)
 		sqlite3_close(s->db);
 	while (s->subs) {

@@ -1,0 +1,509 @@
+/* lease — the DHCP leases table: writes through the writer's group
+ * commit, completion queues for callers that must not block, and reads.
+ *
+ * DESIGN: a lease write is a store_req of type STORE_REQ_LEASE carried by
+ * the same queue and the same BEGIN ... COMMIT as object writes, so a
+ * burst of DHCP ACKs costs one fsync. The DHCP thread does not wait: it
+ * queues with store_lease_put_async() and parks the ACK; the writer, after
+ * the COMMIT (synchronous=FULL: on disk), links the request into the
+ * caller's completion queue under the queue's mutex and writes the
+ * queue's eventfd; the DHCP thread, woken in epoll, drains the results
+ * and sends the ACKs whose lease is durable. The request itself carries
+ * the result, so completing costs no allocation; it is freed when
+ * drained. A request counts as in flight from the put to the drain, and a
+ * queue refuses more than its max (-EAGAIN): memory is bounded even when
+ * the caller is slow to drain.
+ *
+ * Lock order: the writer never holds store.lock while it takes a queue's
+ * lock, and store_lease_put_async() never holds both.
+ *
+ * Each lease runs in its own savepoint, so one that fails (an IP bound to
+ * another MAC) fails alone. Leases bump no resourceVersion and write no
+ * change-log row.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "store/store-internal.h"
+
+enum {
+	L_OWNER,
+	L_PUT,
+	L_EXPIRE,
+};
+
+static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
+	[L_OWNER] = "SELECT mac FROM leases WHERE ip = ?1 AND state = 'bound' AND mac <> ?2 "
+		    "LIMIT 1",
+	[L_PUT] = "INSERT INTO leases (mac, ip, namespace, name, state, starts, expires, updated) "
+		  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (mac) DO UPDATE SET "
+		  "ip = excluded.ip, namespace = excluded.namespace, name = excluded.name, "
+		  "state = excluded.state, starts = excluded.starts, expires = excluded.expires, "
+		  "updated = excluded.updated",
+	[L_EXPIRE] = "DELETE FROM leases WHERE expires < ?1",
+};
+
+enum {
+	LR_BY_MAC,
+	LR_BY_IP,
+	LR_LIST,
+};
+
+#define LEASE_COLUMNS "mac, ip, namespace, name, state, starts, expires"
+
+static const char *const lrstmt_sql[] = {
+	[LR_BY_MAC] = "SELECT " LEASE_COLUMNS " FROM leases WHERE mac = ?1",
+	[LR_BY_IP] = "SELECT " LEASE_COLUMNS " FROM leases WHERE ip = ?1 "
+		     "ORDER BY state = 'bound' DESC, updated DESC LIMIT 1",
+	[LR_LIST] = "SELECT " LEASE_COLUMNS " FROM leases ORDER BY ip, mac",
+};
+
+static const char *const state_names[] = {
+	[STORE_LEASE_BOUND] = "bound",
+	[STORE_LEASE_RELEASED] = "released",
+	[STORE_LEASE_DECLINED] = "declined",
+};
+
+struct store_completion {
+	pthread_mutex_t lock; /* guards everything below but fd and max */
+	int fd;
+	unsigned max;
+	unsigned inflight;             /* queued or finished, not drained */
+	struct store_req *head, *tail; /* finished, oldest first */
+};
+
+const char *store_lease_state_name(enum store_lease_state st)
+{
+	return (unsigned)st < ARRAY_SIZE(state_names) ? state_names[st] : NULL;
+}
+
+int store_lease_state_parse(const char *s, enum store_lease_state *ret)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(state_names); i++) {
+		if (strcmp(s, state_names[i]) == 0) {
+			*ret = (enum store_lease_state)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---- completion queues ---- */
+
+struct store_completion *store_completion_new(unsigned max)
+{
+	struct store_completion *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->fd < 0) {
+		free(c);
+		return NULL;
+	}
+	c->max = max ? max : STORE_COMPLETION_DEFAULT_MAX;
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+int store_completion_fd(const struct store_completion *c)
+{
+	return c ? c->fd : -EBADF;
+}
+
+unsigned store_completion_inflight(struct store_completion *c)
+{
+	pthread_mutex_lock(&c->lock);
+	unsigned n = c->inflight;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+size_t store_completion_drain(struct store_completion *c, struct store_done *out, size_t max)
+{
+	struct store_req *taken = NULL, **tail = &taken;
+	size_t n = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (c->head && n < max) {
+		struct store_req *rq = c->head;
+		c->head = rq->next;
+		rq->next = NULL;
+		*tail = rq;
+		tail = &rq->next;
+		n++;
+	}
+	if (!c->head) {
+		c->tail = NULL;
+		/* Emptied: clear the eventfd. The writer writes it under the
+		 * lock, so no wakeup is lost. */
+		uint64_t v;
+		if (read(c->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			log_warn("store", "completion queue: %s", strerror(errno));
+	}
+	c->inflight -= (unsigned)n;
+	pthread_mutex_unlock(&c->lock);
+
+	for (size_t i = 0; taken; i++) {
+		struct store_req *next = taken->next;
+		out[i].tag = taken->tag;
+		out[i].error = taken->lease_error;
+		snprintf(out[i].message, sizeof(out[i].message), "%s", taken->lease_message);
+		free(taken);
+		taken = next;
+	}
+	return n;
+}
+
+int store_completion_free(struct store_completion *c)
+{
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	unsigned finished = 0;
+	for (struct store_req *rq = c->head; rq; rq = rq->next)
+		finished++;
+	/* Finished but undrained results are freed with the queue; queued
+	 * ones would be completed into freed memory. */
+	bool busy = c->inflight > finished;
+	pthread_mutex_unlock(&c->lock);
+	if (busy)
+		return -EBUSY;
+	while (c->head) {
+		struct store_req *rq = c->head;
+		c->head = rq->next;
+		free(rq);
+	}
+	close(c->fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return 0;
+}
+
+void store_lease_complete(struct store_req *rq)
+{
+	struct store_completion *c = rq->cq;
+	uint64_t one = 1;
+
+	rq->next = NULL;
+	pthread_mutex_lock(&c->lock);
+	if (c->tail)
+		c->tail->next = rq;
+	else
+		c->head = rq;
+	c->tail = rq;
+	/* EAGAIN: the counter is already non-zero, still readable. */
+	if (write(c->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("store", "completion wakeup: %s", strerror(errno));
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- writes ---- */
+
+static void lease_fail(struct store_req *rq, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void lease_fail(struct store_req *rq, int error, const char *fmt, ...)
+{
+	va_list ap;
+	rq->lease_error = error;
+	va_start(ap, fmt);
+	vsnprintf(rq->lease_message, sizeof(rq->lease_message), fmt, ap);
+	va_end(ap);
+}
+
+void store_lease_fail(struct store_req *rq, int error, const char *why)
+{
+	rq->expired = 0;
+	lease_fail(rq, error, "the database refused the write: %s", why);
+}
+
+static sqlite3_stmt *lstmt(struct store *s, int i)
+{
+	if (!s->lstmt[i]) {
+		if (sqlite3_prepare_v3(s->db, lstmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+				       &s->lstmt[i], NULL) != SQLITE_OK)
+			return NULL;
+		return s->lstmt[i];
+	}
+	sqlite3_reset(s->lstmt[i]);
+	sqlite3_clear_bindings(s->lstmt[i]);
+	return s->lstmt[i];
+}
+
+static bool sp_exec(struct store *s, const char *sql)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
+/* The lease write proper, inside the savepoint. 0 or a negative errno
+ * with the message set. */
+static int lease_put(struct store *s, struct store_req *rq)
+{
+	const struct store_lease *l = &rq->lease;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (l->state == STORE_LEASE_BOUND) {
+		if (!(st = lstmt(s, L_OWNER)))
+			goto fail;
+		sqlite3_bind_text(st, 1, l->ip, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, l->mac, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			lease_fail(rq, -EADDRINUSE,
+				   "lease of %s: IP %s is bound to another MAC, %s", l->mac, l->ip,
+				   (const char *)sqlite3_column_text(st, 0));
+			sqlite3_reset(st);
+			return rq->lease_error;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	}
+	if (!(st = lstmt(s, L_PUT)))
+		goto fail;
+	sqlite3_bind_text(st, 1, l->mac, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, l->ip, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, l->ns, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, l->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, store_lease_state_name(l->state), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, l->starts);
+	sqlite3_bind_int64(st, 7, l->expires);
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)(now_real_ns() / 1000000000u));
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	return 0;
+fail:
+	lease_fail(rq, -EIO, "lease of %s: database error: %s", l->mac, sqlite3_errmsg(s->db));
+	return rq->lease_error;
+}
+
+static int lease_expire(struct store *s, struct store_req *rq)
+{
+	sqlite3_stmt *st = lstmt(s, L_EXPIRE);
+	if (!st)
+		goto fail;
+	sqlite3_bind_int64(st, 1, rq->expire_now);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	rq->expired = (uint64_t)sqlite3_changes(s->db);
+	return 0;
+fail:
+	lease_fail(rq, -EIO, "expiring leases: database error: %s", sqlite3_errmsg(s->db));
+	return rq->lease_error;
+}
+
+int store_lease_exec(struct store *s, struct store_req *rq)
+{
+	rq->lease_error = 0;
+	rq->lease_message[0] = '\0';
+	if (!sp_exec(s, "SAVEPOINT lease")) {
+		if (sqlite3_get_autocommit(s->db))
+			return -EIO;
+		lease_fail(rq, -EIO, "database error: %s", sqlite3_errmsg(s->db));
+		return 0;
+	}
+	int e = rq->type == STORE_REQ_LEASE ? lease_put(s, rq) : lease_expire(s, rq);
+	if (sqlite3_get_autocommit(s->db))
+		return -EIO;
+	if (e < 0 && !sp_exec(s, "ROLLBACK TO lease"))
+		return -EIO;
+	if (!sp_exec(s, "RELEASE lease"))
+		return -EIO;
+	return 0;
+}
+
+/* Copies l into rq->lease normalized. 0 or -EINVAL. */
+static int lease_norm(const struct store_lease *l, struct store_req *rq)
+{
+	char key[STORE_KEY_LEN];
+
+	if (strnlen(l->mac, sizeof(l->mac)) == sizeof(l->mac) ||
+	    strnlen(l->ip, sizeof(l->ip)) == sizeof(l->ip) ||
+	    strnlen(l->ns, sizeof(l->ns)) == sizeof(l->ns) ||
+	    strnlen(l->name, sizeof(l->name)) == sizeof(l->name) ||
+	    !store_lease_state_name(l->state))
+		return -EINVAL;
+	rq->lease = *l;
+	if (store_norm_mac(l->mac, key) < 0)
+		return -EINVAL;
+	snprintf(rq->lease.mac, sizeof(rq->lease.mac), "%s", key);
+	if (store_norm_ip(l->ip, key) < 0)
+		return -EINVAL;
+	snprintf(rq->lease.ip, sizeof(rq->lease.ip), "%s", key);
+	return 0;
+}
+
+int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
+			  uint64_t tag)
+{
+	struct store_req *rq = calloc(1, sizeof(*rq));
+	int e;
+
+	if (!rq)
+		return -ENOMEM;
+	rq->type = STORE_REQ_LEASE;
+	rq->cq = c;
+	rq->tag = tag;
+	e = lease_norm(l, rq);
+	if (e < 0)
+		goto out;
+	pthread_mutex_lock(&c->lock);
+	if (c->inflight >= c->max)
+		e = -EAGAIN;
+	else
+		c->inflight++;
+	pthread_mutex_unlock(&c->lock);
+	if (e < 0)
+		goto out;
+	e = store_submit_async(s, rq);
+	if (e < 0) {
+		pthread_mutex_lock(&c->lock);
+		c->inflight--;
+		pthread_mutex_unlock(&c->lock);
+		goto out;
+	}
+	return 0;
+out:
+	free(rq);
+	return e;
+}
+
+int store_lease_put(struct store *s, const struct store_lease *l, char *err, size_t errlen)
+{
+	struct store_req *rq = calloc(1, sizeof(*rq));
+	int e;
+
+	if (!rq)
+		return -ENOMEM;
+	rq->type = STORE_REQ_LEASE;
+	e = lease_norm(l, rq);
+	if (e < 0) {
+		if (err)
+			snprintf(err, errlen, "lease of \"%.64s\": malformed MAC, IP or state",
+				 l->mac);
+		goto out;
+	}
+	e = store_submit_wait(s, rq);
+	if (e == 0)
+		e = rq->lease_error;
+	if (e < 0 && err)
+		snprintf(err, errlen, "%s",
+			 rq->lease_error ? rq->lease_message : "the store is closing");
+out:
+	free(rq);
+	return e;
+}
+
+int store_leases_expire(struct store *s, int64_t now, uint64_t *ret_n)
+{
+	struct store_req rq = { .type = STORE_REQ_LEASE_EXPIRE, .expire_now = now };
+	int e = store_submit_wait(s, &rq);
+	if (e == 0)
+		e = rq.lease_error;
+	if (e == 0 && ret_n)
+		*ret_n = rq.expired;
+	return e;
+}
+
+/* ---- reads ---- */
+
+static void copy_col(sqlite3_stmt *st, int col, char *out, size_t len)
+{
+	const char *v = (const char *)sqlite3_column_text(st, col);
+	snprintf(out, len, "%s", v ? v : "");
+}
+
+static void row_lease(sqlite3_stmt *st, struct store_lease *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	copy_col(st, 0, ret->mac, sizeof(ret->mac));
+	copy_col(st, 1, ret->ip, sizeof(ret->ip));
+	copy_col(st, 2, ret->ns, sizeof(ret->ns));
+	copy_col(st, 3, ret->name, sizeof(ret->name));
+	if (store_lease_state_parse((const char *)sqlite3_column_text(st, 4), &ret->state) < 0)
+		ret->state = STORE_LEASE_RELEASED;
+	ret->starts = sqlite3_column_int64(st, 5);
+	ret->expires = sqlite3_column_int64(st, 6);
+}
+
+static int get_by(struct store_reader *r, int slot, const char *key, struct store_lease *ret)
+{
+	sqlite3_stmt *st = store_reader_stmt(r, slot, lrstmt_sql[slot]);
+	int e = -EIO, rc;
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		row_lease(st, ret);
+		e = 0;
+	} else if (rc == SQLITE_DONE) {
+		e = -ENOENT;
+	}
+	sqlite3_reset(st);
+	return e;
+}
+
+int store_lease_get_by_mac(struct store_reader *r, const char *mac, struct store_lease *ret)
+{
+	char key[STORE_KEY_LEN];
+	if (store_norm_mac(mac, key) < 0)
+		return -EINVAL;
+	return get_by(r, LR_BY_MAC, key, ret);
+}
+
+int store_lease_get_by_ip(struct store_reader *r, const char *ip, struct store_lease *ret)
+{
+	char key[STORE_KEY_LEN];
+	if (store_norm_ip(ip, key) < 0)
+		return -EINVAL;
+	return get_by(r, LR_BY_IP, key, ret);
+}
+
+int store_leases_list(struct store_reader *r, json_t **ret)
+{
+	sqlite3_stmt *st = store_reader_stmt(r, LR_LIST, lrstmt_sql[LR_LIST]);
+	json_t *arr = json_array();
+	struct store_lease l;
+	int e = -EIO, rc;
+
+	if (!st || !arr)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char starts[21], expires[21];
+		row_lease(st, &l);
+		time_rfc3339(l.starts, starts);
+		time_rfc3339(l.expires, expires);
+		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "mac", l.mac, "ip",
+				      l.ip, "namespace", l.ns, "name", l.name, "state",
+				      store_lease_state_name(l.state), "starts", starts, "expires",
+				      expires);
+		if (!o || json_array_append_new(arr, o) < 0) {
+			e = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	*ret = arr;
+	arr = NULL;
+	e = 0;
+out:
+	if (st)
+		sqlite3_reset(st);
+	json_decref(arr);
+	return e;
+}

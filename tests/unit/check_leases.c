@@ -1,0 +1,458 @@
+/* check_leases — unit tests for the DHCP leases of store/ (lease.c):
+ * blocking put, get by MAC and IP, list, expiry; async puts through a
+ * completion queue (a thousand in flight on one eventfd, committed in far
+ * fewer transactions, durable across reopen); an IP conflict failing only
+ * its own request; the in-flight bound; leases not touching the
+ * resourceVersion; a full disk; the v3 -> v4 migration with data.
+ *
+ * Each test opens a fresh database in its own mkdtemp() directory (under
+ * $TMPDIR) and removes it afterwards.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/common.h"
+#include "store/store-internal.h"
+#include "tests/unit/unit.h"
+
+#define WAIT_MS 20000 /* most time a test waits for completions */
+
+static char dir[256];
+static char dbpath[512];
+static struct store *st;
+static struct store_reader *rd;
+
+static void open_store(void)
+{
+	char err[256] = "";
+	int e = store_open(dbpath, NULL, &st, err, sizeof(err));
+	ck_assert_msg(e == 0, "store_open: %d %s", e, err);
+	rd = store_reader_new(st);
+	ck_assert_ptr_nonnull(rd);
+}
+
+static void close_store(void)
+{
+	store_reader_free(rd);
+	rd = NULL;
+	store_close(st);
+	st = NULL;
+}
+
+static void setup_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/check_leases.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(dbpath, sizeof(dbpath), "%s/ironbell.db", dir);
+}
+
+static void setup(void)
+{
+	setup_dir();
+	open_store();
+}
+
+static void teardown(void)
+{
+	close_store();
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char p[1024];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static struct store_lease lease(const char *mac, const char *ip, enum store_lease_state state,
+				int64_t starts, int64_t expires)
+{
+	struct store_lease l = { .state = state, .starts = starts, .expires = expires };
+	snprintf(l.mac, sizeof(l.mac), "%s", mac);
+	snprintf(l.ip, sizeof(l.ip), "%s", ip);
+	snprintf(l.ns, sizeof(l.ns), "default");
+	snprintf(l.name, sizeof(l.name), "hw-%s", ip);
+	return l;
+}
+
+static void mac_of(unsigned i, char out[STORE_LEASE_KEY_LEN])
+{
+	snprintf(out, STORE_LEASE_KEY_LEN, "02:00:00:00:%02x:%02x", (i >> 8) & 0xff, i & 0xff);
+}
+
+static void ip_of(unsigned i, char out[STORE_LEASE_KEY_LEN])
+{
+	snprintf(out, STORE_LEASE_KEY_LEN, "10.1.%u.%u", (i >> 8) & 0xff, i & 0xff);
+}
+
+/* Drains c into done[] until want results are in, polling its eventfd
+ * with a bounded wait. Returns how many were drained. */
+static size_t drain_all(struct store_completion *c, struct store_done *done, size_t want)
+{
+	size_t got = 0;
+	uint64_t t0 = now_mono_ns();
+	while (got < want && now_mono_ns() - t0 < (uint64_t)WAIT_MS * 1000000u) {
+		struct pollfd p = { .fd = store_completion_fd(c), .events = POLLIN };
+		int rc = poll(&p, 1, 1000);
+		ck_assert_int_ge(rc, 0);
+		if (rc == 0)
+			continue;
+		size_t n = store_completion_drain(c, done + got, want - got);
+		got += n;
+	}
+	return got;
+}
+
+START_TEST(test_put_get_list)
+{
+	char err[256] = "";
+	struct store_lease l =
+		lease("AA-BB-CC-DD-EE-01", "10.0.0.1", STORE_LEASE_BOUND, 1700000000, 1700086400);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), 0);
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
+	ck_assert_str_eq(got.mac, "aa:bb:cc:dd:ee:01");
+	ck_assert_str_eq(got.ip, "10.0.0.1");
+	ck_assert_str_eq(got.ns, "default");
+	ck_assert_str_eq(got.name, "hw-10.0.0.1");
+	ck_assert_int_eq(got.state, STORE_LEASE_BOUND);
+	ck_assert_int_eq(got.starts, 1700000000);
+	ck_assert_int_eq(got.expires, 1700086400);
+	/* an IPv4-mapped address finds the IPv4 lease */
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "::ffff:10.0.0.1", &got), 0);
+	ck_assert_str_eq(got.mac, "aa:bb:cc:dd:ee:01");
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.9", &got), -ENOENT);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:09", &got), -ENOENT);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "zz", &got), -EINVAL);
+
+	/* the same MAC replaces its lease; a proxy lease has no hardware */
+	l = lease("aa:bb:cc:dd:ee:01", "10.0.0.5", STORE_LEASE_BOUND, 1700000100, 1700000200);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), 0);
+	l = lease("aa:bb:cc:dd:ee:02", "10.0.0.2", STORE_LEASE_DECLINED, 0, 60);
+	l.ns[0] = l.name[0] = '\0';
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &got), -ENOENT);
+
+	json_t *arr = NULL;
+	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
+	ck_assert_uint_eq(json_array_size(arr), 2);
+	json_t *a = json_array_get(arr, 0), *b = json_array_get(arr, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(a, "ip")), "10.0.0.2");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "state")), "declined");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "name")), "");
+	ck_assert_str_eq(json_string_value(json_object_get(a, "expires")), "1970-01-01T00:01:00Z");
+	ck_assert_str_eq(json_string_value(json_object_get(b, "mac")), "aa:bb:cc:dd:ee:01");
+	ck_assert_str_eq(json_string_value(json_object_get(b, "namespace")), "default");
+	ck_assert_str_eq(json_string_value(json_object_get(b, "starts")), "2023-11-14T22:15:00Z");
+	json_decref(arr);
+
+	/* malformed input is refused before it is queued */
+	l = lease("not-a-mac", "10.0.0.3", STORE_LEASE_BOUND, 0, 1);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), -EINVAL);
+	l = lease("aa:bb:cc:dd:ee:03", "10.0.0.300", STORE_LEASE_BOUND, 0, 1);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), -EINVAL);
+	l = lease("aa:bb:cc:dd:ee:03", "10.0.0.3", (enum store_lease_state)7, 0, 1);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_no_resource_version)
+{
+	uint64_t rv0, rv1;
+	json_t *ch;
+	ck_assert_int_eq(store_resource_version(rd, &rv0), 0);
+	struct store_lease l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 1, 2);
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_resource_version(rd, &rv1), 0);
+	ck_assert_uint_eq(rv0, rv1);
+	ck_assert_int_eq(store_changes(rd, 0, STORE_KIND_MAX, NULL, 10, &ch, NULL), 0);
+	ck_assert_uint_eq(json_array_size(ch), 0);
+	json_decref(ch);
+}
+END_TEST
+
+START_TEST(test_conflict)
+{
+	char err[256] = "";
+	struct store_lease l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 1, 100);
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	l = lease("aa:bb:cc:dd:ee:02", "10.0.0.1", STORE_LEASE_BOUND, 1, 100);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), -EADDRINUSE);
+	ck_assert_msg(strstr(err, "aa:bb:cc:dd:ee:01") && strstr(err, "aa:bb:cc:dd:ee:02"),
+		      "message names both MACs: %s", err);
+
+	/* in one async burst, the conflicting request fails alone */
+	struct store_completion *c = store_completion_new(16);
+	ck_assert_ptr_nonnull(c);
+	const char *macs[] = { "aa:bb:cc:dd:ee:03", "aa:bb:cc:dd:ee:04", "aa:bb:cc:dd:ee:05" };
+	const char *ips[] = { "10.0.0.3", "10.0.0.1", "10.0.0.5" };
+	for (unsigned i = 0; i < 3; i++) {
+		l = lease(macs[i], ips[i], STORE_LEASE_BOUND, 1, 100);
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, 100 + i), 0);
+	}
+	struct store_done done[3];
+	ck_assert_uint_eq(drain_all(c, done, 3), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_uint_eq(done[i].tag, 100 + i); /* in queue order */
+		ck_assert_int_eq(done[i].error, i == 1 ? -EADDRINUSE : 0);
+	}
+	ck_assert_ptr_nonnull(strstr(done[1].message, "aa:bb:cc:dd:ee:01"));
+	ck_assert_ptr_nonnull(strstr(done[1].message, "aa:bb:cc:dd:ee:04"));
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:04", &got), -ENOENT);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:05", &got), 0);
+	ck_assert_int_eq(store_completion_inflight(c), 0);
+	ck_assert_int_eq(store_completion_free(c), 0);
+
+	/* a released lease frees its IP */
+	l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_RELEASED, 1, 100);
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	l = lease("aa:bb:cc:dd:ee:02", "10.0.0.1", STORE_LEASE_BOUND, 1, 100);
+	ck_assert_int_eq(store_lease_put(st, &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &got), 0);
+	ck_assert_str_eq(got.mac, "aa:bb:cc:dd:ee:02");
+	ck_assert_int_eq(got.state, STORE_LEASE_BOUND);
+}
+END_TEST
+
+#define N_ASYNC 1000
+
+START_TEST(test_async_group_commit)
+{
+	struct store_completion *c = store_completion_new(N_ASYNC);
+	static struct store_done done[N_ASYNC];
+	static bool seen[N_ASYNC];
+	ck_assert_ptr_nonnull(c);
+	memset(seen, 0, sizeof(seen));
+	uint64_t tx0 = store_test_transactions(st);
+	for (unsigned i = 0; i < N_ASYNC; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1000, 2000 + i);
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, i), 0);
+	}
+	ck_assert_uint_eq(drain_all(c, done, N_ASYNC), N_ASYNC);
+	uint64_t tx = store_test_transactions(st) - tx0;
+	for (unsigned i = 0; i < N_ASYNC; i++) {
+		ck_assert_msg(done[i].error == 0, "tag %" PRIu64 ": %d %s", done[i].tag,
+			      done[i].error, done[i].message);
+		ck_assert_uint_lt(done[i].tag, N_ASYNC);
+		ck_assert(!seen[done[i].tag]);
+		seen[done[i].tag] = true;
+	}
+	ck_assert_msg(tx >= 1 && tx <= N_ASYNC / 10, "%" PRIu64 " transactions for %d leases", tx,
+		      N_ASYNC);
+	ck_assert_int_eq(store_completion_inflight(c), 0);
+	struct pollfd p = { .fd = store_completion_fd(c), .events = POLLIN };
+	ck_assert_int_eq(poll(&p, 1, 0), 0); /* drained: the eventfd is clear */
+
+	/* durable: all are there after a reopen */
+	close_store();
+	ck_assert_int_eq(store_completion_free(c), 0);
+	open_store();
+	json_t *arr = NULL;
+	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
+	ck_assert_uint_eq(json_array_size(arr), N_ASYNC);
+	json_decref(arr);
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.1.3.231", &got), 0); /* i = 999 */
+	ck_assert_str_eq(got.mac, "02:00:00:00:03:e7");
+	ck_assert_int_eq(got.expires, 2999);
+}
+END_TEST
+
+START_TEST(test_inflight_bound)
+{
+	struct store_completion *c = store_completion_new(4);
+	struct store_done done[4];
+	ck_assert_ptr_nonnull(c);
+	for (unsigned i = 0; i < 5; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1, 2);
+		/* results not yet drained still count */
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, i), i < 4 ? 0 : -EAGAIN);
+	}
+	ck_assert_int_eq(store_completion_inflight(c), 4);
+	ck_assert_uint_eq(drain_all(c, done, 4), 4);
+	ck_assert_int_eq(store_completion_inflight(c), 0);
+	struct store_lease l = lease("02:00:00:00:00:04", "10.1.0.4", STORE_LEASE_BOUND, 1, 2);
+	ck_assert_int_eq(store_lease_put_async(st, &l, c, 4), 0);
+	/* store_close completes what is queued; the queue is freed after */
+	close_store();
+	ck_assert_int_eq(store_completion_inflight(c), 1);
+	ck_assert_uint_eq(store_completion_drain(c, done, 4), 1);
+	ck_assert_int_eq(done[0].error, 0);
+	ck_assert_int_eq(store_completion_free(c), 0);
+	open_store();
+}
+END_TEST
+
+START_TEST(test_expire)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 0, 100 * (i + 1));
+		ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	}
+	uint64_t n = 99;
+	ck_assert_int_eq(store_leases_expire(st, 100, &n), 0);
+	ck_assert_uint_eq(n, 0); /* expires < now only */
+	ck_assert_int_eq(store_leases_expire(st, 250, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "02:00:00:00:00:00", &got), -ENOENT);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "02:00:00:00:00:02", &got), 0);
+	ck_assert_int_eq(store_leases_expire(st, 1000, &n), 0);
+	ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
+/* A full disk: the leases of a refused batch fail with -EIO and are not
+ * stored; those reported done are. */
+START_TEST(test_disk_full)
+{
+	static struct store_done done[N_ASYNC];
+	struct store_completion *c = store_completion_new(N_ASYNC);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(store_test_exec_writer(st, "PRAGMA max_page_count = 1"), 0);
+	for (unsigned i = 0; i < N_ASYNC; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1, 2);
+		memset(l.name, 'x', sizeof(l.name) - 1);
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, i), 0);
+	}
+	ck_assert_uint_eq(drain_all(c, done, N_ASYNC), N_ASYNC);
+	size_t failed = 0;
+	for (unsigned i = 0; i < N_ASYNC; i++) {
+		char mac[STORE_LEASE_KEY_LEN];
+		struct store_lease got;
+		ck_assert_msg(done[i].error == 0 || done[i].error == -EIO, "%d %s", done[i].error,
+			      done[i].message);
+		mac_of((unsigned)done[i].tag, mac);
+		ck_assert_int_eq(store_lease_get_by_mac(rd, mac, &got),
+				 done[i].error ? -ENOENT : 0);
+		failed += done[i].error != 0;
+	}
+	ck_assert_uint_gt(failed, 0);
+	ck_assert_int_eq(store_completion_free(c), 0);
+}
+END_TEST
+
+static void sql_exec(sqlite3 *db, const char *sql)
+{
+	char *err = NULL;
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, err ? err : "");
+	sqlite3_free(err);
+}
+
+START_TEST(test_migration_v3)
+{
+	close_store();
+	teardown();
+	setup_dir();
+	sqlite3 *db;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sql_exec(db, "PRAGMA journal_mode = WAL");
+	sql_exec(db, "BEGIN");
+	for (int v = 1; v <= 3; v++)
+		sql_exec(db, store_schema_sql(v));
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:{s:s}}]}}", "apiVersion",
+			      "tinkerbell.org/v1alpha1", "kind", "Hardware", "metadata", "name",
+			      "a", "namespace", "default", "spec", "interfaces", "dhcp", "mac",
+			      "aa:bb:cc:dd:ee:01");
+	char *text = json_dumps(o, JSON_COMPACT);
+	char *sql = sqlite3_mprintf(
+		"INSERT INTO objects (id, kind, namespace, name, uid, rv, source, json) "
+		"VALUES (1, 'Hardware', 'default', 'a', 'uid-1', 1, 'local', %Q);"
+		"INSERT INTO changes VALUES (1, 'Hardware', 'default', 'a', 'ADDED', %Q);"
+		"INSERT INTO hw_mac VALUES ('aa:bb:cc:dd:ee:01', 1, 'spec.interfaces[0].dhcp.mac');"
+		"UPDATE meta SET value = 1 WHERE key = 'rv'; PRAGMA user_version = 3; COMMIT",
+		text, text);
+	sql_exec(db, sql);
+	sqlite3_free(sql);
+	free(text);
+	json_decref(o);
+	sqlite3_close(db);
+
+	open_store();
+	ck_assert_int_eq(store_schema_version(), 4);
+	uint64_t n, rv;
+	ck_assert_int_eq(store_count(rd, STORE_KIND_HARDWARE, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(store_resource_version(rd, &rv), 0);
+	ck_assert_uint_eq(rv, 1);
+	json_t *got;
+	ck_assert_int_eq(store_hardware_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
+	json_decref(got);
+	struct store_lease l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 1, 2);
+	snprintf(l.name, sizeof(l.name), "a");
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	struct store_lease gl;
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &gl), 0);
+	ck_assert_str_eq(gl.name, "a");
+	close_store();
+
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sqlite3_stmt *q;
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), 4);
+	sqlite3_finalize(q);
+	ck_assert_int_eq(sqlite3_prepare_v2(db,
+					    "SELECT count(*) FROM sqlite_master WHERE type = "
+					    "'index' AND name IN ('leases_ip', 'leases_expires')",
+					    -1, &q, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), 2);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	open_store();
+}
+END_TEST
+
+static Suite *leases_suite(void)
+{
+	Suite *s = suite_create("leases");
+	TCase *tc = tcase_create("db");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	UNIT_TEST(tc, test_put_get_list);
+	UNIT_TEST(tc, test_no_resource_version);
+	UNIT_TEST(tc, test_conflict);
+	UNIT_TEST(tc, test_async_group_commit);
+	UNIT_TEST(tc, test_inflight_bound);
+	UNIT_TEST(tc, test_expire);
+	UNIT_TEST(tc, test_disk_full);
+	UNIT_TEST(tc, test_migration_v3);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(leases_suite());
+}
