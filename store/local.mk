@@ -9,13 +9,13 @@ STORE_LIBS = libstore.a $(SQLITE_LIBS)
 
 check_PROGRAMS += tests/unit/check_store
 TESTS += tests/unit/check_store
-tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/unit.h
+tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/unit.h tests/unit/store_fixture.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/check_leases
 TESTS += tests/unit/check_leases
-tests_unit_check_leases_SOURCES = tests/unit/check_leases.c tests/unit/unit.h
+tests_unit_check_leases_SOURCES = tests/unit/check_leases.c tests/unit/unit.h tests/unit/store_fixture.h
 tests_unit_check_leases_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_leases_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 

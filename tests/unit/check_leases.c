@@ -26,58 +26,8 @@
 
 #define WAIT_MS 20000 /* most time a test waits for completions */
 
-static char dir[256];
-static char dbpath[512];
-static struct store *st;
-static struct store_reader *rd;
-
-static void open_store(void)
-{
-	char err[256] = "";
-	int e = store_open(dbpath, NULL, &st, err, sizeof(err));
-	ck_assert_msg(e == 0, "store_open: %d %s", e, err);
-	rd = store_reader_new(st);
-	ck_assert_ptr_nonnull(rd);
-}
-
-static void close_store(void)
-{
-	store_reader_free(rd);
-	rd = NULL;
-	store_close(st);
-	st = NULL;
-}
-
-static void setup_dir(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/check_leases.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(dbpath, sizeof(dbpath), "%s/ironbell.db", dir);
-}
-
-static void setup(void)
-{
-	setup_dir();
-	open_store();
-}
-
-static void teardown(void)
-{
-	close_store();
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		char p[1024];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
+#define FIXTURE_NAME "check_leases"
+#include "tests/unit/store_fixture.h"
 
 static struct store_lease lease(const char *mac, const char *ip, enum store_lease_state state,
 				int64_t starts, int64_t expires)
@@ -265,7 +215,7 @@ START_TEST(test_async_group_commit)
 	/* durable: all are there after a reopen */
 	close_store();
 	ck_assert_int_eq(store_completion_free(c), 0);
-	open_store();
+	open_store(NULL);
 	json_t *arr = NULL;
 	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
 	ck_assert_uint_eq(json_array_size(arr), N_ASYNC);
@@ -301,7 +251,7 @@ START_TEST(test_inflight_bound)
 	ck_assert_uint_eq(store_completion_drain(c, done, 4), 1);
 	ck_assert_int_eq(done[0].error, 0);
 	ck_assert_int_eq(store_completion_free(c), 0);
-	open_store();
+	open_store(NULL);
 }
 END_TEST
 
@@ -397,7 +347,7 @@ START_TEST(test_migration_v3)
 	json_decref(o);
 	sqlite3_close(db);
 
-	open_store();
+	open_store(NULL);
 	ck_assert_int_eq(store_schema_version(), 4);
 	uint64_t n, rv;
 	ck_assert_int_eq(store_count(rd, STORE_KIND_HARDWARE, &n), 0);
@@ -430,7 +380,7 @@ START_TEST(test_migration_v3)
 	ck_assert_int_eq(sqlite3_column_int(q, 0), 2);
 	sqlite3_finalize(q);
 	sqlite3_close(db);
-	open_store();
+	open_store(NULL);
 }
 END_TEST
 

@@ -26,58 +26,8 @@
 #include "store/store-internal.h"
 #include "tests/unit/unit.h"
 
-static char dir[256];
-static char dbpath[512];
-static struct store *st;
-static struct store_reader *rd;
-
-static void open_store(const struct store_options *o)
-{
-	char err[256] = "";
-	int e = store_open(dbpath, o, &st, err, sizeof(err));
-	ck_assert_msg(e == 0, "store_open: %d %s", e, err);
-	rd = store_reader_new(st);
-	ck_assert_ptr_nonnull(rd);
-}
-
-static void close_store(void)
-{
-	store_reader_free(rd);
-	rd = NULL;
-	store_close(st);
-	st = NULL;
-}
-
-static void setup_dir(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/check_store.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(dbpath, sizeof(dbpath), "%s/ironbell.db", dir);
-}
-
-static void setup(void)
-{
-	setup_dir();
-	open_store(NULL);
-}
-
-static void teardown(void)
-{
-	close_store();
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		char p[1024];
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
+#define FIXTURE_NAME "check_store"
+#include "tests/unit/store_fixture.h"
 
 /* ---- object builders ---- */
 
