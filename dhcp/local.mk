@@ -9,7 +9,7 @@ include dhcp/policy.mk
 
 check_PROGRAMS += tests/unit/check_dhcp_codec
 TESTS += tests/unit/check_dhcp_codec
-tests_unit_check_dhcp_codec_SOURCES = tests/unit/check_dhcp_codec.c tests/unit/unit.h
+tests_unit_check_dhcp_codec_SOURCES = tests/unit/check_dhcp_codec.c tests/unit/unit.h tests/unit/dhcp_builder.h
 tests_unit_check_dhcp_codec_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_dhcp_codec_LDADD = $(DHCP_LIBS) $(CHECK_LIBS)
 

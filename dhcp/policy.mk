@@ -7,7 +7,7 @@ libdhcp_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/check_dhcp_policy
 TESTS += tests/unit/check_dhcp_policy
-tests_unit_check_dhcp_policy_SOURCES = tests/unit/check_dhcp_policy.c tests/unit/unit.h
+tests_unit_check_dhcp_policy_SOURCES = tests/unit/check_dhcp_policy.c tests/unit/unit.h tests/unit/dhcp_builder.h
 tests_unit_check_dhcp_policy_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_dhcp_policy_LDADD = $(DHCP_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 

@@ -7,36 +7,12 @@
 #include <string.h>
 
 #include "dhcp/dhcp.h"
+#include "tests/unit/dhcp_builder.h"
 #include "tests/unit/unit.h"
 
-/* ---- building test packets byte by byte ---- */
-
-struct tp {
-	uint8_t b[DHCP_MAX_MESSAGE + 16];
-	size_t len;
-};
+/* ---- building test packets byte by byte (dhcp_builder.h) ---- */
 
 static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-
-static void tp_byte(struct tp *t, uint8_t v)
-{
-	ck_assert_uint_lt(t->len, sizeof(t->b));
-	t->b[t->len++] = v;
-}
-
-static void tp_bytes(struct tp *t, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		tp_byte(t, ((const uint8_t *)p)[i]);
-}
-
-static void tp_be32(struct tp *t, uint32_t v)
-{
-	tp_byte(t, (uint8_t)(v >> 24));
-	tp_byte(t, (uint8_t)(v >> 16));
-	tp_byte(t, (uint8_t)(v >> 8));
-	tp_byte(t, (uint8_t)v);
-}
 
 /* The 236-byte fixed part and the cookie of a BOOTREQUEST from mac. */
 static void tp_header(struct tp *t, uint32_t giaddr)
@@ -59,25 +35,6 @@ static void tp_header(struct tp *t, uint32_t giaddr)
 	while (t->len < 236)
 		tp_byte(t, 0);    /* chaddr padding, sname, file */
 	tp_be32(t, DHCP_MAGIC);
-}
-
-/* An option: code, length, then the bytes given as ints. */
-static void tp_opt(struct tp *t, uint8_t code, int n, ...)
-{
-	va_list ap;
-	va_start(ap, n);
-	tp_byte(t, code);
-	tp_byte(t, (uint8_t)n);
-	for (int i = 0; i < n; i++)
-		tp_byte(t, (uint8_t)va_arg(ap, int));
-	va_end(ap);
-}
-
-static void tp_opt_str(struct tp *t, uint8_t code, const char *s)
-{
-	tp_byte(t, code);
-	tp_byte(t, (uint8_t)strlen(s));
-	tp_bytes(t, s, strlen(s));
 }
 
 static struct dhcp_packet pkt, pkt2;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dhcp/dhcp-policy.h"
+#include "tests/unit/dhcp_builder.h"
 #include "tests/unit/unit.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
@@ -20,31 +21,6 @@
 static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
 /* ---- building requests byte by byte ---- */
-
-struct tp {
-	uint8_t b[DHCP_MAX_MESSAGE];
-	size_t len;
-};
-
-static void tp_byte(struct tp *t, uint8_t v)
-{
-	ck_assert_uint_lt(t->len, sizeof(t->b));
-	t->b[t->len++] = v;
-}
-
-static void tp_bytes(struct tp *t, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		tp_byte(t, ((const uint8_t *)p)[i]);
-}
-
-static void tp_be32(struct tp *t, uint32_t v)
-{
-	tp_byte(t, (uint8_t)(v >> 24));
-	tp_byte(t, (uint8_t)(v >> 16));
-	tp_byte(t, (uint8_t)(v >> 8));
-	tp_byte(t, (uint8_t)v);
-}
 
 /* Header, cookie and option 53 of a BOOTREQUEST from mac. */
 static void tp_start(struct tp *t, uint8_t type, uint32_t ciaddr, uint32_t giaddr, bool bcast)
@@ -72,24 +48,6 @@ static void tp_start(struct tp *t, uint8_t type, uint32_t ciaddr, uint32_t giadd
 	tp_byte(t, type);
 }
 
-static void tp_opt(struct tp *t, uint8_t code, int n, ...)
-{
-	va_list ap;
-	va_start(ap, n);
-	tp_byte(t, code);
-	tp_byte(t, (uint8_t)n);
-	for (int i = 0; i < n; i++)
-		tp_byte(t, (uint8_t)va_arg(ap, int));
-	va_end(ap);
-}
-
-static void tp_str(struct tp *t, uint8_t code, const char *s)
-{
-	tp_byte(t, code);
-	tp_byte(t, (uint8_t)strlen(s));
-	tp_bytes(t, s, strlen(s));
-}
-
 static void tp_ip(struct tp *t, uint8_t code, uint32_t ip)
 {
 	tp_byte(t, code);
@@ -103,7 +61,7 @@ static const uint8_t guid[17] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 
 static void tp_pxe(struct tp *t, const char *vendor, uint16_t arch)
 {
 	tp_opt(t, 55, 9, 1, 3, 6, 12, 15, 43, 60, 66, 67);
-	tp_str(t, 60, vendor);
+	tp_opt_str(t, 60, vendor);
 	tp_opt(t, 93, 2, arch >> 8, arch & 0xff);
 	tp_opt(t, 94, 3, 1, 3, 16);
 	tp_byte(t, 97);
@@ -740,7 +698,7 @@ START_TEST(test_bad_arguments)
 	struct tp t;
 	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
 	tp_pxe(&t, "PXEClient:Arch:00007:UNDI:003000", 7);
-	tp_str(&t, 77, "iPXE");
+	tp_opt_str(&t, 77, "iPXE");
 	tp_end(&t);
 	ck_assert_int_eq(dhcp_policy(&req, 67, &host, &cfg, &rep, &dec), -ENAMETOOLONG);
 }
@@ -787,7 +745,7 @@ static void pxe_request(uint8_t type, const char *vendor, uint16_t arch, const c
 	}
 	tp_pxe(&t, vendor, arch);
 	if (user_class)
-		tp_str(&t, 77, user_class);
+		tp_opt_str(&t, 77, user_class);
 	tp_end(&t);
 }
 
@@ -955,7 +913,7 @@ START_TEST(test_not_netboot_client)
 	struct tp t;
 	/* No option 94. */
 	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
-	tp_str(&t, 60, "PXEClient:Arch:00007:UNDI:003000");
+	tp_opt_str(&t, 60, "PXEClient:Arch:00007:UNDI:003000");
 	tp_opt(&t, 93, 2, 0, 7);
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &host), 1);
@@ -963,7 +921,7 @@ START_TEST(test_not_netboot_client)
 	ck_assert(!dhcp_opt_present(&rp, DHCP_OPT_BOOTFILE));
 	/* Option 97 of the wrong type. */
 	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
-	tp_str(&t, 60, "PXEClient:Arch:00007:UNDI:003000");
+	tp_opt_str(&t, 60, "PXEClient:Arch:00007:UNDI:003000");
 	tp_opt(&t, 93, 2, 0, 7);
 	tp_opt(&t, 94, 3, 1, 3, 16);
 	tp_byte(&t, 97);
