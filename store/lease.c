@@ -38,6 +38,7 @@ enum {
 	L_OWNER,
 	L_PUT,
 	L_EXPIRE,
+	L_TAKE,
 };
 
 static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
@@ -49,6 +50,8 @@ static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
 		  "state = excluded.state, starts = excluded.starts, expires = excluded.expires, "
 		  "updated = excluded.updated",
 	[L_EXPIRE] = "DELETE FROM leases WHERE expires < ?1",
+	[L_TAKE] = "UPDATE leases SET state = 'released', updated = ?3 WHERE ip = ?1 AND "
+		   "state = 'bound' AND mac <> ?2",
 };
 
 enum {
@@ -155,6 +158,7 @@ size_t store_completion_drain(struct store_completion *c, struct store_done *out
 		struct store_req *next = taken->next;
 		out[i].tag = taken->tag;
 		out[i].error = taken->lease_error;
+		out[i].count = taken->expired;
 		snprintf(out[i].message, sizeof(out[i].message), "%s", taken->lease_message);
 		free(taken);
 		taken = next;
@@ -251,7 +255,17 @@ static int lease_put(struct store *s, struct store_req *rq)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (l->state == STORE_LEASE_BOUND) {
+	if (l->state == STORE_LEASE_BOUND && l->take_ip) {
+		if (!(st = lstmt(s, L_TAKE)))
+			goto fail;
+		sqlite3_bind_text(st, 1, l->ip, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, l->mac, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)(now_real_ns() / 1000000000u));
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	} else if (l->state == STORE_LEASE_BOUND) {
 		if (!(st = lstmt(s, L_OWNER)))
 			goto fail;
 		sqlite3_bind_text(st, 1, l->ip, -1, SQLITE_STATIC);
@@ -346,20 +360,14 @@ static int lease_norm(const struct store_lease *l, struct store_req *rq)
 	return 0;
 }
 
-int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
-			  uint64_t tag)
+/* Hands rq (owned) to the writer with completion queue c. */
+static int submit_completed(struct store *s, struct store_req *rq, struct store_completion *c,
+			    uint64_t tag)
 {
-	struct store_req *rq = calloc(1, sizeof(*rq));
-	int e;
+	int e = 0;
 
-	if (!rq)
-		return -ENOMEM;
-	rq->type = STORE_REQ_LEASE;
 	rq->cq = c;
 	rq->tag = tag;
-	e = lease_norm(l, rq);
-	if (e < 0)
-		goto out;
 	pthread_mutex_lock(&c->lock);
 	if (c->inflight >= c->max)
 		e = -EAGAIN;
@@ -379,6 +387,35 @@ int store_lease_put_async(struct store *s, const struct store_lease *l, struct s
 out:
 	free(rq);
 	return e;
+}
+
+int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
+			  uint64_t tag)
+{
+	struct store_req *rq = calloc(1, sizeof(*rq));
+	int e;
+
+	if (!rq)
+		return -ENOMEM;
+	rq->type = STORE_REQ_LEASE;
+	e = lease_norm(l, rq);
+	if (e < 0) {
+		free(rq);
+		return e;
+	}
+	return submit_completed(s, rq, c, tag);
+}
+
+int store_leases_expire_async(struct store *s, int64_t now, struct store_completion *c,
+			      uint64_t tag)
+{
+	struct store_req *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return -ENOMEM;
+	rq->type = STORE_REQ_LEASE_EXPIRE;
+	rq->expire_now = now;
+	return submit_completed(s, rq, c, tag);
 }
 
 int store_lease_put(struct store *s, const struct store_lease *l, char *err, size_t errlen)

@@ -306,6 +306,44 @@ out:
 	return e;
 }
 
+int store_each(struct store_reader *r, enum store_kind k, store_each_fn fn, void *userdata,
+	       uint64_t *ret_rv)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	sqlite3_stmt *st;
+	uint64_t rv = 0;
+	int e, rc;
+
+	if (!ki || !fn)
+		return -EINVAL;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	if ((e = read_u64(r, R_RV, &rv)) < 0)
+		goto out;
+	if (!(st = rs(r, R_LIST))) {
+		e = -EIO;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		e = fn((const char *)sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+		       userdata);
+		if (e < 0)
+			break;
+	}
+	if (e >= 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	if (e >= 0 && ret_rv)
+		*ret_rv = rv;
+	if (e > 0)
+		e = 0;
+out:
+	step_done(r, R_COMMIT);
+	return e;
+}
+
 int store_list(struct store_reader *r, enum store_kind k, const char *ns,
 	       const struct store_selector *sel, json_t **ret_items, uint64_t *ret_rv)
 {

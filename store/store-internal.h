@@ -105,7 +105,7 @@ enum store_wstmt {
 	W_STMT_MAX = W_IDX_OWNER + STORE_INDEX_MAX
 };
 
-#define STORE_LEASE_WSTMT_MAX 3 /* writer statements of lease.c */
+#define STORE_LEASE_WSTMT_MAX 4 /* writer statements of lease.c */
 
 struct store {
 	char *path;

@@ -195,6 +195,17 @@ int store_list_text(struct store_reader *r, enum store_kind k, const char *ns,
 		    const struct store_selector *sel, struct buf *out, size_t *ret_n,
 		    uint64_t *ret_rv);
 
+/* Calls fn for each object of kind k (every namespace, sorted by namespace
+ * then name) with its stored JSON text (len bytes, not NUL-terminated,
+ * valid during the call only), inside one read transaction: the objects
+ * are one snapshot, whose resourceVersion goes to *ret_rv (may be NULL),
+ * so a caller can follow with store_changes() from there. Memory stays
+ * that of one row, however many objects there are. fn returns 0 to go
+ * on, or a negative errno that stops the walk and is returned. */
+typedef int (*store_each_fn)(const char *json, size_t len, void *userdata);
+int store_each(struct store_reader *r, enum store_kind k, store_each_fn fn, void *userdata,
+	       uint64_t *ret_rv);
+
 /* Counts objects of a kind. */
 int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret);
 
@@ -268,8 +279,8 @@ int store_validate_status(enum store_kind k, const json_t *status, char *err, si
  * ironbell_store_write_seconds / _transactions_total / _writes_total).
  *
  * A MAC has at most one lease. An IP held by one MAC's bound lease cannot
- * be bound to another MAC (-EADDRINUSE naming both MACs); released and
- * declined leases do not hold their IP.
+ * be bound to another MAC (-EADDRINUSE naming both MACs) unless the write
+ * says take_ip; released and declined leases do not hold their IP.
  */
 
 #define STORE_LEASE_KEY_LEN 64   /* normalized MAC / IP text, NUL included */
@@ -290,6 +301,10 @@ struct store_lease {
 	char name[STORE_LEASE_NAME_LEN]; /* Hardware name; "" when none */
 	enum store_lease_state state;
 	int64_t starts, expires; /* unix seconds */
+	bool take_ip; /* bound: a bound lease of another MAC on the same IP is
+		       * marked released instead of failing the write (for
+		       * reservations, where the Hardware says whose the
+		       * address is now) */
 };
 
 /* "bound", "released", "declined" (NULL for a value out of range), and
@@ -314,8 +329,9 @@ int store_lease_state_parse(const char *s, enum store_lease_state *ret);
 struct store_completion;
 
 struct store_done {
-	uint64_t tag; /* the caller's, from store_lease_put_async() */
-	int error;    /* 0 (durable: committed) or a negative errno */
+	uint64_t tag;   /* the caller's, from store_lease_put_async() */
+	int error;      /* 0 (durable: committed) or a negative errno */
+	uint64_t count; /* store_leases_expire_async(): leases removed */
 	char message[STORE_LEASE_MESSAGE_LEN]; /* on error: why */
 };
 
@@ -346,6 +362,11 @@ int store_lease_put(struct store *s, const struct store_lease *l, char *err, siz
 /* Deletes (in the writer, waiting for the commit) every lease with
  * expires < now; *ret_n (may be NULL) gets how many. 0 or negative errno. */
 int store_leases_expire(struct store *s, int64_t now, uint64_t *ret_n);
+
+/* The same without waiting: the result goes to c like a lease write's,
+ * with the number of leases removed in its count. */
+int store_leases_expire_async(struct store *s, int64_t now, struct store_completion *c,
+			      uint64_t tag);
 
 /* The lease of a MAC (any form), or the lease of an IP (the bound one if
  * any, else the most recently updated). 0, -ENOENT, -EINVAL (malformed

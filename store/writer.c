@@ -398,7 +398,8 @@ static void *writer_main(void *arg)
 			struct store_req *next = rq->next;
 			if (rq->type == STORE_REQ_EVENT) {
 				req_free_event(rq);
-			} else if (rq->type == STORE_REQ_LEASE && rq->cq) {
+			} else if ((rq->type == STORE_REQ_LEASE || rq->type == STORE_REQ_LEASE_EXPIRE) &&
+				   rq->cq) {
 				/* completed in queue order */
 				rq->next = NULL;
 				*async_tail = rq;

@@ -3,7 +3,9 @@
  * completion queue (a thousand in flight on one eventfd, committed in far
  * fewer transactions, durable across reopen); an IP conflict failing only
  * its own request; the in-flight bound; leases not touching the
- * resourceVersion; a full disk; the v3 -> v4 migration with data.
+ * resourceVersion; take_ip (a reservation taking its address back);
+ * the asynchronous expiry sweep; a full disk; the v3 -> v4 migration with
+ * data.
  *
  * Each test opens a fresh database in its own mkdtemp() directory (under
  * $TMPDIR) and removes it afterwards.
@@ -277,6 +279,66 @@ START_TEST(test_expire)
 }
 END_TEST
 
+/* take_ip: a reservation's lease takes its IP from another MAC's bound
+ * lease, which becomes released, instead of failing. */
+START_TEST(test_take_ip)
+{
+	struct store_lease l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 1, 100);
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	l = lease("aa:bb:cc:dd:ee:02", "10.0.0.1", STORE_LEASE_BOUND, 2, 200);
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), -EADDRINUSE);
+	l.take_ip = true;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
+	ck_assert_int_eq(got.state, STORE_LEASE_RELEASED);
+	ck_assert_int_eq(got.expires, 100); /* otherwise untouched */
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &got), 0);
+	ck_assert_str_eq(got.mac, "aa:bb:cc:dd:ee:02");
+	ck_assert_int_eq(got.state, STORE_LEASE_BOUND);
+	/* taking it again from itself changes nothing else */
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
+	ck_assert_int_eq(got.state, STORE_LEASE_RELEASED);
+}
+END_TEST
+
+/* The expiry sweep without waiting: its result and count arrive on the
+ * completion queue, in order with the lease writes queued around it. */
+START_TEST(test_expire_async)
+{
+	struct store_completion *c = store_completion_new(8);
+	struct store_done done[3];
+	char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+	struct store_lease l, got;
+
+	ck_assert_ptr_nonnull(c);
+	for (unsigned i = 0; i < 4; i++) {
+		mac_of(i, mac);
+		ip_of(i, ip);
+		l = lease(mac, ip, STORE_LEASE_BOUND, 0, i < 3 ? 50 : 500);
+		ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	}
+	mac_of(9, mac);
+	ip_of(9, ip);
+	l = lease(mac, ip, STORE_LEASE_BOUND, 0, 60);
+	ck_assert_int_eq(store_lease_put_async(st, &l, c, 1), 0);
+	ck_assert_int_eq(store_leases_expire_async(st, 100, c, 2), 0);
+	ck_assert_int_eq(store_leases_expire_async(st, 100, c, 3), 0);
+	ck_assert_uint_eq(drain_all(c, done, 3), 3);
+	ck_assert_uint_eq(done[0].tag, 1);
+	ck_assert_int_eq(done[0].error, 0);
+	ck_assert_uint_eq(done[1].tag, 2);
+	ck_assert_int_eq(done[1].error, 0);
+	ck_assert_uint_eq(done[1].count, 4); /* the three at 50 and the one at 60 */
+	ck_assert_uint_eq(done[2].tag, 3);
+	ck_assert_uint_eq(done[2].count, 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "02:00:00:00:00:03", &got), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "02:00:00:00:00:09", &got), -ENOENT);
+	ck_assert_int_eq(store_completion_free(c), 0);
+}
+END_TEST
+
 /* A full disk: the leases of a refused batch fail with -EIO and are not
  * stored; those reported done are. */
 START_TEST(test_disk_full)
@@ -396,6 +458,8 @@ static Suite *leases_suite(void)
 	UNIT_TEST(tc, test_async_group_commit);
 	UNIT_TEST(tc, test_inflight_bound);
 	UNIT_TEST(tc, test_expire);
+	UNIT_TEST(tc, test_take_ip);
+	UNIT_TEST(tc, test_expire_async);
 	UNIT_TEST(tc, test_disk_full);
 	UNIT_TEST(tc, test_migration_v3);
 	suite_add_tcase(s, tc);

@@ -1624,6 +1624,25 @@ START_TEST(test_selectors)
 }
 END_TEST
 
+struct each_seen {
+	size_t n, stop_at;
+	char names[8][64];
+};
+
+/* store_each's callback: records "namespace/name" of each object. */
+static int each_collect(const char *text, size_t len, void *userdata)
+{
+	struct each_seen *seen = userdata;
+	json_t *o = json_loadb(text, len, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	if (seen->n < 8)
+		snprintf(seen->names[seen->n], sizeof(seen->names[0]), "%s/%s",
+			 store_meta_str(o, "namespace"), obj_name(o));
+	json_decref(o);
+	seen->n++;
+	return seen->stop_at && seen->n == seen->stop_at ? -ECANCELED : 0;
+}
+
 START_TEST(test_list_sorted_filtered)
 {
 	static const char *const order[][2] = {
@@ -1699,6 +1718,23 @@ START_TEST(test_list_sorted_filtered)
 	ck_assert_int_eq(store_list(rd, STORE_KIND_HARDWARE, NULL, NULL, &items, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 0);
 	json_decref(items);
+
+	/* store_each: the same objects, in the same order, one at a time;
+	 * a callback's error stops the walk and comes back. */
+	struct each_seen seen = { .n = 0 };
+	uint64_t each_rv = 0;
+	ck_assert_int_eq(store_each(rd, STORE_KIND_TEMPLATE, each_collect, &seen, &each_rv), 0);
+	ck_assert_uint_eq(seen.n, 4);
+	ck_assert_uint_eq(each_rv, rv);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(seen.names[i], want[i]);
+	seen = (struct each_seen){ .n = 0, .stop_at = 2 };
+	ck_assert_int_eq(store_each(rd, STORE_KIND_TEMPLATE, each_collect, &seen, NULL), -ECANCELED);
+	ck_assert_uint_eq(seen.n, 2);
+	seen = (struct each_seen){ .n = 0 };
+	ck_assert_int_eq(store_each(rd, STORE_KIND_HARDWARE, each_collect, &seen, NULL), 0);
+	ck_assert_uint_eq(seen.n, 0);
+	ck_assert_int_eq(store_each(rd, STORE_KIND_MAX, each_collect, &seen, NULL), -EINVAL);
 }
 END_TEST
 
