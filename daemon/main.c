@@ -5,8 +5,10 @@
  * It reads the config (a bad one stops everything before anything is
  * created: exit 78), blocks SIGHUP/SIGTERM/SIGINT before the first thread
  * exists (so every thread inherits the mask and only the signalfd sees
- * them), creates the state directory, opens the store, starts the
- * listeners (daemon/http.c), and tells systemd READY=1. Then it sleeps in
+ * them), creates the state directory, opens the store, binds the DHCP
+ * sockets when dhcp.enabled (a busy port stops the start), starts the
+ * listeners (daemon/http.c) and the DHCP thread (which loads every
+ * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
  *   SIGHUP           RELOADING=1, read the config again; a bad file is
@@ -42,6 +44,7 @@
 #include "common/common.h"
 #include "daemon/api.h"
 #include "daemon/conf.h"
+#include "dhcp/dhcp-server.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 2
@@ -319,6 +322,8 @@ int main(int argc, char **argv)
 	struct ib_config *cfg = NULL;
 	struct store *store = NULL;
 	struct api *api = NULL;
+	struct dhcp_server *dhcp = NULL;
+	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -366,7 +371,18 @@ int main(int argc, char **argv)
 		log_error("daemon", "out of memory");
 		goto out;
 	}
+	/* DHCP keeps the snapshot it starts with: its keys need a restart. */
+	dhcp_cfg = api_config_get(api);
+	if (dhcp_cfg->dhcp.enabled &&
+	    dhcp_server_new(store, dhcp_cfg, &dhcp, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	if (api_start(api, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
+	if (dhcp && dhcp_server_start(dhcp, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -383,6 +399,11 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
 	status = EXIT_SUCCESS;
 out:
+	/* Before the store closes: DHCP sends the ACKs whose leases are being
+	 * committed, and frees its reader. */
+	dhcp_server_free(dhcp);
+	if (dhcp_cfg)
+		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */
 	store_close(store);
 	config_free(cfg);

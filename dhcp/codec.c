@@ -53,6 +53,32 @@ const char *dhcp_bad_reason_name(enum dhcp_bad bad)
 	return bad_names[bad];
 }
 
+const char *dhcp_msg_type_name(enum dhcp_msg_type t)
+{
+	static const char *const names[DHCP_MSG_TYPE_MAX] = {
+		[DHCP_NONE] = "none",
+		[DHCP_DISCOVER] = "discover",
+		[DHCP_OFFER] = "offer",
+		[DHCP_REQUEST] = "request",
+		[DHCP_DECLINE] = "decline",
+		[DHCP_ACK] = "ack",
+		[DHCP_NAK] = "nak",
+		[DHCP_RELEASE] = "release",
+		[DHCP_INFORM] = "inform",
+		[DHCP_FORCERENEW] = "forcerenew",
+		[DHCP_LEASEQUERY] = "leasequery",
+		[DHCP_LEASEUNASSIGNED] = "leaseunassigned",
+		[DHCP_LEASEUNKNOWN] = "leaseunknown",
+		[DHCP_LEASEACTIVE] = "leaseactive",
+		[DHCP_BULKLEASEQUERY] = "bulkleasequery",
+		[DHCP_LEASEQUERYDONE] = "leasequerydone",
+		[DHCP_ACTIVELEASEQUERY] = "activeleasequery",
+		[DHCP_LEASEQUERYSTATUS] = "leasequerystatus",
+		[DHCP_TLS] = "tls",
+	};
+	return (unsigned)t < DHCP_MSG_TYPE_MAX ? names[t] : "unknown";
+}
+
 enum region { REGION_OPTIONS, REGION_FILE, REGION_SNAME };
 
 struct walker {

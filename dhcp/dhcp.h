@@ -137,6 +137,10 @@ enum dhcp_bad {
  * case ("truncated_header"); "ok" for DHCP_OK; "unknown" out of range. */
 const char *dhcp_bad_reason_name(enum dhcp_bad bad);
 
+/* The message type's name in lower case ("discover", "ack"), for logs and
+ * metric labels; "none" for 0, "unknown" out of range. */
+const char *dhcp_msg_type_name(enum dhcp_msg_type t);
+
 /* Options, indexed by code: each code's data is the concatenation, in
  * order, of every instance of it in the packet (RFC 3396), stored in data[].
  * Codes 0 and 255 are never present. */

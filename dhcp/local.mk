@@ -1,5 +1,5 @@
-# DHCPv4: codec (bytes <-> structs) and policy (request + host -> reply);
-# the server thread comes later.
+# DHCPv4: codec (bytes <-> structs), policy (request + host -> reply), and
+# the server thread (sockets, reservation table, leases).
 noinst_LIBRARIES += libdhcp.a
 libdhcp_a_SOURCES = \
 	dhcp/dhcp.h dhcp/dhcp-internal.h \

@@ -2,7 +2,8 @@
 # reads (dhcp/host.c). Included from dhcp/local.mk after libdhcp_a_SOURCES.
 # host.c reads Hardware JSON and uses common/num.c: link $(DHCP_LIBS)
 # before $(COMMON_LIBS).
-libdhcp_a_SOURCES += dhcp/dhcp-policy.h dhcp/policy.c dhcp/host.c dhcp/settings.c
+libdhcp_a_SOURCES += dhcp/dhcp-policy.h dhcp/policy.c dhcp/host.c dhcp/settings.c \
+	dhcp/dhcp-server.h dhcp/server-internal.h dhcp/hosts.c dhcp/sock.c dhcp/server.c
 libdhcp_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/check_dhcp_policy
@@ -16,3 +17,10 @@ TESTS += tests/unit/check_dhcp_settings
 tests_unit_check_dhcp_settings_SOURCES = tests/unit/check_dhcp_settings.c tests/unit/unit.h
 tests_unit_check_dhcp_settings_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_dhcp_settings_LDADD = $(DHCP_LIBS) libconfig.a $(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+# The reservation table and the IPv4/UDP header builder of the server.
+check_PROGRAMS += tests/unit/check_dhcp_hosts
+TESTS += tests/unit/check_dhcp_hosts
+tests_unit_check_dhcp_hosts_SOURCES = tests/unit/check_dhcp_hosts.c tests/unit/unit.h
+tests_unit_check_dhcp_hosts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_dhcp_hosts_LDADD = $(DHCP_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)

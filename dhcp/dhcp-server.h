@@ -1,0 +1,73 @@
+/* dhcp-server — the DHCP server thread (dhcp/server.c) and the in-memory
+ * reservation table it answers from (dhcp/hosts.c).
+ *
+ * The table holds, for every Hardware interface with a MAC, the compact
+ * struct dhcp_host the policy needs (dhcp-policy.h), packed to its used
+ * size; it is filled from the store at start and kept current from the
+ * store's change log, so that a DHCP packet costs a hash probe rather than
+ * a SQLite read and a JSON decode. One thread owns a table: nothing in it
+ * is locked.
+ *
+ * The server binds its sockets in dhcp_server_new(), so that a busy port
+ * or a missing interface stops the daemon at start with a clear message,
+ * then runs one thread (dhcp_server_start()) until dhcp_server_free().
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dhcp/dhcp-policy.h"
+
+struct json_t;
+struct store;
+struct ib_config;
+
+/* ---- the reservation table ---- */
+
+#define DHCP_HOSTS_MAX_INTERFACES 64 /* interfaces of one Hardware served */
+
+struct dhcp_hosts;
+
+struct dhcp_hosts *dhcp_hosts_new(void);
+/* Accepts NULL. */
+void dhcp_hosts_free(struct dhcp_hosts *t);
+/* Removes every entry. */
+void dhcp_hosts_clear(struct dhcp_hosts *t);
+
+/* Makes the table hold exactly the interfaces of Hardware hw (its JSON,
+ * borrowed) that have a MAC: entries the same object had before and no
+ * longer has are removed, a MAC taken over from another object is moved.
+ * An interface whose fields the DHCP server cannot use (dhcp_host_from_
+ * hardware fails) gets no entry: its MAC will not be answered. Returns the
+ * number of interfaces entered, or -EINVAL when at least one was refused
+ * (the others are entered; err names the first refused field), -ENOMEM. */
+int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, size_t errlen);
+/* Removes the entries of Hardware ns/name. */
+void dhcp_hosts_remove(struct dhcp_hosts *t, const char *ns, const char *name);
+/* Copies the entry of mac into *ret: 0 or -ENOENT. */
+int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct dhcp_host *ret);
+/* Interfaces (MACs) in the table. */
+size_t dhcp_hosts_count(const struct dhcp_hosts *t);
+/* Bytes the table holds (entries, index, owner lists): for the metrics. */
+size_t dhcp_hosts_bytes(const struct dhcp_hosts *t);
+
+/* ---- the server ---- */
+
+struct dhcp_server;
+
+/* Opens the sockets of the dhcp: section of cfg (which must outlive the
+ * server: the caller keeps the snapshot it passes): UDP 67 on each
+ * configured interface (or one socket for all), 4011 too in the proxy
+ * modes, and a packet socket for replies to clients that have no address
+ * yet. Registers the metrics. 0, or a negative errno with a message naming
+ * the port or interface in err. */
+int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhcp_server **ret,
+		    char *err, size_t errlen);
+/* Starts the thread: it loads the reservation table, then serves. */
+int dhcp_server_start(struct dhcp_server *srv, char *err, size_t errlen);
+/* Stops the thread after it has sent the ACKs whose leases are being
+ * committed (bounded wait), closes the sockets and frees. The store must
+ * still be open. Accepts NULL. */
+void dhcp_server_free(struct dhcp_server *srv);

@@ -1,0 +1,529 @@
+/* hosts — the DHCP server's reservation table: MAC -> struct dhcp_host,
+ * kept in memory and packed.
+ *
+ * DESIGN: looking a MAC up in SQLite and decoding its Hardware with
+ * jansson costs ~30 µs (the store benchmark), more than the whole rest of
+ * a DHCP exchange; so the server keeps what the policy needs in memory,
+ * built once per Hardware change rather than once per packet. A struct
+ * dhcp_host is ~2.3 KB of mostly empty fixed-size strings; an entry here
+ * holds it packed (the numbers, then only the addresses and routes in use,
+ * then each string as a length and its bytes), typically 100-200 bytes,
+ * so 100,000 reservations take a few tens of MB. A lookup is one probe
+ * and one unpack (a few hundred bytes of copying).
+ *
+ * Two open-addressing hash tables with linear probing and backward-shift
+ * deletion (no tombstones, so a table that churns does not slow down):
+ * MAC -> entry, and "namespace/name" -> owner, the list of the MACs the
+ * Hardware has in the table. The owner list is what lets a MODIFIED or
+ * DELETED Hardware take away exactly the MACs it had, without a scan.
+ * Each entry points at its owner; a MAC that moves from one Hardware to
+ * another (the store allows it once the first lets go) is taken from the
+ * old owner's list.
+ *
+ * Not thread-safe: the DHCP thread owns its table.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/num.h"
+#include "dhcp/dhcp-server.h"
+
+#define MIN_CAP 64u
+
+/* ---- open addressing ---- */
+
+struct slot {
+	uint64_t h; /* 0: empty; otherwise the key's hash with bit 0 set */
+	void *v;
+};
+
+struct map {
+	struct slot *s;
+	size_t cap; /* a power of two, or 0 */
+	size_t n;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finalizer */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x | 1;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return mix64(h);
+}
+
+typedef bool (*map_eq_fn)(const void *v, const void *key);
+
+/* The slot holding key, or -1. */
+static long map_find(const struct map *m, uint64_t h, map_eq_fn eq, const void *key)
+{
+	if (!m->cap)
+		return -1;
+	size_t mask = m->cap - 1;
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		if (!m->s[i].h)
+			return -1;
+		if (m->s[i].h == h && eq(m->s[i].v, key))
+			return (long)i;
+	}
+}
+
+static void map_place(struct slot *s, size_t cap, uint64_t h, void *v)
+{
+	size_t i = h & (cap - 1);
+	while (s[i].h)
+		i = (i + 1) & (cap - 1);
+	s[i] = (struct slot){ h, v };
+}
+
+/* Inserts a key known to be absent; keeps the load at most one half. */
+static int map_insert(struct map *m, uint64_t h, void *v)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : MIN_CAP;
+		struct slot *s = calloc(cap, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->s[i].h)
+				map_place(s, cap, m->s[i].h, m->s[i].v);
+		free(m->s);
+		m->s = s;
+		m->cap = cap;
+	}
+	map_place(m->s, m->cap, h, v);
+	m->n++;
+	return 0;
+}
+
+/* Empties slot i and shifts back the entries of its probe run that would
+ * no longer be found (Knuth 6.4, algorithm R). */
+static void map_delete_at(struct map *m, size_t i)
+{
+	size_t mask = m->cap - 1, j = i;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!m->s[j].h)
+			break;
+		size_t k = m->s[j].h & mask; /* where j's entry wants to be */
+		/* Move it into the hole unless its home lies cyclically in
+		 * (i, j]. */
+		bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+		if (stays)
+			continue;
+		m->s[i] = m->s[j];
+		i = j;
+	}
+	m->s[i] = (struct slot){ 0, NULL };
+	m->n--;
+}
+
+/* ---- entries and owners ---- */
+
+struct owner {
+	uint64_t *macs; /* the MACs of this Hardware in the table */
+	size_t n, cap;
+	char key[]; /* "namespace/name" */
+};
+
+struct entry {
+	uint64_t mac; /* 48 bits, first octet highest */
+	struct owner *owner;
+	uint16_t len;
+	uint8_t data[]; /* the packed struct dhcp_host */
+};
+
+struct dhcp_hosts {
+	struct map macs;   /* mac -> struct entry */
+	struct map owners; /* key -> struct owner */
+	size_t bytes;      /* entries' and owners' allocations */
+};
+
+static uint64_t mac_key(const uint8_t mac[6])
+{
+	uint64_t k = 0;
+	for (int i = 0; i < 6; i++)
+		k = k << 8 | mac[i];
+	return k;
+}
+
+static bool entry_eq(const void *v, const void *key)
+{
+	return ((const struct entry *)v)->mac == *(const uint64_t *)key;
+}
+
+static bool owner_eq(const void *v, const void *key)
+{
+	return strcmp(((const struct owner *)v)->key, key) == 0;
+}
+
+/* ---- packing ---- */
+
+/* The numbers of a struct dhcp_host, as they are packed. */
+struct packed_head {
+	uint8_t mac[6];
+	uint8_t ndns, nntp, nroutes;
+	uint8_t uefi, allow_pxe, disable_dhcp;
+	int16_t vlan_id;
+	uint32_t ip, netmask, gateway, lease_time;
+};
+
+#define HOST_STR(f) { offsetof(struct dhcp_host, f), sizeof(((struct dhcp_host *)0)->f) }
+static const struct {
+	size_t off, cap;
+} host_strings[] = {
+	HOST_STR(name),		  HOST_STR(namespace_),	    HOST_STR(hostname),
+	HOST_STR(domain),	  HOST_STR(tftp_server_name), HOST_STR(boot_file_name),
+	HOST_STR(arch),		  HOST_STR(ipxe_url),	    HOST_STR(ipxe_binary),
+};
+
+_Static_assert(DHCP_HOST_MAX_DNS <= 255 && DHCP_HOST_MAX_NTP <= 255 &&
+		       DHCP_HOST_MAX_ROUTES <= 255 && DHCP_HOST_NAME_MAX <= 255 &&
+		       DHCP_HOST_STRING_MAX <= 255 && DHCP_HOST_URL_MAX <= 255,
+	       "every count and string length of a host packs into one byte");
+
+#define PACKED_MAX                                                                          \
+	(sizeof(struct packed_head) + 4 * (DHCP_HOST_MAX_DNS + DHCP_HOST_MAX_NTP) +        \
+	 sizeof(struct dhcp_route) * DHCP_HOST_MAX_ROUTES + 9 * 256)
+
+/* Packs h into out (PACKED_MAX bytes); returns the length. */
+static size_t host_pack(const struct dhcp_host *h, uint8_t *out)
+{
+	struct packed_head hd = {
+		.ndns = (uint8_t)h->ndns,
+		.nntp = (uint8_t)h->nntp,
+		.nroutes = (uint8_t)h->nroutes,
+		.uefi = (uint8_t)h->uefi,
+		.allow_pxe = (uint8_t)h->allow_pxe,
+		.disable_dhcp = h->disable_dhcp,
+		.vlan_id = (int16_t)h->vlan_id,
+		.ip = h->ip,
+		.netmask = h->netmask,
+		.gateway = h->gateway,
+		.lease_time = h->lease_time,
+	};
+	size_t n = 0;
+
+	memcpy(hd.mac, h->mac, 6);
+	memcpy(out, &hd, sizeof(hd));
+	n += sizeof(hd);
+	memcpy(out + n, h->dns, 4 * h->ndns);
+	n += 4 * h->ndns;
+	memcpy(out + n, h->ntp, 4 * h->nntp);
+	n += 4 * h->nntp;
+	memcpy(out + n, h->routes, sizeof(h->routes[0]) * h->nroutes);
+	n += sizeof(h->routes[0]) * h->nroutes;
+	for (size_t i = 0; i < sizeof(host_strings) / sizeof(host_strings[0]); i++) {
+		const char *s = (const char *)h + host_strings[i].off;
+		size_t len = strnlen(s, host_strings[i].cap - 1);
+		out[n++] = (uint8_t)len;
+		memcpy(out + n, s, len);
+		n += len;
+	}
+	return n;
+}
+
+/* The inverse of host_pack, over data that host_pack wrote. */
+static void host_unpack(const uint8_t *p, struct dhcp_host *h)
+{
+	struct packed_head hd;
+	size_t n = 0;
+
+	memcpy(&hd, p, sizeof(hd));
+	n += sizeof(hd);
+	memset(h, 0, sizeof(*h));
+	memcpy(h->mac, hd.mac, 6);
+	h->ip = hd.ip;
+	h->netmask = hd.netmask;
+	h->gateway = hd.gateway;
+	h->lease_time = hd.lease_time;
+	h->vlan_id = hd.vlan_id;
+	h->uefi = (enum dhcp_tristate)hd.uefi;
+	h->allow_pxe = (enum dhcp_tristate)hd.allow_pxe;
+	h->disable_dhcp = hd.disable_dhcp;
+	h->ndns = hd.ndns;
+	h->nntp = hd.nntp;
+	h->nroutes = hd.nroutes;
+	memcpy(h->dns, p + n, 4 * h->ndns);
+	n += 4 * h->ndns;
+	memcpy(h->ntp, p + n, 4 * h->nntp);
+	n += 4 * h->nntp;
+	memcpy(h->routes, p + n, sizeof(h->routes[0]) * h->nroutes);
+	n += sizeof(h->routes[0]) * h->nroutes;
+	for (size_t i = 0; i < sizeof(host_strings) / sizeof(host_strings[0]); i++) {
+		size_t len = p[n++];
+		memcpy((char *)h + host_strings[i].off, p + n, len);
+		n += len;
+	}
+}
+
+/* ---- the table ---- */
+
+struct dhcp_hosts *dhcp_hosts_new(void)
+{
+	return calloc(1, sizeof(struct dhcp_hosts));
+}
+
+void dhcp_hosts_clear(struct dhcp_hosts *t)
+{
+	for (size_t i = 0; i < t->macs.cap; i++)
+		free(t->macs.s[i].v);
+	for (size_t i = 0; i < t->owners.cap; i++) {
+		struct owner *o = t->owners.s[i].v;
+		if (o)
+			free(o->macs);
+		free(o);
+	}
+	free(t->macs.s);
+	free(t->owners.s);
+	t->macs = (struct map){ 0 };
+	t->owners = (struct map){ 0 };
+	t->bytes = 0;
+}
+
+void dhcp_hosts_free(struct dhcp_hosts *t)
+{
+	if (!t)
+		return;
+	dhcp_hosts_clear(t);
+	free(t);
+}
+
+size_t dhcp_hosts_count(const struct dhcp_hosts *t)
+{
+	return t->macs.n;
+}
+
+size_t dhcp_hosts_bytes(const struct dhcp_hosts *t)
+{
+	return t->bytes + (t->macs.cap + t->owners.cap) * sizeof(struct slot);
+}
+
+int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct dhcp_host *ret)
+{
+	uint64_t k = mac_key(mac);
+	long i = map_find(&t->macs, mix64(k), entry_eq, &k);
+	if (i < 0)
+		return -ENOENT;
+	host_unpack(((const struct entry *)t->macs.s[i].v)->data, ret);
+	return 0;
+}
+
+static void owner_drop_mac(struct owner *o, uint64_t mac)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->macs[i] == mac) {
+			o->macs[i] = o->macs[--o->n];
+			return;
+		}
+}
+
+static void owner_delete(struct dhcp_hosts *t, struct owner *o)
+{
+	long i = map_find(&t->owners, hash_str(o->key), owner_eq, o->key);
+	if (i >= 0)
+		map_delete_at(&t->owners, (size_t)i);
+	t->bytes -= sizeof(*o) + strlen(o->key) + 1 + o->cap * sizeof(uint64_t);
+	free(o->macs);
+	free(o);
+}
+
+/* Removes the entry of mac if o owns it. */
+static void entry_delete(struct dhcp_hosts *t, uint64_t mac, const struct owner *o)
+{
+	long i = map_find(&t->macs, mix64(mac), entry_eq, &mac);
+	if (i < 0)
+		return;
+	struct entry *e = t->macs.s[i].v;
+	if (e->owner != o)
+		return;
+	t->bytes -= sizeof(*e) + e->len;
+	free(e);
+	map_delete_at(&t->macs, (size_t)i);
+}
+
+/* Puts (replacing) the entry for h, owned by o. */
+static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_host *h)
+{
+	uint8_t buf[PACKED_MAX];
+	size_t len = host_pack(h, buf);
+	uint64_t mac = mac_key(h->mac), hh = mix64(mac);
+	struct entry *e = malloc(sizeof(*e) + len);
+	long i;
+
+	if (!e)
+		return -ENOMEM;
+	*e = (struct entry){ .mac = mac, .owner = o, .len = (uint16_t)len };
+	memcpy(e->data, buf, len);
+	i = map_find(&t->macs, hh, entry_eq, &mac);
+	if (i >= 0) {
+		struct entry *old = t->macs.s[i].v;
+		if (old->owner != o)
+			owner_drop_mac(old->owner, mac);
+		t->bytes -= sizeof(*old) + old->len;
+		free(old);
+		t->macs.s[i].v = e;
+	} else if (map_insert(&t->macs, hh, e) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	t->bytes += sizeof(*e) + len;
+	return 0;
+}
+
+static bool parse_mac(const char *s, size_t len, uint8_t ret[6])
+{
+	if (len != 17)
+		return false;
+	for (size_t i = 0; i < 6; i++) {
+		int hi = num_hex_digit(s[i * 3]), lo = num_hex_digit(s[i * 3 + 1]);
+		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
+			return false;
+		ret[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static struct owner *owner_get(struct dhcp_hosts *t, const char *key)
+{
+	uint64_t h = hash_str(key);
+	long i = map_find(&t->owners, h, owner_eq, key);
+	size_t klen = strlen(key);
+	struct owner *o;
+
+	if (i >= 0)
+		return t->owners.s[i].v;
+	o = calloc(1, sizeof(*o) + klen + 1);
+	if (!o)
+		return NULL;
+	memcpy(o->key, key, klen + 1);
+	if (map_insert(&t->owners, h, o) < 0) {
+		free(o);
+		return NULL;
+	}
+	t->bytes += sizeof(*o) + klen + 1;
+	return o;
+}
+
+/* "namespace/name" of a Hardware's metadata into key. */
+static int owner_key(const json_t *meta, char *key, size_t cap)
+{
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	if (!name)
+		return -EINVAL;
+	int n = snprintf(key, cap, "%s/%s", ns ? ns : "default", name);
+	return n > 0 && (size_t)n < cap ? 0 : -EINVAL;
+}
+
+int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, size_t errlen)
+{
+	char key[DHCP_HOST_NAMESPACE_MAX + DHCP_HOST_NAME_MAX + 2];
+	uint64_t macs[DHCP_HOSTS_MAX_INTERFACES];
+	const json_t *ifaces, *ifc;
+	struct dhcp_host *h = NULL;
+	struct owner *o;
+	size_t i, n = 0;
+	int e = 0, refused = 0;
+
+	if (errlen)
+		err[0] = '\0';
+	if (!json_is_object(hw) || owner_key(json_object_get(hw, "metadata"), key, sizeof(key)) < 0) {
+		snprintf(err, errlen, "not a Hardware object with a name");
+		return -EINVAL;
+	}
+	if (!(o = owner_get(t, key)) || !(h = malloc(sizeof(*h)))) {
+		e = -ENOMEM;
+		goto out;
+	}
+	ifaces = json_object_get(json_object_get(hw, "spec"), "interfaces");
+	json_array_foreach (ifaces, i, ifc) {
+		const json_t *s = json_object_get(json_object_get(ifc, "dhcp"), "mac");
+		char why[256];
+		uint8_t mac[6];
+		size_t j;
+
+		if (!json_is_string(s) ||
+		    !parse_mac(json_string_value(s), json_string_length(s), mac))
+			continue;
+		for (j = 0; j < n && macs[j] != mac_key(mac); j++)
+			;
+		if (j < n)
+			continue; /* the same MAC twice: the first interface serves it */
+		if (n == DHCP_HOSTS_MAX_INTERFACES ||
+		    dhcp_host_from_hardware(hw, mac, h, why, sizeof(why)) < 0) {
+			if (!refused++)
+				snprintf(err, errlen, "spec.interfaces[%zu]: %s", i,
+					 n == DHCP_HOSTS_MAX_INTERFACES ? "too many interfaces" :
+									  why);
+			continue;
+		}
+		if ((e = entry_put(t, o, h)) < 0)
+			goto out;
+		macs[n++] = mac_key(mac);
+	}
+	/* The MACs this Hardware had and no longer has. */
+	for (i = 0; i < o->n; i++) {
+		size_t j;
+		for (j = 0; j < n && macs[j] != o->macs[i]; j++)
+			;
+		if (j == n)
+			entry_delete(t, o->macs[i], o);
+	}
+	if (n == 0) {
+		owner_delete(t, o);
+		o = NULL;
+	} else {
+		if (n > o->cap) {
+			uint64_t *p = realloc(o->macs, n * sizeof(*p));
+			if (!p) {
+				e = -ENOMEM;
+				goto out;
+			}
+			t->bytes += (n - o->cap) * sizeof(*p);
+			o->macs = p;
+			o->cap = n;
+		}
+		memcpy(o->macs, macs, n * sizeof(*macs));
+		o->n = n;
+	}
+	e = refused ? -EINVAL : (int)n;
+out:
+	free(h);
+	if (e == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return e;
+}
+
+void dhcp_hosts_remove(struct dhcp_hosts *t, const char *ns, const char *name)
+{
+	char key[DHCP_HOST_NAMESPACE_MAX + DHCP_HOST_NAME_MAX + 2];
+	int n = snprintf(key, sizeof(key), "%s/%s", ns ? ns : "default", name ? name : "");
+	long i;
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return;
+	i = map_find(&t->owners, hash_str(key), owner_eq, key);
+	if (i < 0)
+		return;
+	struct owner *o = t->owners.s[i].v;
+	for (size_t j = 0; j < o->n; j++)
+		entry_delete(t, o->macs[j], o);
+	owner_delete(t, o);
+}

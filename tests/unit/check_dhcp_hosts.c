@@ -1,0 +1,445 @@
+/* check_dhcp_hosts — the DHCP server's reservation table (dhcp/hosts.c)
+ * and its IPv4/UDP header builder (dhcp/sock.c).
+ *
+ * The table must give back, for every MAC, exactly what
+ * dhcp_host_from_hardware makes of the Hardware (every field, at every
+ * limit), follow modifications, deletions and MACs moving between
+ * Hardware, refuse an unusable interface without losing the others, and
+ * stay right under random churn checked against a plain reference model.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dhcp/dhcp-server.h"
+#include "dhcp/server-internal.h"
+#include "tests/unit/unit.h"
+
+/* ---- fixtures ---- */
+
+static void mac_text(unsigned i, char out[18])
+{
+	snprintf(out, 18, "02:00:00:00:%02x:%02x", (i >> 8) & 255, i & 255);
+}
+
+static void mac_bytes(unsigned i, uint8_t out[6])
+{
+	const uint8_t m[6] = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i };
+	memcpy(out, m, 6);
+}
+
+/* A Hardware with one plain interface per MAC index in macs[0..n). */
+static json_t *hw(const char *name, const unsigned *macs, size_t n)
+{
+	json_t *ifaces = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char mac[18], ip[24];
+		mac_text(macs[i], mac);
+		snprintf(ip, sizeof(ip), "10.0.%u.%u", (macs[i] >> 8) & 255, macs[i] & 255);
+		json_array_append_new(ifaces,
+				      json_pack("{s:{s:s, s:s, s:{s:s, s:s}}, s:{s:b}}", "dhcp",
+						"mac", mac, "hostname", name, "ip", "address", ip,
+						"netmask", "255.255.0.0", "netboot", "allowPXE", 1));
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:o}}", "apiVersion",
+			 "tinkerbell.org/v1alpha1", "kind", "Hardware", "metadata", "name", name,
+			 "namespace", "default", "spec", "interfaces", ifaces);
+}
+
+/* Every field of two hosts. */
+static void host_eq(const struct dhcp_host *a, const struct dhcp_host *b)
+{
+	ck_assert_str_eq(a->name, b->name);
+	ck_assert_str_eq(a->namespace_, b->namespace_);
+	ck_assert_mem_eq(a->mac, b->mac, 6);
+	ck_assert_uint_eq(a->ip, b->ip);
+	ck_assert_uint_eq(a->netmask, b->netmask);
+	ck_assert_uint_eq(a->gateway, b->gateway);
+	ck_assert_uint_eq(a->ndns, b->ndns);
+	ck_assert_mem_eq(a->dns, b->dns, sizeof(a->dns[0]) * a->ndns);
+	ck_assert_uint_eq(a->nntp, b->nntp);
+	ck_assert_mem_eq(a->ntp, b->ntp, sizeof(a->ntp[0]) * a->nntp);
+	ck_assert_str_eq(a->hostname, b->hostname);
+	ck_assert_str_eq(a->domain, b->domain);
+	ck_assert_uint_eq(a->lease_time, b->lease_time);
+	ck_assert_int_eq(a->vlan_id, b->vlan_id);
+	ck_assert_uint_eq(a->nroutes, b->nroutes);
+	for (size_t i = 0; i < a->nroutes; i++) {
+		ck_assert_uint_eq(a->routes[i].dest, b->routes[i].dest);
+		ck_assert_uint_eq(a->routes[i].prefix, b->routes[i].prefix);
+		ck_assert_uint_eq(a->routes[i].router, b->routes[i].router);
+	}
+	ck_assert_str_eq(a->tftp_server_name, b->tftp_server_name);
+	ck_assert_str_eq(a->boot_file_name, b->boot_file_name);
+	ck_assert_str_eq(a->arch, b->arch);
+	ck_assert_int_eq(a->uefi, b->uefi);
+	ck_assert_int_eq(a->allow_pxe, b->allow_pxe);
+	ck_assert_str_eq(a->ipxe_url, b->ipxe_url);
+	ck_assert_str_eq(a->ipxe_binary, b->ipxe_binary);
+	ck_assert_int_eq(a->disable_dhcp, b->disable_dhcp);
+}
+
+static char *repeat(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+	ck_assert_ptr_nonnull(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* Every field set, every string and list at its limit. */
+static json_t *hw_full(void)
+{
+	char *name = repeat('n', DHCP_HOST_NAME_MAX), *ns = repeat('s', DHCP_HOST_NAMESPACE_MAX);
+	char *str = repeat('h', DHCP_HOST_STRING_MAX), *url = repeat('u', DHCP_HOST_URL_MAX);
+	char *bin = repeat('b', DHCP_HOST_BINARY_MAX), *arch = repeat('a', DHCP_HOST_ARCH_MAX);
+	json_t *dns = json_array(), *ntp = json_array(), *routes = json_array();
+
+	for (int i = 0; i < DHCP_HOST_MAX_DNS; i++) {
+		char ip[16];
+		snprintf(ip, sizeof(ip), "192.0.2.%d", i + 1);
+		json_array_append_new(dns, json_string(ip));
+		snprintf(ip, sizeof(ip), "198.51.100.%d", i + 1);
+		json_array_append_new(ntp, json_string(ip));
+	}
+	json_array_append_new(dns, json_string("2001:db8::1")); /* IPv6: skipped */
+	for (int i = 0; i < DHCP_HOST_MAX_ROUTES; i++) {
+		char dd[32];
+		snprintf(dd, sizeof(dd), "10.%d.0.0/%d", i, 16 + i % 9);
+		json_array_append_new(routes, json_pack("{s:s, s:s}", "destination_descriptor", dd,
+							"router", "192.0.2.254"));
+	}
+	json_t *o = json_pack(
+		"{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:s, "
+		"s:{s:s, s:s, s:s}, s:o, s:o, s:o}, s:{s:b, s:{s:s, s:s}}, s:b}, "
+		"{s:{s:s}}]}}",
+		"apiVersion", "tinkerbell.org/v1alpha1", "kind", "Hardware", "metadata", "name", name,
+		"namespace", ns, "spec", "interfaces", "dhcp", "mac", "AA:BB:CC:DD:EE:FF", "hostname",
+		str, "domain_name", str, "tftp_server_name", str, "boot_file_name", str, "arch", arch,
+		"uefi", 0, "lease_time", (json_int_t)4294967296LL, "vlan_id", "4094", "ip", "address",
+		"203.0.113.9", "netmask", "255.255.255.0", "gateway", "203.0.113.1", "name_servers",
+		dns, "time_servers", ntp, "classless_static_routes", routes, "netboot", "allowPXE", 1,
+		"ipxe", "url", url, "binary", bin, "disableDhcp", 1, "dhcp", "mac",
+		"aa:bb:cc:dd:ee:01");
+	free(name);
+	free(ns);
+	free(str);
+	free(url);
+	free(bin);
+	free(arch);
+	ck_assert_ptr_nonnull(o);
+	return o;
+}
+
+/* ---- the table ---- */
+
+START_TEST(test_roundtrip)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	json_t *full = hw_full();
+	const unsigned one[] = { 7 };
+	json_t *plain = hw("plain", one, 1);
+	const uint8_t m_full[6] = { 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	const uint8_t m_second[6] = { 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01 };
+	struct dhcp_host want, got;
+	uint8_t m_plain[6];
+	char err[256];
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(dhcp_hosts_put(t, full, err, sizeof(err)), 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, plain, err, sizeof(err)), 1);
+	ck_assert_uint_eq(dhcp_hosts_count(t), 3);
+
+	ck_assert_int_eq(dhcp_host_from_hardware(full, m_full, &want, err, sizeof(err)), 0);
+	ck_assert_int_eq(dhcp_hosts_lookup(t, m_full, &got), 0);
+	host_eq(&want, &got);
+	/* the limits really were reached */
+	ck_assert_uint_eq(strlen(got.hostname), DHCP_HOST_STRING_MAX);
+	ck_assert_uint_eq(strlen(got.name), DHCP_HOST_NAME_MAX);
+	ck_assert_uint_eq(got.ndns, DHCP_HOST_MAX_DNS);
+	ck_assert_uint_eq(got.nroutes, DHCP_HOST_MAX_ROUTES);
+	ck_assert_uint_eq(got.lease_time, UINT32_MAX);
+	ck_assert_int_eq(got.vlan_id, 4094);
+	ck_assert_int_eq(got.uefi, DHCP_FALSE);
+	ck_assert(got.disable_dhcp);
+
+	ck_assert_int_eq(dhcp_host_from_hardware(full, m_second, &want, err, sizeof(err)), 0);
+	ck_assert_int_eq(dhcp_hosts_lookup(t, m_second, &got), 0);
+	host_eq(&want, &got);
+	ck_assert_int_eq(got.vlan_id, -1);
+	ck_assert_int_eq(got.allow_pxe, DHCP_UNSET);
+
+	mac_bytes(7, m_plain);
+	ck_assert_int_eq(dhcp_host_from_hardware(plain, m_plain, &want, err, sizeof(err)), 0);
+	ck_assert_int_eq(dhcp_hosts_lookup(t, m_plain, &got), 0);
+	host_eq(&want, &got);
+
+	mac_bytes(8, m_plain);
+	ck_assert_int_eq(dhcp_hosts_lookup(t, m_plain, &got), -ENOENT);
+	/* packed, the full host is far smaller than its struct */
+	ck_assert_uint_lt(dhcp_hosts_bytes(t), 3 * sizeof(struct dhcp_host) + 64 * 16);
+	json_decref(full);
+	json_decref(plain);
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+static bool has(const struct dhcp_hosts *t, unsigned mac, const char *owner)
+{
+	struct dhcp_host h;
+	uint8_t m[6];
+	mac_bytes(mac, m);
+	if (dhcp_hosts_lookup(t, m, &h) < 0)
+		return false;
+	return !owner || strcmp(h.name, owner) == 0;
+}
+
+START_TEST(test_modify_remove)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	const unsigned a1[] = { 1, 2 }, a2[] = { 2, 3 };
+	char err[256];
+	json_t *o = hw("a", a1, 2);
+
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	o = hw("a", a2, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	ck_assert(!has(t, 1, NULL));
+	ck_assert(has(t, 2, "a"));
+	ck_assert(has(t, 3, "a"));
+	ck_assert_uint_eq(dhcp_hosts_count(t), 2);
+
+	/* a Hardware with no interface left */
+	o = hw("a", NULL, 0);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 0);
+	json_decref(o);
+	ck_assert_uint_eq(dhcp_hosts_count(t), 0);
+
+	o = hw("a", a1, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	dhcp_hosts_remove(t, "default", "other"); /* unknown: nothing */
+	dhcp_hosts_remove(t, "elsewhere", "a");   /* another namespace */
+	ck_assert_uint_eq(dhcp_hosts_count(t), 2);
+	dhcp_hosts_remove(t, "default", "a");
+	ck_assert_uint_eq(dhcp_hosts_count(t), 0);
+	ck_assert(!has(t, 1, NULL));
+	/* what is left is the empty slots; another round leaves the same */
+	size_t empty = dhcp_hosts_bytes(t);
+	o = hw("a", a1, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	ck_assert_uint_gt(dhcp_hosts_bytes(t), empty);
+	dhcp_hosts_remove(t, "default", "a");
+	ck_assert_uint_eq(dhcp_hosts_bytes(t), empty);
+
+	/* not a Hardware */
+	o = json_pack("{s:{}}", "metadata");
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), -EINVAL);
+	json_decref(o);
+	dhcp_hosts_clear(t);
+	ck_assert_uint_eq(dhcp_hosts_bytes(t), 0);
+	dhcp_hosts_free(t);
+	dhcp_hosts_free(NULL);
+}
+END_TEST
+
+/* A MAC handed from one Hardware to another: the new owner keeps it
+ * whatever the old one does next. */
+START_TEST(test_move)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	const unsigned a[] = { 1, 2 }, b[] = { 2 }, a_only[] = { 1 };
+	char err[256];
+	json_t *o;
+
+	o = hw("a", a, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	o = hw("b", b, 1);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 1);
+	json_decref(o);
+	ck_assert(has(t, 2, "b"));
+	ck_assert(has(t, 1, "a"));
+	/* a is rewritten without 2: b's entry stays */
+	o = hw("a", a_only, 1);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 1);
+	json_decref(o);
+	ck_assert(has(t, 2, "b"));
+	dhcp_hosts_remove(t, "default", "a");
+	ck_assert(has(t, 2, "b"));
+	ck_assert(!has(t, 1, NULL));
+	/* and back again */
+	o = hw("a", a, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	ck_assert(has(t, 2, "a"));
+	dhcp_hosts_remove(t, "default", "b");
+	ck_assert(has(t, 2, "a"));
+	ck_assert_uint_eq(dhcp_hosts_count(t), 2);
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+/* An interface the server cannot use is refused alone, and a refused
+ * change takes away the entry it had. */
+START_TEST(test_refused_interface)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	const unsigned macs[] = { 1, 2 };
+	char err[256];
+	json_t *o = hw("a", macs, 2);
+	char *longname = repeat('x', DHCP_HOST_STRING_MAX + 1);
+
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_object_set_new(
+		json_object_get(json_array_get(json_object_get(json_object_get(o, "spec"),
+								"interfaces"),
+					       1),
+				"dhcp"),
+		"hostname", json_string(longname));
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "spec.interfaces[1]") && strstr(err, "hostname"), "%s", err);
+	ck_assert(has(t, 1, "a"));
+	ck_assert(!has(t, 2, NULL));
+	ck_assert_uint_eq(dhcp_hosts_count(t), 1);
+	/* a MAC that does not parse is skipped, not an error */
+	json_object_set_new(
+		json_object_get(json_array_get(json_object_get(json_object_get(o, "spec"),
+								"interfaces"),
+					       1),
+				"dhcp"),
+		"mac", json_string("not-a-mac"));
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 1);
+	free(longname);
+	json_decref(o);
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+#define CHURN_OWNERS 300
+#define CHURN_MACS 500
+#define CHURN_OPS 4000
+
+/* Random puts and removes against a reference: model[mac] = owner + 1. */
+START_TEST(test_churn)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	int model[CHURN_MACS] = { 0 };
+	unsigned seed = 12345;
+	char err[256], name[16];
+
+	for (int op = 0; op < CHURN_OPS; op++) {
+		unsigned owner = (unsigned)rand_r(&seed) % CHURN_OWNERS;
+		snprintf(name, sizeof(name), "o%u", owner);
+		if (rand_r(&seed) % 4 == 0) {
+			dhcp_hosts_remove(t, "default", name);
+			for (int m = 0; m < CHURN_MACS; m++)
+				if (model[m] == (int)owner + 1)
+					model[m] = 0;
+		} else {
+			unsigned macs[6];
+			size_t n = (size_t)rand_r(&seed) % 6, k = 0;
+			for (size_t i = 0; i < n; i++) {
+				unsigned m = (unsigned)rand_r(&seed) % CHURN_MACS;
+				bool dup = false;
+				for (size_t j = 0; j < k; j++)
+					dup |= macs[j] == m;
+				if (!dup)
+					macs[k++] = m;
+			}
+			json_t *o = hw(name, macs, k);
+			ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), (int)k);
+			json_decref(o);
+			for (int m = 0; m < CHURN_MACS; m++)
+				if (model[m] == (int)owner + 1)
+					model[m] = 0;
+			for (size_t j = 0; j < k; j++)
+				model[macs[j]] = (int)owner + 1;
+		}
+		size_t want = 0;
+		for (int m = 0; m < CHURN_MACS; m++)
+			want += model[m] != 0;
+		ck_assert_uint_eq(dhcp_hosts_count(t), want);
+		if (op % 97 == 0 || op == CHURN_OPS - 1) {
+			for (int m = 0; m < CHURN_MACS; m++) {
+				char o[16];
+				snprintf(o, sizeof(o), "o%d", model[m] - 1);
+				ck_assert_msg(model[m] ? has(t, (unsigned)m, o) : !has(t, (unsigned)m, NULL),
+					      "op %d mac %d", op, m);
+			}
+		}
+	}
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+/* ---- the IPv4/UDP header builder ---- */
+
+static uint16_t fold(const uint8_t *p, size_t n, uint32_t sum)
+{
+	for (; n > 1; p += 2, n -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (n)
+		sum += (uint32_t)p[0] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+START_TEST(test_udp4)
+{
+	uint8_t out[600], payload[301];
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 1);
+	int n = dhcp_build_udp4(out, sizeof(out), 0xc0a84d01, 0xc0a84d15, 67, 68, payload,
+				sizeof(payload));
+	ck_assert_int_eq(n, 20 + 8 + 301);
+	ck_assert_uint_eq(out[0], 0x45);
+	ck_assert_uint_eq(out[2] << 8 | out[3], (unsigned)n);
+	ck_assert_uint_eq(out[8], 64);
+	ck_assert_uint_eq(out[9], 17);
+	const uint8_t addrs[8] = { 192, 168, 77, 1, 192, 168, 77, 21 };
+	ck_assert_mem_eq(out + 12, addrs, 8);
+	/* a header whose checksum is right sums to 0xffff */
+	ck_assert_uint_eq(fold(out, 20, 0), 0xffff);
+	ck_assert_uint_eq(out[20] << 8 | out[21], 67);
+	ck_assert_uint_eq(out[22] << 8 | out[23], 68);
+	ck_assert_uint_eq(out[24] << 8 | out[25], 8 + 301);
+	ck_assert_mem_eq(out + 28, payload, sizeof(payload));
+	/* UDP: pseudo-header + header + data (odd length) */
+	uint32_t pseudo = fold(out + 12, 8, 0) + 17 + 8 + 301;
+	ck_assert_uint_eq(fold(out + 20, 8 + 301, pseudo), 0xffff);
+	ck_assert_uint_ne(out[26] << 8 | out[27], 0);
+	/* too small a buffer */
+	ck_assert_int_eq(dhcp_build_udp4(out, 20 + 8 + 300, 1, 2, 67, 68, payload, 301), -ENOSPC);
+	ck_assert_int_eq(dhcp_build_udp4(out, sizeof(out), 1, 2, 67, 68, payload, 0), 28);
+}
+END_TEST
+
+static Suite *hosts_suite(void)
+{
+	Suite *s = suite_create("dhcp_hosts");
+	TCase *tc = tcase_create("hosts");
+	tcase_set_timeout(tc, 60);
+	UNIT_TEST(tc, test_roundtrip);
+	UNIT_TEST(tc, test_modify_remove);
+	UNIT_TEST(tc, test_move);
+	UNIT_TEST(tc, test_refused_interface);
+	UNIT_TEST(tc, test_churn);
+	UNIT_TEST(tc, test_udp4);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(hosts_suite());
+}
