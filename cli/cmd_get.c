@@ -3,7 +3,9 @@
  * get lists a kind (one namespace, or all with -A, filtered by -l) or
  * fetches the objects named, and prints them as a kubectl table (NAME, the
  * kind's printer columns, AGE; NAMESPACE first with -A), as JSON or YAML
- * (one object, or a v1 List), or as kind/name lines.
+ * (one object, or a v1 List), or as kind/name lines. `get leases` lists
+ * the DHCP server's leases, which are not objects: MAC, IP, the Hardware
+ * it was given for, state and time left.
  *
  * describe prints one object for people: its identity, labels and
  * annotations, then spec and status as indented YAML, then the object's
@@ -11,8 +13,10 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -140,6 +144,111 @@ out:
 	return v;
 }
 
+/* ---- leases ---- */
+
+static bool is_leases(const char *s)
+{
+	return strcasecmp(s, "leases") == 0 || strcasecmp(s, "lease") == 0;
+}
+
+/* Does lease l match one of the names (a MAC in any case, or an IP)? */
+static bool lease_named(const json_t *l, char **names, int n)
+{
+	const char *mac = json_string_value(json_object_get(l, "mac"));
+	const char *ip = json_string_value(json_object_get(l, "ip"));
+	if (n == 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		if ((mac && strcasecmp(names[i], mac) == 0) || (ip && strcmp(names[i], ip) == 0))
+			return true;
+	return false;
+}
+
+/* Time left until an RFC 3339 expiry, or "expired". */
+static void lease_left(const char *expires, int64_t now, char out[static 32])
+{
+	int64_t t;
+	if (!expires || cli_parse_time(expires, &t) < 0)
+		snprintf(out, 32, "?");
+	else if (t <= now)
+		snprintf(out, 32, "expired");
+	else
+		cli_format_age(t - now, out);
+}
+
+/* `get leases [MAC|IP...]`: the DHCP server's leases (not Kubernetes
+ * objects: no namespace of their own, no selector). */
+static int get_leases(struct cli *c, char **names, int n, enum output out)
+{
+	json_t *list, *items, *keep, *l;
+	int64_t now = (int64_t)time(NULL);
+	int ret = CLI_EXIT_OK;
+	long code;
+	size_t i;
+
+	list = get_json(c, "/apis/ironbell.dev/v1/leases", &code);
+	if (!list)
+		return CLI_EXIT_ERROR;
+	items = json_object_get(list, "items");
+	keep = json_array();
+	if (!json_is_array(items) || !keep) {
+		json_decref(list);
+		json_decref(keep);
+		return cli_error("the server's lease list has no items");
+	}
+	json_array_foreach (items, i, l)
+		if (lease_named(l, names, n))
+			json_array_append(keep, l);
+	json_object_set_new(list, "items", keep);
+	if (n && json_array_size(keep) == 0) {
+		ret = cli_error("no lease for %s%s", names[0], n > 1 ? " or the others named" : "");
+	} else if (out == OUT_JSON) {
+		cli_print_json(list, stdout);
+	} else if (out == OUT_YAML) {
+		if (cli_print_yaml(list, stdout, 0) < 0)
+			ret = cli_error("cannot print YAML");
+	} else if (out == OUT_NAME) {
+		json_array_foreach (keep, i, l)
+			printf("lease/%s\n", json_string_value(json_object_get(l, "mac")));
+	} else if (json_array_size(keep) == 0) {
+		fprintf(stderr, "No leases found\n");
+	} else {
+		struct cli_table *t = cli_table_new();
+		const char *head[] = { "MAC", "IP", "HARDWARE", "STATE", "EXPIRES", "STARTS",
+				       "EXPIRES-AT" };
+		if (!t) {
+			json_decref(list);
+			return cli_error("out of memory");
+		}
+		cli_table_row(t);
+		for (size_t h = 0; h < (out == OUT_WIDE ? 7u : 5u); h++)
+			cli_table_cell(t, head[h]);
+		json_array_foreach (keep, i, l) {
+			const char *ns = json_string_value(json_object_get(l, "namespace"));
+			const char *name = json_string_value(json_object_get(l, "name"));
+			const char *exp = json_string_value(json_object_get(l, "expires"));
+			char hw[512], left[32];
+			snprintf(hw, sizeof(hw), "%s%s%s", ns && *ns ? ns : "",
+				 ns && *ns ? "/" : "", name && *name ? name : "<none>");
+			lease_left(exp, now, left);
+			cli_table_row(t);
+			cli_table_cell(t, json_string_value(json_object_get(l, "mac")));
+			cli_table_cell(t, json_string_value(json_object_get(l, "ip")));
+			cli_table_cell(t, hw);
+			cli_table_cell(t, json_string_value(json_object_get(l, "state")));
+			cli_table_cell(t, left);
+			if (out == OUT_WIDE) {
+				cli_table_cell(t, json_string_value(json_object_get(l, "starts")));
+				cli_table_cell(t, exp);
+			}
+		}
+		cli_table_print(t, stdout);
+		cli_table_free(t);
+	}
+	json_decref(list);
+	return ret;
+}
+
 int cli_cmd_get(struct cli *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -172,6 +281,11 @@ int cli_cmd_get(struct cli *c, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("get", "get needs a KIND");
+	if (is_leases(argv[optind])) {
+		if (selector)
+			return cli_usage_error("get", "leases have no labels: -l does not apply");
+		return get_leases(c, argv + optind + 1, argc - optind - 1, out);
+	}
 	const struct cli_kind *k = cli_kind_parse(argv[optind]);
 	if (!k)
 		return cli_usage_error("get", "unknown kind \"%s\"", argv[optind]);

@@ -35,7 +35,8 @@ static const struct command commands[] = {
 	  "                        *.yml and *.json files in name order); repeatable\n" },
 	{ "get", cli_cmd_get,
 	  "get KIND [NAME...] [-o wide|json|yaml|name] [-l SELECTOR] [-n NS | -A]",
-	  "Lists objects of a kind, or shows the ones named.\n"
+	  "Lists objects of a kind, or shows the ones named. `get leases [MAC|IP...]`\n"
+	  "lists the DHCP server's leases.\n"
 	  "  -o, --output FORMAT   wide, json, yaml or name (default: a table)\n"
 	  "  -l, --selector SEL    label selector: a=b, a!=b, a, !a, a in (x,y), ...\n" },
 	{ "describe", cli_cmd_describe, "describe KIND NAME... [-n NS]",

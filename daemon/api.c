@@ -207,6 +207,8 @@ int api_route_parse(const char *path, size_t len, struct api_route *ret)
 				r.type = API_ROUTE_APPLY;
 			else if (seg_is(&segs[3], "events"))
 				r.type = API_ROUTE_EVENTS;
+			else if (seg_is(&segs[3], "leases"))
+				r.type = API_ROUTE_LEASES;
 			else
 				return -ENOENT;
 			goto found;
@@ -243,6 +245,7 @@ const char *api_route_template(const struct api_route *r)
 			      "/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}/status";
 	case API_ROUTE_APPLY: return "/apis/ironbell.dev/v1/apply";
 	case API_ROUTE_EVENTS: return "/apis/ironbell.dev/v1/events";
+	case API_ROUTE_LEASES: return "/apis/ironbell.dev/v1/leases";
 	case API_ROUTE_VERSION: return "/version";
 	case API_ROUTE_HEALTHZ: return "/healthz";
 	case API_ROUTE_READYZ: return "/readyz";
@@ -265,6 +268,7 @@ unsigned api_route_methods(const struct api_route *r)
 		return get | API_METHOD_BIT(API_METHOD_PUT) | API_METHOD_BIT(API_METHOD_PATCH);
 	case API_ROUTE_APPLY: return API_METHOD_BIT(API_METHOD_POST);
 	case API_ROUTE_EVENTS:
+	case API_ROUTE_LEASES:
 	case API_ROUTE_VERSION:
 	case API_ROUTE_HEALTHZ:
 	case API_ROUTE_READYZ:

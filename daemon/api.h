@@ -45,6 +45,7 @@ enum api_route_type {
 	API_ROUTE_STATUS,   /* {base}/namespaces/{ns}/{plural}/{name}/status */
 	API_ROUTE_APPLY,    /* /apis/ironbell.dev/v1/apply */
 	API_ROUTE_EVENTS,   /* /apis/ironbell.dev/v1/events */
+	API_ROUTE_LEASES,   /* /apis/ironbell.dev/v1/leases */
 	API_ROUTE_VERSION,  /* /version */
 	API_ROUTE_HEALTHZ,  /* /healthz */
 	API_ROUTE_READYZ,   /* /readyz */

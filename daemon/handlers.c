@@ -601,6 +601,29 @@ static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
 	json_decref(list);
 }
 
+/* The DHCP server's leases, sorted by IP. */
+static void handle_leases(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	json_t *items = NULL, *list;
+	struct store_reader *r = reader_or_fail(ctx, rep);
+	int e;
+
+	if (!r)
+		return;
+	if ((e = store_leases_list(r, &items)) < 0) {
+		reply_errno(rep, e, "cannot read the leases");
+		return;
+	}
+	list = json_pack("{s:s, s:s, s:o}", "apiVersion", "ironbell.dev/v1", "kind", "LeaseList",
+			 "items", items);
+	if (!list) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		return;
+	}
+	api_reply_json(rep, 200, list);
+	json_decref(list);
+}
+
 static void handle_version(const struct api_ctx *ctx, struct api_reply *rep)
 {
 	json_t *v = json_pack("{s:s, s:i}", "version", PACKAGE_VERSION, "schema",
@@ -646,6 +669,7 @@ void api_handle(const struct api_ctx *ctx, struct api_reply *rep)
 		break;
 	case API_ROUTE_APPLY: handle_apply(ctx, rep); break;
 	case API_ROUTE_EVENTS: handle_events(ctx, rep); break;
+	case API_ROUTE_LEASES: handle_leases(ctx, rep); break;
 	case API_ROUTE_VERSION: handle_version(ctx, rep); break;
 	case API_ROUTE_HEALTHZ: api_reply_text(rep, 200, "ok"); break;
 	case API_ROUTE_READYZ:

@@ -46,6 +46,8 @@ static const struct {
 	  "/apis/ironbell.dev/v1/apply" },
 	{ "/apis/ironbell.dev/v1/events", API_ROUTE_EVENTS, STORE_KIND_MAX, "", "",
 	  "/apis/ironbell.dev/v1/events" },
+	{ "/apis/ironbell.dev/v1/leases", API_ROUTE_LEASES, STORE_KIND_MAX, "", "",
+	  "/apis/ironbell.dev/v1/leases" },
 	{ "/version", API_ROUTE_VERSION, STORE_KIND_MAX, "", "", "/version" },
 	{ "/healthz", API_ROUTE_HEALTHZ, STORE_KIND_MAX, "", "", "/healthz" },
 	{ "/readyz", API_ROUTE_READYZ, STORE_KIND_MAX, "", "", "/readyz" },
