@@ -111,6 +111,8 @@ enum {
 
 /* PXE sub-options of option 43 (PXE 2.1 spec). */
 #define DHCP_PXE_DISCOVERY_CONTROL 6
+#define DHCP_PXE_BOOT_MENU 9
+#define DHCP_PXE_MENU_PROMPT 10
 
 /* Why a packet, or one option in it, is malformed. A packet-level reason
  * makes dhcp_parse fail; an option-level one is kept per option (see

@@ -183,9 +183,28 @@ static int silent(struct ctx *c, const char *why)
 	return 0;
 }
 
+/* Raspberry Pi Trading's OUIs (the IEEE registry). The Pi's network
+ * bootloader calls itself "PXEClient:Arch:00000" like an x86 BIOS, so
+ * Smee recognises it by its MAC: it gets arch 41 (ARM 64-bit "uboot") and
+ * the two PXE menu sub-options its firmware waits for. */
+static bool raspberry_pi(const uint8_t mac[6])
+{
+	static const uint8_t ouis[][3] = {
+		{ 0xb8, 0x27, 0xeb }, { 0xdc, 0xa6, 0x32 }, { 0xe4, 0x5f, 0x01 },
+		{ 0x28, 0xcd, 0xc1 }, { 0xd8, 0x3a, 0xdd }, { 0x2c, 0xcf, 0x67 },
+	};
+	for (size_t i = 0; i < sizeof(ouis) / sizeof(ouis[0]); i++)
+		if (memcmp(mac, ouis[i], 3) == 0)
+			return true;
+	return false;
+}
+
+#define DHCP_ARCH_RPI 41
+
 /* A netboot client (reference §3): option 60 starts with PXEClient or
  * HTTPClient, options 93 and 94 present, and 97 absent or well formed
- * (RFC 4578 §2.3: type 0 and 16 bytes). */
+ * (RFC 4578 §2.3: type 0 and 16 bytes). A Raspberry Pi's arch is 41,
+ * whatever it sends. */
 static bool netboot_client(const struct dhcp_packet *req, uint16_t *ret_arch)
 {
 	uint16_t arch;
@@ -201,7 +220,7 @@ static bool netboot_client(const struct dhcp_packet *req, uint16_t *ret_arch)
 		return false;
 	if (dhcp_opt_present(req, DHCP_OPT_CLIENT_GUID) && dhcp_client_guid(req, guid) < 0)
 		return false;
-	*ret_arch = arch;
+	*ret_arch = raspberry_pi(req->chaddr) ? DHCP_ARCH_RPI : arch;
 	return true;
 }
 
@@ -236,14 +255,23 @@ static int boot_explicit(struct ctx *c)
 
 /* Option 43 with PXE discovery control = 8 (PXE 2.1 §2.2.5: boot from the
  * file name, no boot server discovery), and option 60 when it is to be
- * sent; both required. */
+ * sent; both required. A Raspberry Pi also gets a boot menu (9: type 0,
+ * one 17-byte entry) and a prompt (10: no timeout, "PXE"), without which
+ * its bootloader does not go on (Smee sends the same). */
 static int netboot_options(struct ctx *c, const char *vendor_class)
 {
 	static const uint8_t eight = 0x08;
-	const struct dhcp_subopt sub = { DHCP_PXE_DISCOVERY_CONTROL, 1, &eight };
+	static const uint8_t menu[] = "\0\0\x11Raspberry Pi Boot";
+	static const uint8_t prompt[] = "\0PXE";
+	const struct dhcp_subopt subs[] = {
+		{ DHCP_PXE_DISCOVERY_CONTROL, 1, &eight },
+		{ DHCP_PXE_BOOT_MENU, sizeof(menu) - 1, menu },
+		{ DHCP_PXE_MENU_PROMPT, sizeof(prompt) - 1, prompt },
+	};
 	int e;
 
-	if ((e = dhcp_reply_set_suboptions(c->r, DHCP_OPT_VENDOR_SPECIFIC, &sub, 1)) < 0)
+	if ((e = dhcp_reply_set_suboptions(c->r, DHCP_OPT_VENDOR_SPECIFIC, subs,
+					   raspberry_pi(c->req->chaddr) ? 3 : 1)) < 0)
 		return e;
 	dhcp_reply_require(c->r, DHCP_OPT_VENDOR_SPECIFIC);
 	if (vendor_class) {
@@ -376,16 +404,37 @@ static int host_options(struct ctx *c)
 	return 0;
 }
 
+/* Echoes the relay agent information (RFC 3046 §2.2) of a relayed
+ * request. Only a relay adds option 82, and it sets giaddr (§2.1): one
+ * that a client put in a request of its own is not echoed. The relay
+ * takes the option out before it forwards the reply (§2.1), so the room
+ * the client can receive (option 57, or 576) is not charged for it: the
+ * message to the relay may be that much longer, up to DHCP_MAX_PACKET. */
+static int echo_relay_info(struct ctx *c)
+{
+	const uint8_t *d;
+	size_t n;
+	int e;
+
+	if (!c->req->giaddr || dhcp_opt_get(c->req, DHCP_OPT_RELAY_AGENT, &d, &n) < 0)
+		return 0;
+	if ((e = dhcp_reply_echo(c->r, c->req, DHCP_OPT_RELAY_AGENT)) < 0)
+		return e;
+	size_t room = (c->r->max_ip_len ? c->r->max_ip_len : DHCP_MIN_MAX_MESSAGE) + n +
+		      2 * ((n + 254) / 255);
+	c->r->max_ip_len = (uint16_t)(room < DHCP_MAX_PACKET ? room : DHCP_MAX_PACKET);
+	return 0;
+}
+
 /* Echoes the client identifier (RFC 6842 §3) and relay agent information
- * (RFC 3046 §2.2) when the request has them. */
+ * when the request has them. */
 static int echo_ids(struct ctx *c)
 {
 	int e = dhcp_reply_echo(c->r, c->req, DHCP_OPT_CLIENT_ID);
 
 	if (e < 0 && e != -ENOENT)
 		return e;
-	e = dhcp_reply_echo(c->r, c->req, DHCP_OPT_RELAY_AGENT);
-	return e == -ENOENT ? 0 : e;
+	return echo_relay_info(c);
 }
 
 /* Where a reply goes, RFC 2131 §4.1: to the relay, else a NAK broadcast,
@@ -572,8 +621,7 @@ static int proxy(struct ctx *c)
 	e = dhcp_reply_echo(c->r, req, DHCP_OPT_CLIENT_GUID);
 	if (e < 0 && e != -ENOENT)
 		return e;
-	e = dhcp_reply_echo(c->r, req, DHCP_OPT_RELAY_AGENT);
-	if (e < 0 && e != -ENOENT)
+	if ((e = echo_relay_info(c)) < 0)
 		return e;
 	if ((e = boot_choose(c)) != 0)
 		return e < 0 ? e : 0;

@@ -82,12 +82,13 @@ enum {
 	DROP_QUEUE_FULL,              /* DHCP_INFLIGHT_MAX leases in flight */
 	DROP_LEASE_FAILED,            /* the store refused the lease */
 	DROP_SEND_FAILED,             /* sendmsg failed */
+	DROP_REPLY_TOO_LARGE,         /* a relay's option 82 leaves no room */
 	DROP_MAX
 };
 
 static const char *const drop_names[DROP_MAX - DHCP_BAD_MAX] = {
 	"oversize", "no_server_address", "internal", "lease_queue_full", "lease_write_failed",
-	"send_failed",
+	"send_failed", "reply_too_large",
 };
 
 /* Where and how a reply goes. */
@@ -665,7 +666,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const st
 	}
 	n = dhcp_write(&S->reply, S->tx, sizeof(S->tx), NULL);
 	if (n < 0) {
-		drop(S, DROP_INTERNAL);
+		drop(S, n == -EMSGSIZE ? DROP_REPLY_TOO_LARGE : DROP_INTERNAL);
 		if (rl_allow(&S->rl_misc))
 			log_warn("dhcp", "writing a %s: %s", dhcp_msg_type_name(S->dec.type),
 				 strerror(-n));

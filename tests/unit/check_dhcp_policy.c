@@ -19,6 +19,7 @@
 #define MAC_STR "52:54:00:12:34:56"
 
 static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t *client_mac = mac; /* the chaddr of requests built */
 
 /* ---- building requests byte by byte ---- */
 
@@ -39,7 +40,7 @@ static void tp_start(struct tp *t, uint8_t type, uint32_t ciaddr, uint32_t giadd
 	tp_be32(t, 0);
 	tp_be32(t, 0);
 	tp_be32(t, giaddr);
-	tp_bytes(t, mac, 6);
+	tp_bytes(t, client_mac, 6);
 	while (t->len < DHCP_FIXED_LEN)
 		tp_byte(t, 0);
 	tp_be32(t, DHCP_MAGIC);
@@ -97,7 +98,7 @@ static int run(uint16_t port, const struct dhcp_host *h)
 		ck_assert_int_eq(dhcp_parse(out, (size_t)n, &rp, NULL), 0);
 		ck_assert_int_eq(rp.op, DHCP_BOOTREPLY);
 		ck_assert_uint_eq(rp.xid, 0x01020304);
-		ck_assert_mem_eq(rp.chaddr, mac, 6);
+		ck_assert_mem_eq(rp.chaddr, client_mac, 6);
 	}
 	return e;
 }
@@ -730,6 +731,38 @@ START_TEST(test_relay_and_client_id)
 	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
 	ck_assert_uint_eq(rp.flags & DHCP_FLAG_BROADCAST, DHCP_FLAG_BROADCAST);
 	ck_assert_int_eq(dec.dest, DHCP_DEST_RELAY);
+
+	/* Option 82 from a client (no giaddr) is not echoed (RFC 3046 §2.1). */
+	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
+	tp_opt(&t, 82, 6, 1, 4, 'p', 'o', 'r', 't');
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert(!dhcp_opt_present(&rp, 82));
+
+	/* A relay's 82 of 400 bytes: the relay strips it before the client
+	 * sees the reply, so the reply to the relay may pass 576 by that
+	 * much, and every option the client needs is still there. */
+	uint8_t big[400];
+	memset(big, 'x', sizeof(big));
+	big[0] = 1;
+	big[1] = 200;
+	big[202] = 2;
+	big[203] = 196;
+	tp_start(&t, DHCP_DISCOVER, 0, IP(10, 2, 0, 1), false);
+	tp_byte(&t, 82);
+	tp_byte(&t, 200);
+	tp_bytes(&t, big, 200);
+	tp_byte(&t, 82);
+	tp_byte(&t, 200);
+	tp_bytes(&t, big + 200, 200);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(dhcp_opt_get(&rp, 82, &d, &n), 0);
+	ck_assert_uint_eq(n, 400);
+	ck_assert_uint_eq(winfo.ndropped, 0);
+	ck_assert(dhcp_opt_present(&rp, DHCP_OPT_ROUTER));
+	ck_assert(dhcp_opt_present(&rp, DHCP_OPT_CLASSLESS_ROUTES));
+	ck_assert_uint_gt(rp.size, DHCP_MIN_MAX_MESSAGE - DHCP_IP_UDP_HEADERS);
 }
 END_TEST
 
@@ -770,6 +803,46 @@ START_TEST(test_pxe_rom_arch)
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
 	expect_file(arch_table[_i].bin);
+}
+END_TEST
+
+/* A Raspberry Pi (by its OUI) says arch 0 but gets the arm64 binary, and
+ * the boot menu sub-options of option 43, in both modes. */
+START_TEST(test_raspberry_pi)
+{
+	static const uint8_t pi[6] = { 0xdc, 0xa6, 0x32, 0x01, 0x02, 0x03 };
+	static const uint8_t want43[] = { 6, 1, 8, 9, 20, 0, 0, 17, 'R', 'a', 's', 'p', 'b', 'e',
+					  'r', 'r', 'y', ' ', 'P', 'i', ' ', 'B', 'o', 'o', 't',
+					  10, 4, 0, 'P', 'X', 'E', 255 };
+	const uint8_t *d;
+	size_t n;
+
+	client_mac = pi;
+	memcpy(host.mac, pi, 6);
+	for (int mode = 0; mode < 2; mode++) {
+		cfg.mode = mode ? DHCP_MODE_PROXY : DHCP_MODE_RESERVATION;
+		pxe_request(DHCP_DISCOVER, "PXEClient:Arch:00000:UNDI:002001", 0, NULL);
+		ck_assert_int_eq(run(67, &host), 1);
+		ck_assert_int_eq(dec.boot, DHCP_BOOT_PXE_BINARY);
+		expect_file("snp-arm64.efi");
+		ck_assert_int_eq(dhcp_opt_get(&rp, DHCP_OPT_VENDOR_SPECIFIC, &d, &n), 0);
+		ck_assert_uint_eq(n, sizeof(want43));
+		ck_assert_mem_eq(d, want43, sizeof(want43));
+	}
+	/* The table's arch 41 entry decides, like any other. */
+	cfg.mode = DHCP_MODE_RESERVATION;
+	for (size_t i = 0; i < cfg.narches; i++)
+		if (cfg.arches[i].arch == 41)
+			snprintf(cfg.arches[i].binary, sizeof(cfg.arches[i].binary), "rpi.efi");
+	ck_assert_int_eq(run(67, &host), 1);
+	expect_file("rpi.efi");
+	client_mac = mac;
+	/* Anyone else with arch 0 still gets the BIOS binary and plain 43. */
+	memcpy(host.mac, mac, 6);
+	pxe_request(DHCP_DISCOVER, "PXEClient:Arch:00000:UNDI:002001", 0, NULL);
+	ck_assert_int_eq(run(67, &host), 1);
+	expect_file("undionly.kpxe");
+	expect_pxe43();
 }
 END_TEST
 
@@ -1127,6 +1200,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(tc, test_pxe_rom_arch, 0,
 			    (int)(sizeof(arch_table) / sizeof(arch_table[0])));
 	UNIT_TEST(tc, test_unknown_arch);
+	UNIT_TEST(tc, test_raspberry_pi);
 	UNIT_TEST(tc, test_ipxe_user_class);
 	UNIT_TEST(tc, test_http_boot);
 	UNIT_TEST(tc, test_explicit_boot);
