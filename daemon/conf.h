@@ -75,7 +75,8 @@ struct ib_config {
 
 	struct store_options store; /* store.changes_retention (100000),
 				     * store.events_retention (10000),
-				     * store.batch_max (1024) */
+				     * store.batch_max (1024),
+				     * store.commit_delay (500 µs) */
 
 	/* The DHCP server; it reads these at start, so a change needs a
 	 * restart. IPv4 addresses are in host byte order, 0 meaning unset. */

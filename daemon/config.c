@@ -81,6 +81,8 @@ static const struct cfg_key cfg_store_keys[] = {
 	  NULL, "event rows kept" },
 	{ "batch_max", CFG_UINT, FIELD(store.batch_max), 1, 65536, "1024", NULL,
 	  "most write requests committed in one transaction" },
+	{ "commit_delay", CFG_UINT, FIELD(store.commit_delay), 0, 100000, "500", NULL,
+	  "microseconds to gather more writes under load before a commit; 0: none" },
 	{ 0 }
 };
 
@@ -511,8 +513,17 @@ out:
 	return r;
 }
 
+/* store.commit_delay 0 turns the delay off; for the store, an option of 0
+ * means its default. */
+static int check_store(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	(void)ctx;
+	c->store.no_commit_delay = c->store.commit_delay == 0;
+	return 0;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api };
+static const cfg_check_fn cfg_checks[] = { check_api, check_store };
 
 /* The first byte of the character at mark m (0-based line and column in
  * characters), or -1 past the end. */

@@ -206,6 +206,7 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "store.events_retention",
 		  a->store.events_retention != b->store.events_retention },
 		{ "store.batch_max", a->store.batch_max != b->store.batch_max },
+		{ "store.commit_delay", a->store.commit_delay != b->store.commit_delay },
 		{ "dhcp.enabled", a->dhcp.enabled != b->dhcp.enabled },
 		{ "dhcp.mode", a->dhcp.mode != b->dhcp.mode },
 		{ "dhcp.interfaces", memcmp(&a->dhcp.interfaces, &b->dhcp.interfaces,

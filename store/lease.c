@@ -39,6 +39,11 @@ enum {
 	L_PUT,
 	L_EXPIRE,
 	L_TAKE,
+	L_CURRENT,
+	L_RENEW,
+	L_SAVEPOINT,
+	L_RELEASE,
+	L_ROLLBACK,
 };
 
 static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
@@ -52,6 +57,14 @@ static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
 	[L_EXPIRE] = "DELETE FROM leases WHERE expires < ?1",
 	[L_TAKE] = "UPDATE leases SET state = 'released', updated = ?3 WHERE ip = ?1 AND "
 		   "state = 'bound' AND mac <> ?2",
+	[L_CURRENT] = "SELECT ip, namespace, name, state FROM leases WHERE mac = ?1",
+	/* No indexed column in SET: SQLite then leaves the IP index alone,
+	 * and only the row's own page changes. */
+	[L_RENEW] = "UPDATE leases SET state = ?2, starts = ?3, expires = ?4, updated = ?5 "
+		    "WHERE mac = ?1",
+	[L_SAVEPOINT] = "SAVEPOINT lease",
+	[L_RELEASE] = "RELEASE lease",
+	[L_ROLLBACK] = "ROLLBACK TO lease",
 };
 
 enum {
@@ -191,22 +204,38 @@ int store_completion_free(struct store_completion *c)
 	return 0;
 }
 
-void store_lease_complete(struct store_req *rq)
+void store_lease_complete(struct store_req *list)
 {
-	struct store_completion *c = rq->cq;
-	uint64_t one = 1;
+	while (list) {
+		struct store_completion *c = list->cq;
+		struct store_req **p = &list, *rest = NULL, **rest_tail = &rest;
+		uint64_t one = 1;
 
-	rq->next = NULL;
-	pthread_mutex_lock(&c->lock);
-	if (c->tail)
-		c->tail->next = rq;
-	else
-		c->head = rq;
-	c->tail = rq;
-	/* EAGAIN: the counter is already non-zero, still readable. */
-	if (write(c->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_warn("store", "completion wakeup: %s", strerror(errno));
-	pthread_mutex_unlock(&c->lock);
+		/* Every request of this queue goes in under one lock, and the
+		 * queue's eventfd is written once for them all: its owner
+		 * wakes once per transaction, not once per lease. */
+		pthread_mutex_lock(&c->lock);
+		while (*p) {
+			struct store_req *rq = *p;
+			*p = rq->next;
+			rq->next = NULL;
+			if (rq->cq != c) {
+				*rest_tail = rq;
+				rest_tail = &rq->next;
+				continue;
+			}
+			if (c->tail)
+				c->tail->next = rq;
+			else
+				c->head = rq;
+			c->tail = rq;
+		}
+		/* EAGAIN: the counter is already non-zero, still readable. */
+		if (write(c->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			log_warn("store", "completion wakeup: %s", strerror(errno));
+		pthread_mutex_unlock(&c->lock);
+		list = rest;
+	}
 }
 
 /* ---- writes ---- */
@@ -242,9 +271,41 @@ static sqlite3_stmt *lstmt(struct store *s, int i)
 	return s->lstmt[i];
 }
 
-static bool sp_exec(struct store *s, const char *sql)
+/* Runs a statement that returns no row. */
+static bool lexec(struct store *s, int i)
 {
-	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_stmt *st = lstmt(s, i);
+	int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
+	if (st)
+		sqlite3_reset(st);
+	return rc == SQLITE_DONE;
+}
+
+/* The lease of the same MAC is already this one but for its state and
+ * times (a renewal, the common case): *ret_bound tells whether it is
+ * bound. 1 yes, 0 no (or no row), -1 database error. */
+static int lease_same(struct store *s, const struct store_lease *l, bool *ret_bound)
+{
+	sqlite3_stmt *st = lstmt(s, L_CURRENT);
+	int rc, same = 0;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, l->mac, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *ip = (const char *)sqlite3_column_text(st, 0);
+		const char *ns = (const char *)sqlite3_column_text(st, 1);
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		const char *state = (const char *)sqlite3_column_text(st, 3);
+		same = ip && ns && name && strcmp(ip, l->ip) == 0 && strcmp(ns, l->ns) == 0 &&
+		       strcmp(name, l->name) == 0;
+		*ret_bound = state && strcmp(state, "bound") == 0;
+	} else if (rc != SQLITE_DONE) {
+		same = -1;
+	}
+	sqlite3_reset(st);
+	return same;
 }
 
 /* The lease write proper, inside the savepoint. 0 or a negative errno
@@ -253,8 +314,33 @@ static int lease_put(struct store *s, struct store_req *rq)
 {
 	const struct store_lease *l = &rq->lease;
 	sqlite3_stmt *st;
-	int rc;
+	bool bound = false;
+	int rc, same = lease_same(s, l, &bound);
 
+	if (same < 0)
+		goto fail;
+	if (same) {
+		/* A renewal. If it holds the IP bound already, no other MAC
+		 * can (the check below kept it so), and nothing but the row
+		 * changes. */
+		if (!(bound && l->state == STORE_LEASE_BOUND)) {
+			same = 0; /* the IP checks below still apply */
+		} else {
+			if (!(st = lstmt(s, L_RENEW)))
+				goto fail;
+			sqlite3_bind_text(st, 1, l->mac, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, store_lease_state_name(l->state), -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, l->starts);
+			sqlite3_bind_int64(st, 4, l->expires);
+			sqlite3_bind_int64(st, 5, (sqlite3_int64)(now_real_ns() / 1000000000u));
+			rc = sqlite3_step(st);
+			sqlite3_reset(st);
+			if (rc != SQLITE_DONE)
+				goto fail;
+			return 0;
+		}
+	}
 	if (l->state == STORE_LEASE_BOUND && l->take_ip) {
 		if (!(st = lstmt(s, L_TAKE)))
 			goto fail;
@@ -323,7 +409,7 @@ int store_lease_exec(struct store *s, struct store_req *rq)
 {
 	rq->lease_error = 0;
 	rq->lease_message[0] = '\0';
-	if (!sp_exec(s, "SAVEPOINT lease")) {
+	if (!lexec(s, L_SAVEPOINT)) {
 		if (sqlite3_get_autocommit(s->db))
 			return -EIO;
 		lease_fail(rq, -EIO, "database error: %s", sqlite3_errmsg(s->db));
@@ -332,9 +418,9 @@ int store_lease_exec(struct store *s, struct store_req *rq)
 	int e = rq->type == STORE_REQ_LEASE ? lease_put(s, rq) : lease_expire(s, rq);
 	if (sqlite3_get_autocommit(s->db))
 		return -EIO;
-	if (e < 0 && !sp_exec(s, "ROLLBACK TO lease"))
+	if (e < 0 && !lexec(s, L_ROLLBACK))
 		return -EIO;
-	if (!sp_exec(s, "RELEASE lease"))
+	if (!lexec(s, L_RELEASE))
 		return -EIO;
 	return 0;
 }

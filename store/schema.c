@@ -22,6 +22,10 @@
  *       objects: no resourceVersion, no change log. IF NOT EXISTS, so
  *       that a database whose user_version was set back (tests do) can
  *       run it again.
+ *   v5  the expiry index of leases is dropped: every renewal moved the
+ *       row's entry in it, one more random page written per lease, while
+ *       the expiry sweep that used it runs every few seconds and scans a
+ *       table of a few MB at most in milliseconds.
  *
  * Objects keep their JSON whole; index tables point at objects.id, and
  * are rewritten by the writer whenever a Hardware's keys may change.
@@ -100,6 +104,7 @@ static const struct migration migrations[] = {
 	{ v2_sql, store_index_rebuild },
 	{ "", store_index_rebuild },
 	{ v4_sql, NULL },
+	{ "DROP INDEX IF EXISTS leases_expires;", NULL },
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

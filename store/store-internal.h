@@ -105,7 +105,7 @@ enum store_wstmt {
 	W_STMT_MAX = W_IDX_OWNER + STORE_INDEX_MAX
 };
 
-#define STORE_LEASE_WSTMT_MAX 4 /* writer statements of lease.c */
+#define STORE_LEASE_WSTMT_MAX 9 /* writer statements of lease.c */
 
 struct store {
 	char *path;
@@ -115,6 +115,8 @@ struct store {
 	pthread_cond_t queue_cond; /* writer waits for work */
 	pthread_cond_t done_cond;  /* writers' callers wait for their commit */
 	struct store_req *queue_head, *queue_tail;
+	size_t queued;     /* requests in the queue */
+	bool writer_idle;  /* the writer sleeps on queue_cond for work */
 	bool stopping;
 	pthread_t thread;
 	bool thread_started;
@@ -129,6 +131,7 @@ struct store {
 	uint64_t rv_committed;    /* as of the last commit */
 	uint64_t changes_trimmed; /* highest change rv dropped by retention */
 	uint32_t changed;         /* kind bits changed in the open transaction */
+	size_t last_batch;        /* requests in the last transaction */
 
 	sqlite3_stmt *lstmt[STORE_LEASE_WSTMT_MAX]; /* writer thread: lease.c's */
 	uint64_t transactions; /* guarded by lock: batches run (for tests) */
@@ -162,9 +165,11 @@ int store_lease_exec(struct store *s, struct store_req *rq);
 /* After the batch: fails a lease request with error and message (the
  * batch was rolled back). */
 void store_lease_fail(struct store_req *rq, int error, const char *why);
-/* After the commit, with no store lock held: hands an async lease request
- * to its completion queue (which then owns it) and wakes its eventfd. */
-void store_lease_complete(struct store_req *rq);
+/* After the commit, with no store lock held: hands the async lease
+ * requests of list (linked by next, in commit order) to their completion
+ * queues (which then own them), keeping their order, and wakes each
+ * queue's eventfd once. */
+void store_lease_complete(struct store_req *list);
 /* A statement of reader r kept for its life (lease reads): slot <
  * STORE_READER_EXTRA_STMTS, the same sql on every call for a slot. NULL on
  * error. Reset and unbound. */

@@ -70,7 +70,14 @@ struct store_options {
 	uint32_t changes_retention; /* change-log rows kept for watch resume (default 100000) */
 	uint32_t events_retention;  /* event rows kept (default 10000) */
 	uint32_t batch_max;         /* most write requests per transaction (default 1024) */
+	uint32_t commit_delay;      /* microseconds to gather more requests when the last
+				     * transaction held STORE_COMMIT_DELAY_MIN or more
+				     * (default STORE_DEFAULT_COMMIT_DELAY); see writer.c */
+	bool no_commit_delay;       /* commit_delay 0 means the default: this turns it off */
 };
+
+#define STORE_DEFAULT_COMMIT_DELAY 500u /* microseconds */
+#define STORE_COMMIT_DELAY_MIN 4u       /* requests in the last transaction */
 
 /* Opens (creating and migrating as needed) the database at path, in WAL
  * mode, and starts the writer thread. opts may be NULL for defaults. On

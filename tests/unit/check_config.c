@@ -149,6 +149,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->store.changes_retention, 100000);
 	ck_assert_uint_eq(d->store.events_retention, 10000);
 	ck_assert_uint_eq(d->store.batch_max, 1024);
+	ck_assert_uint_eq(d->store.commit_delay, 500);
+	ck_assert(!d->store.no_commit_delay);
 	ck_assert(!d->dhcp.enabled);
 	ck_assert_int_eq(d->dhcp.mode, CONFIG_DHCP_RESERVATION);
 	ck_assert_uint_eq(d->dhcp.interfaces.n, 0);
@@ -210,6 +212,7 @@ START_TEST(test_every_key)
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
 		 "  batch_max: 1\n"
+		 "  commit_delay: 0\n"
 		 "dhcp:\n"
 		 "  enabled: true\n"
 		 "  mode: auto-proxy\n"
@@ -241,6 +244,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
+	ck_assert_uint_eq(c->store.commit_delay, 0);
+	ck_assert(c->store.no_commit_delay);
 	ck_assert(c->dhcp.enabled);
 	ck_assert_int_eq(c->dhcp.mode, CONFIG_DHCP_AUTO_PROXY);
 	ck_assert_uint_eq(c->dhcp.interfaces.n, 3);
@@ -483,7 +488,9 @@ static const struct {
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
 	{ "store:\n  Batch_max: 3\n",
 	  NAME ":2:3: unknown key \"Batch_max\" in \"store\" (valid keys: changes_retention, "
-	       "events_retention, batch_max)" },
+	       "events_retention, batch_max, commit_delay)" },
+	{ "store:\n  commit_delay: 100001\n",
+	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
 			      "api, http, store, dhcp)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "

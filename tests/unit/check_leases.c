@@ -279,6 +279,122 @@ START_TEST(test_expire)
 }
 END_TEST
 
+/* The commit delay: after a transaction of STORE_COMMIT_DELAY_MIN or more
+ * requests, the writer waits for more, so requests queued one by one
+ * right after it share one transaction; with the delay off, a request
+ * queued alone is committed alone. (The window is 5 s here, so that the
+ * test does not depend on how fast the machine queues four requests.) */
+static void queue_and_drain(struct store_completion *c, unsigned from, unsigned n)
+{
+	struct store_done done[16];
+	for (unsigned i = from; i < from + n; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1, 2);
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, i), 0);
+	}
+	ck_assert_uint_eq(drain_all(c, done, n), n);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(done[i].error, 0);
+}
+
+START_TEST(test_commit_delay)
+{
+	struct store_options o = { .commit_delay = 5000000, .batch_max = 8 };
+	struct store_completion *c = store_completion_new(16);
+	uint64_t tx;
+
+	close_store();
+	open_store(&o);
+	ck_assert_ptr_nonnull(c);
+	/* Rounds of eight until one is committed whole: its transaction
+	 * held 8 (>= STORE_COMMIT_DELAY_MIN), so the next request waits. */
+	unsigned next = 0, rounds = 0;
+	do {
+		tx = store_test_transactions(st);
+		queue_and_drain(c, next, 8);
+		next += 8;
+	} while (store_test_transactions(st) - tx != 1 && ++rounds < 20);
+	ck_assert_uint_lt(rounds, 20);
+	/* One lease, a pause, seven more: the first waited for the others,
+	 * and the batch went as soon as it was full (batch_max), not at the
+	 * end of the 5 s window. */
+	tx = store_test_transactions(st);
+	{
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(next, mac);
+		ip_of(next, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1, 2);
+		ck_assert_int_eq(store_lease_put_async(st, &l, c, next), 0);
+	}
+	usleep(50000);
+	ck_assert_uint_eq(store_test_transactions(st) - tx, 0);
+	queue_and_drain(c, next + 1, 7);
+	struct store_done first;
+	ck_assert_uint_eq(drain_all(c, &first, 1), 1);
+	ck_assert_uint_eq(store_test_transactions(st) - tx, 1);
+	ck_assert_int_eq(store_completion_free(c), 0);
+
+	/* Off: one request, one transaction, at once. */
+	close_store();
+	o = (struct store_options){ .no_commit_delay = true };
+	open_store(&o);
+	c = store_completion_new(16);
+	ck_assert_ptr_nonnull(c);
+	queue_and_drain(c, 16, 8);
+	for (unsigned i = 0; i < 3; i++) {
+		tx = store_test_transactions(st);
+		queue_and_drain(c, 24 + i, 1);
+		ck_assert_uint_eq(store_test_transactions(st) - tx, 1);
+	}
+	ck_assert_int_eq(store_completion_free(c), 0);
+}
+END_TEST
+
+/* A renewal (same MAC, IP and Hardware) takes the short path: new times
+ * and state, nothing else; any other change takes the full one. */
+START_TEST(test_renewal)
+{
+	struct store_lease l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 10, 100);
+	struct store_lease got;
+
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	l.starts = 50;
+	l.expires = 500;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, l.mac, &got), 0);
+	ck_assert_int_eq(got.starts, 50);
+	ck_assert_int_eq(got.expires, 500);
+	ck_assert_int_eq(got.state, STORE_LEASE_BOUND);
+	ck_assert_str_eq(got.ip, "10.0.0.1");
+	/* released, then bound again: the IP checks run again */
+	l.state = STORE_LEASE_RELEASED;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	struct store_lease other = lease("aa:bb:cc:dd:ee:02", "10.0.0.1", STORE_LEASE_BOUND, 60, 600);
+	ck_assert_int_eq(store_lease_put(st, &other, NULL, 0), 0);
+	l.state = STORE_LEASE_BOUND;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), -EADDRINUSE);
+	l.take_ip = true;
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, other.mac, &got), 0);
+	ck_assert_int_eq(got.state, STORE_LEASE_RELEASED);
+	/* another Hardware name: the full path, which records it */
+	snprintf(l.name, sizeof(l.name), "renamed");
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &got), 0);
+	ck_assert_str_eq(got.name, "renamed");
+	ck_assert_str_eq(got.mac, "aa:bb:cc:dd:ee:01");
+	/* another IP: the full path */
+	snprintf(l.ip, sizeof(l.ip), "10.0.0.9");
+	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, l.mac, &got), 0);
+	ck_assert_str_eq(got.ip, "10.0.0.9");
+	ck_assert_int_eq(store_lease_get_by_ip(rd, "10.0.0.1", &got), 0);
+	ck_assert_str_eq(got.mac, other.mac);
+}
+END_TEST
+
 /* take_ip: a reservation's lease takes its IP from another MAC's bound
  * lease, which becomes released, instead of failing. */
 START_TEST(test_take_ip)
@@ -410,7 +526,7 @@ START_TEST(test_migration_v3)
 	sqlite3_close(db);
 
 	open_store(NULL);
-	ck_assert_int_eq(store_schema_version(), 4);
+	ck_assert_int_ge(store_schema_version(), 5);
 	uint64_t n, rv;
 	ck_assert_int_eq(store_count(rd, STORE_KIND_HARDWARE, &n), 0);
 	ck_assert_uint_eq(n, 1);
@@ -431,15 +547,16 @@ START_TEST(test_migration_v3)
 	sqlite3_stmt *q;
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(q, 0), 4);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), store_schema_version());
 	sqlite3_finalize(q);
+	/* v5 dropped the expiry index; the IP index stays */
 	ck_assert_int_eq(sqlite3_prepare_v2(db,
-					    "SELECT count(*) FROM sqlite_master WHERE type = "
+					    "SELECT group_concat(name) FROM sqlite_master WHERE type = "
 					    "'index' AND name IN ('leases_ip', 'leases_expires')",
 					    -1, &q, NULL),
 			 SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(q, 0), 2);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "leases_ip");
 	sqlite3_finalize(q);
 	sqlite3_close(db);
 	open_store(NULL);
@@ -458,6 +575,8 @@ static Suite *leases_suite(void)
 	UNIT_TEST(tc, test_async_group_commit);
 	UNIT_TEST(tc, test_inflight_bound);
 	UNIT_TEST(tc, test_expire);
+	UNIT_TEST(tc, test_commit_delay);
+	UNIT_TEST(tc, test_renewal);
 	UNIT_TEST(tc, test_take_ip);
 	UNIT_TEST(tc, test_expire_async);
 	UNIT_TEST(tc, test_disk_full);
