@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dhcp/dhcp.h"
+
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68
 #define DHCP_SOCK_RCVBUF (4 << 20) /* asked for; the kernel may cap it */
@@ -36,12 +38,17 @@ struct dhcp_rx {
 	uint32_t local_ip; /* our address it was for (IP_PKTINFO's spec_dst):
 			    * the interface's for a broadcast */
 	uint64_t t_ns;     /* kernel receive time, CLOCK_REALTIME ns (0: none) */
+	bool truncated;    /* longer than the buffer: dropped */
 };
 
-/* Receives one datagram into buf (cap bytes). 0, -EAGAIN when none is
- * waiting, -EMSGSIZE for a datagram longer than cap (consumed, dropped),
- * or another negative errno. */
-int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t *buf, size_t cap, struct dhcp_rx *ret);
+#define DHCP_RX_BATCH 16 /* datagrams taken by one dhcp_sock_recv */
+
+/* Receives the datagrams waiting, at most n (<= DHCP_RX_BATCH), with one
+ * recvmmsg: datagram i into bufs[i] (cap bytes each) and its details into
+ * ret[i] (a datagram longer than cap is marked truncated). Returns how
+ * many, -EAGAIN when none is waiting, or another negative errno. */
+int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t (*bufs)[DHCP_MAX_MESSAGE + 1], size_t n,
+		   struct dhcp_rx *ret);
 
 /* Sends len bytes to ip:port from s. ifindex (when not 0) and local_ip
  * choose the interface and source address through IP_PKTINFO: what a

@@ -157,7 +157,7 @@ struct dhcp_server {
 	uint32_t free_slots[DHCP_INFLIGHT_MAX];
 	size_t nfree;
 	struct ratelimit rl_unknown, rl_misc;
-	uint8_t rx[DHCP_MAX_MESSAGE + 1];
+	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
 	struct dhcp_packet req;
 	struct dhcp_reply reply;
@@ -621,7 +621,8 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 		  h ? "/" : "", h ? h->name : "none", S->dec.why);
 }
 
-static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const struct dhcp_rx *rx)
+static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const uint8_t *data,
+		   const struct dhcp_rx *rx)
 {
 	const struct dhcp_policy_config *cfg;
 	const struct dhcp_host *h = NULL;
@@ -629,7 +630,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const st
 	struct target t;
 	int r, n;
 
-	if (dhcp_parse(S->rx, rx->len, &S->req, &bad) < 0) {
+	if (dhcp_parse(data, rx->len, &S->req, &bad) < 0) {
 		drop(S, bad ? (int)bad : DROP_INTERNAL);
 		log_debug("dhcp", "malformed datagram from %u.%u.%u.%u:%u: %s", rx->src_ip >> 24,
 			  (rx->src_ip >> 16) & 255, (rx->src_ip >> 8) & 255, rx->src_ip & 255,
@@ -701,25 +702,31 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const st
 			  t.chaddr[3], t.chaddr[4], t.chaddr[5], S->dec.why);
 }
 
+/* Takes what the socket holds, a batch at a time, DHCP_RX_BURST at most
+ * before the other sockets get their turn (epoll is level-triggered). */
 static void read_socket(struct dhcp_server *S, const struct dhcp_sock *sock)
 {
-	struct dhcp_rx rx;
+	struct dhcp_rx rx[DHCP_RX_BATCH];
 
-	for (int i = 0; i < DHCP_RX_BURST; i++) {
-		int e = dhcp_sock_recv(sock, S->rx, sizeof(S->rx), &rx);
-		if (e == -EAGAIN)
+	for (int done = 0; done < DHCP_RX_BURST;) {
+		int n = dhcp_sock_recv(sock, S->rx, DHCP_RX_BATCH, rx);
+		if (n == -EAGAIN)
 			return;
-		if (e == -EMSGSIZE || (e == 0 && rx.len > DHCP_MAX_MESSAGE)) {
-			drop(S, DROP_OVERSIZE);
-			continue;
-		}
-		if (e < 0) {
+		if (n < 0) {
 			if (rl_allow(&S->rl_misc))
 				log_warn("dhcp", "receiving on port %u: %s", sock->port,
-					 strerror(-e));
+					 strerror(-n));
 			return;
 		}
-		handle(S, sock, &rx);
+		for (int i = 0; i < n; i++) {
+			if (rx[i].truncated || rx[i].len > DHCP_MAX_MESSAGE)
+				drop(S, DROP_OVERSIZE);
+			else
+				handle(S, sock, S->rx[i], &rx[i]);
+		}
+		done += n;
+		if (n < DHCP_RX_BATCH)
+			return; /* the queue is empty: no need to ask again */
 	}
 }
 

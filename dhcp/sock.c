@@ -99,31 +99,19 @@ void dhcp_sock_close(struct dhcp_sock *s)
 	}
 }
 
-int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t *buf, size_t cap, struct dhcp_rx *ret)
+/* The details of one received message, from its address and control
+ * messages. */
+static void rx_fill(const struct dhcp_sock *s, struct msghdr *msg, size_t len,
+		    struct dhcp_rx *ret)
 {
-	struct sockaddr_in src;
-	struct iovec iov = { buf, cap };
-	union {
-		char buf[CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(struct timespec))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr msg = { .msg_name = &src,
-			      .msg_namelen = sizeof(src),
-			      .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
-	ssize_t n = recvmsg(s->fd, &msg, MSG_DONTWAIT);
+	const struct sockaddr_in *src = msg->msg_name;
 
-	if (n < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	if (msg.msg_flags & MSG_TRUNC)
-		return -EMSGSIZE;
-	*ret = (struct dhcp_rx){ .len = (size_t)n,
-				 .src_ip = ntohl(src.sin_addr.s_addr),
-				 .src_port = ntohs(src.sin_port),
-				 .ifindex = s->ifindex };
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+	*ret = (struct dhcp_rx){ .len = len,
+				 .src_ip = ntohl(src->sin_addr.s_addr),
+				 .src_port = ntohs(src->sin_port),
+				 .ifindex = s->ifindex,
+				 .truncated = (msg->msg_flags & MSG_TRUNC) != 0 };
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
 			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
@@ -135,7 +123,37 @@ int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t *buf, size_t cap, struct d
 			ret->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		}
 	}
-	return 0;
+}
+
+int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t (*bufs)[DHCP_MAX_MESSAGE + 1], size_t n,
+		   struct dhcp_rx *ret)
+{
+	struct sockaddr_in src[DHCP_RX_BATCH];
+	struct iovec iov[DHCP_RX_BATCH];
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl[DHCP_RX_BATCH];
+	struct mmsghdr m[DHCP_RX_BATCH];
+	int got;
+
+	if (n > DHCP_RX_BATCH)
+		n = DHCP_RX_BATCH;
+	for (size_t i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ bufs[i], DHCP_MAX_MESSAGE + 1 };
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &src[i],
+						      .msg_namelen = sizeof(src[i]),
+						      .msg_iov = &iov[i],
+						      .msg_iovlen = 1,
+						      .msg_control = ctl[i].buf,
+						      .msg_controllen = sizeof(ctl[i].buf) } };
+	}
+	got = recvmmsg(s->fd, m, (unsigned)n, MSG_DONTWAIT, NULL);
+	if (got < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	for (int i = 0; i < got; i++)
+		rx_fill(s, &m[i].msg_hdr, m[i].msg_len, &ret[i]);
+	return got;
 }
 
 int dhcp_sock_send(const struct dhcp_sock *s, const void *data, size_t len, uint32_t ip,
