@@ -101,7 +101,7 @@ static json_t *hw_full(void)
 	json_t *dns = json_array(), *ntp = json_array(), *routes = json_array();
 
 	for (int i = 0; i < DHCP_HOST_MAX_DNS; i++) {
-		char ip[16];
+		char ip[32];
 		snprintf(ip, sizeof(ip), "192.0.2.%d", i + 1);
 		json_array_append_new(dns, json_string(ip));
 		snprintf(ip, sizeof(ip), "198.51.100.%d", i + 1);
