@@ -212,12 +212,16 @@ ib_ready() {
 }
 
 # ib_start_daemon [SECONDS]: starts ironbelld with $IB_CONFIG (written by
-# ib_write_config when absent) and waits until /readyz answers 200 on the
-# socket, at most SECONDS (30). Returns 1, with the log as diagnostics, if
-# it dies or does not get ready.
+# ib_write_config when absent), after the words of $IB_DAEMON_WRAP when
+# set, and waits until /readyz answers 200 on the socket, at most SECONDS
+# (30). Returns 1, with the log as diagnostics, if it dies or does not get
+# ready.
 ib_start_daemon() {
 	[ -f "$IB_CONFIG" ] || ib_write_config || return 1
-	"$IRONBELLD" --config "$IB_CONFIG" >>"$IB_LOG" 2>&1 </dev/null &
+	# $IB_DAEMON_WRAP (split into words) goes before the binary, e.g.
+	# "ip netns exec NS" to run the daemon inside a network namespace; the
+	# wrapper must exec the daemon, so that $! is the daemon's PID.
+	${IB_DAEMON_WRAP:-} "$IRONBELLD" --config "$IB_CONFIG" >>"$IB_LOG" 2>&1 </dev/null &
 	IB_DAEMON_PID=$!
 	_lim=$(( ${1:-30} * 10 ))
 	_i=0
@@ -265,7 +269,7 @@ ib_cleanup() {
 		ib_alive "$_p" && kill -KILL "$_p" 2>/dev/null
 	done
 	ib_stop_daemon
-	if [ -n "${IB_KEEP_TMP:-}" ] || [ "$_tap_failed" -gt 0 ] && [ -n "${IB_KEEP_ON_FAIL:-}" ]; then
+	if [ -n "${IB_KEEP_TMP:-}" ] || { [ "$_tap_failed" -gt 0 ] && [ -n "${IB_KEEP_ON_FAIL:-}" ]; }; then
 		echo "# kept $IB_TMP" >&2
 	else
 		rm -rf "$IB_TMP"

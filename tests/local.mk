@@ -11,3 +11,4 @@ include tests/fuzz/local.mk
 include tests/integration/local.mk
 include tests/integration/packaging.mk
 include tests/integration/daemon.mk
+include tests/integration/dhcp.mk

@@ -1,0 +1,141 @@
+#!/bin/sh
+# test_dhcp_pxe — ironbelld's boot decisions in reservation mode, seen on
+# the wire: the scapy client (dhcp/pxe_client.py) in a namespace does
+# DISCOVER and REQUEST as a PXE ROM, UEFI PXE, UEFI HTTP Boot, iPXE and
+# Tinkerbell's iPXE script would (options 60, 77, 93, 94, 97), and each
+# OFFER and ACK must carry the reserved address, the network options of
+# the Hardware, and the boot file, siaddr and options 43, 60, 66, 67 of
+# the table below. An unknown architecture and an unknown MAC get no
+# reply (and the daemon counts why); a Hardware with allowPXE false gets
+# /netboot-not-allowed; a client that is not netbooting gets an address
+# without boot options. Prints TAP.
+set -u
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/netns.sh"
+. "$top_srcdir/tests/integration/dhcp/common.sh"
+
+dhcp_require
+
+ns_new SRV srv || bail_out "cannot make a namespace"
+ns_new CLI cli || bail_out "cannot make a namespace"
+ns_veth "$SRV" srv0 192.168.77.1/24 "$CLI" eth0 - || bail_out "cannot make a veth pair"
+
+dhcp_daemon "$SRV" "  mode: reservation
+  interfaces: [srv0]" || bail_out "ironbelld did not start"
+PORT=$IB_HTTP_PORT
+PUBLIC=192.168.77.1
+
+HW_NTP=192.168.77.123
+{
+	hw_doc m1 02:00:00:00:00:01 192.168.77.21
+	HW_ALLOW_PXE=false hw_doc m9 02:00:00:00:00:09 192.168.77.29
+} >"$IB_TMP/hw.yaml"
+ib apply -f "$IB_TMP/hw.yaml"
+is "$rc" 0 "apply two Hardware (one with allowPXE false)"
+wait_hosts 2 || bail_out "the server did not load the Hardware"
+
+MAC=02:00:00:00:00:01
+SCRIPT_URL="http://$PUBLIC:$PORT/ipxe/script/$MAC/auto.ipxe"
+BINARY_URL="http://$PUBLIC:$PORT/ipxe/binary/$MAC/ipxe.efi"
+
+# ---- the network options, once, for a client that is not netbooting ----
+
+pxe "$CLI" -i eth0 --mac "$MAC" --request --wait 2
+is "$(replies '[x["type"] for x in r]')" "['offer', 'ack']" "plain DORA: an OFFER, then an ACK"
+is "$(replies '[(x["yiaddr"], x["server_id"], x["src"]) for x in r]')" \
+	"[('192.168.77.21', '192.168.77.1', '192.168.77.1'), ('192.168.77.21', '192.168.77.1', '192.168.77.1')]" \
+	"both carry the reserved address, from the server's address"
+# code -> expected value (hex) in both the OFFER and the ACK.
+want='{"1": "ffffff00", "3": "c0a84d01", "6": "c0a84d35", "12": "6d31",
+ "15": "6578616d706c652e74657374", "119": "076578616d706c65047465737400",
+ "28": "c0a84dff", "42": "c0a84d7b", "121": "100a63c0a84dfe",
+ "51": "00000258", "58": "0000012c", "59": "0000020d", "54": "c0a84d01"}'
+is "$(replies "[sorted((k, v, x['options'].get(k)) for k, v in json.loads('''$want''').items() if x['options'].get(k) != v) for x in r]")" \
+	"[[], []]" "options 1 3 6 12 15 119 28 42 121 51 58 59 54 have the Hardware's values"
+is "$(replies '[(x["file"], x["opt67"], x["opt43"], x["opt60"], x["siaddr"]) for x in r]')" \
+	"[('', None, None, None, '0.0.0.0'), ('', None, None, None, '0.0.0.0')]" \
+	"a client that is not netbooting gets no boot options"
+
+# ---- the boot table ----
+
+# boot DESC ARCH VENDOR_CLASS USER_CLASS FILE SIADDR OPT66 OPT60 [MAC IP]:
+# a DORA with those options; the OFFER and the ACK must both carry the
+# address and FILE (header and option 67), SIADDR, 66, 60 and 43.
+boot() {
+	_d=$1
+	_m=${9:-$MAC}
+	_ip=${10:-192.168.77.21}
+	_uc=
+	[ -z "$4" ] || _uc="--user-class=$4"
+	pxe "$CLI" -i eth0 --mac "$_m" --arch "$2" --vendor-class "$3" $_uc --request --wait 2
+	_o66=None
+	[ "$7" = - ] || _o66="'$7'"
+	_o60=None
+	[ "$8" = - ] || _o60="'$8'"
+	_w="('$_ip', '$5', '$5', '$6', $_o66, $_o60, '060108ff')"
+	is "$(replies '[x["type"] for x in r]')" "['offer', 'ack']" "$_d: OFFER and ACK"
+	is "$(replies '[(x["yiaddr"], x["file"], x["opt67"], x["siaddr"], x["opt66"], x["opt60"], x["opt43"]) for x in r]')" \
+		"[$_w, $_w]" "$_d: file $5, siaddr $6, 66 $7, 60 $8, 43 = 06 01 08 ff"
+}
+
+boot "x86 BIOS PXE (arch 0)" 0 PXEClient:Arch:00000:UNDI:002001 "" \
+	undionly.kpxe "$PUBLIC" "$PUBLIC" -
+boot "x64 UEFI PXE (arch 7)" 7 PXEClient:Arch:00007:UNDI:003016 "" \
+	ipxe.efi "$PUBLIC" "$PUBLIC" -
+boot "EBC UEFI PXE (arch 9)" 9 PXEClient:Arch:00009:UNDI:003016 "" \
+	ipxe.efi "$PUBLIC" "$PUBLIC" -
+boot "ARM64 UEFI PXE (arch 11)" 11 PXEClient:Arch:00011:UNDI:003016 "" \
+	snp-arm64.efi "$PUBLIC" "$PUBLIC" -
+boot "iPXE on BIOS (user class iPXE)" 0 PXEClient:Arch:00000:UNDI:002001 iPXE \
+	"$SCRIPT_URL" "$PUBLIC" - -
+boot "iPXE on UEFI (user class iPXE)" 7 PXEClient:Arch:00007:UNDI:003016 iPXE \
+	"$SCRIPT_URL" "$PUBLIC" - -
+boot "Tinkerbell's iPXE (user class Tinkerbell)" 7 PXEClient:Arch:00007:UNDI:003016 Tinkerbell \
+	"$SCRIPT_URL" "$PUBLIC" - -
+boot "iPXE on ARM64 (user class iPXE)" 11 PXEClient:Arch:00011:UNDI:003016 iPXE \
+	"$SCRIPT_URL" "$PUBLIC" - -
+boot "UEFI HTTP Boot (HTTPClient, arch 16)" 16 HTTPClient:Arch:00016:UNDI:003000 "" \
+	"$BINARY_URL" "$PUBLIC" - HTTPClient
+boot "arch 16 with a PXEClient vendor class" 16 PXEClient:Arch:00016:UNDI:003000 "" \
+	"$BINARY_URL" "$PUBLIC" - HTTPClient
+boot "iPXE over UEFI HTTP (HTTPClient, user class iPXE)" 16 HTTPClient:Arch:00016:UNDI:003000 iPXE \
+	"$SCRIPT_URL" "$PUBLIC" - HTTPClient
+boot "allowPXE false" 7 PXEClient:Arch:00007:UNDI:003016 "" \
+	/netboot-not-allowed 0.0.0.0 - - 02:00:00:00:00:09 192.168.77.29
+
+# ---- silence ----
+
+# silent DESC WHY ARGS...: no reply within 2 s, and the daemon counted
+# the request as ignored for WHY.
+silent() {
+	_d=$1
+	_why=$2
+	shift 2
+	_before=$(metric "ironbell_dhcp_ignored_total{why=\"$_why\"}")
+	pxe "$CLI" -i eth0 --wait 2 "$@"
+	is "$(replies 'len(r)')" 0 "$_d: no reply"
+	[ -z "$out" ] || diag "$out"
+	_after=$(metric "ironbell_dhcp_ignored_total{why=\"$_why\"}")
+	ok "$_d: counted as ignored, $_why ($_before -> $_after)" test "$_after" -gt "$_before"
+}
+
+silent "unknown arch 0x0055" unknown-arch --mac "$MAC" --arch 0x0055 \
+	--vendor-class PXEClient:Arch:00085:UNDI:003016
+silent "unknown MAC" unknown-mac --mac 02:00:00:00:00:99 --arch 7 \
+	--vendor-class PXEClient:Arch:00007:UNDI:003016
+silent "unknown MAC, not netbooting" unknown-mac --mac 02:00:00:00:00:98
+unknown_log=$(grep -c 'no Hardware has this MAC' "$IB_LOG")
+ok "unknown MACs are logged ($unknown_log lines)" test "$unknown_log" -ge 1
+
+# ---- counters ----
+
+is "$(metric 'ironbell_dhcp_sent_total{type="offer"}')" 13 "13 OFFERs counted"
+is "$(metric 'ironbell_dhcp_sent_total{type="ack"}')" 13 "13 ACKs counted"
+is "$(metric 'ironbell_dhcp_received_total{type="discover"}')" 16 "16 DISCOVERs counted"
+
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
+ok "no sanitizer report in the daemon's log" ib_log_clean
+
+tap_done
