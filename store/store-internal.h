@@ -136,6 +136,23 @@ struct store {
 	sqlite3_stmt *lstmt[STORE_LEASE_WSTMT_MAX]; /* writer thread: lease.c's */
 	uint64_t transactions; /* guarded by lock: batches run (for tests) */
 
+	/* checkpoint.c */
+	pthread_t ckpt_thread;
+	bool ckpt_started;
+	sqlite3 *ckpt_db;           /* the checkpointer thread's */
+	int ckpt_pages_at_wake;     /* writer thread: WAL size at the last wake */
+	int ckpt_pages_last;        /* writer thread: WAL size after the last commit */
+	bool ckpt_finish;           /* writer thread: copy the WAL's tail itself */
+	uint64_t ckpt_gen;          /* WAL generations (starts over); writer writes,
+				     * checkpointer reads; atomic */
+	uint64_t ckpt_backfilled;   /* gen << 32 | frames copied; checkpointer writes,
+				     * writer reads; atomic */
+	pthread_mutex_t ckpt_lock;  /* guards the three below */
+	pthread_cond_t ckpt_cond;
+	bool ckpt_want, ckpt_stopping;
+	uint64_t checkpoints;       /* run (for tests) */
+	struct metric *m_checkpoint_seconds, *m_checkpoint_tail_seconds;
+
 	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
 };
 
@@ -154,6 +171,25 @@ int store_submit_wait(struct store *s, struct store_req *rq);
 int store_submit_async(struct store *s, struct store_req *rq);
 /* For tests: how many transactions (batches) the writer has run. */
 uint64_t store_test_transactions(struct store *s);
+
+/* ---- checkpoint.c ---- */
+
+#define STORE_CHECKPOINT_PAGES 1000 /* WAL growth that wakes the checkpointer */
+#define STORE_CHECKPOINT_TAIL 256    /* frames left that the writer copies itself */
+#define STORE_WAL_MAX_PAGES 16384    /* past this, the writer copies what is left */
+
+/* Opens the checkpointer's connection, starts its thread and hooks the
+ * writer's connection (s->db, already open) to wake it. 0, or -EIO /
+ * -errno with a message. */
+int store_ckpt_start(struct store *s, char *err, size_t errlen);
+/* Stops the thread (after the writer thread has stopped) and closes its
+ * connection. Safe when not started. */
+void store_ckpt_stop(struct store *s);
+/* Writer thread, between transactions: when the hook asked for it, copies
+ * the WAL's last frames so that the next transaction starts it over. */
+void store_ckpt_finish(struct store *s);
+/* For tests: checkpoints run so far. */
+uint64_t store_test_checkpoints(struct store *s);
 
 /* ---- lease.c ---- */
 

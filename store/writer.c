@@ -41,6 +41,9 @@
  * savepoint; an async one belongs to the writer until it is committed,
  * then is handed to its completion queue after the lock is dropped.
  *
+ * WAL checkpoints run on a thread of their own (checkpoint.c), so no
+ * commit pays for copying the WAL into the database.
+ *
  * Trimming of the change log (changes_retention rows; rvs are dense, one
  * per change, so rows are an rv range) and of events happens in the same
  * transaction. The highest trimmed rv is kept in meta so that readers can
@@ -417,6 +420,7 @@ static void *writer_main(void *arg)
 		s->last_batch = n;
 		pthread_mutex_unlock(&s->lock);
 
+		store_ckpt_finish(s);
 		run_batch(s, batch, n);
 
 		/* Once done is set the caller may free its request: read
@@ -721,6 +725,9 @@ int store_open(const char *path, const struct store_options *opts, struct store 
 	if (e < 0)
 		goto out;
 	register_metrics(s);
+	e = store_ckpt_start(s, err, errlen);
+	if (e < 0)
+		goto out;
 	e = -pthread_create(&s->thread, NULL, writer_main, s);
 	if (e < 0) {
 		snprintf(err, errlen, "cannot start the writer thread: %s", strerror(-e));
@@ -745,6 +752,9 @@ void store_close(struct store *s)
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
 	}
+	/* Before the writer's connection closes: that last close checkpoints
+	 * what is left and removes the WAL. */
+	store_ckpt_stop(s);
 	store_wstmt_finalize(s);
 	for (size_t i = 0; i < ARRAY_SIZE(s->lstmt); i++)
 		sqlite3_finalize(s->lstmt[i]);

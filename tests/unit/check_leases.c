@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -352,6 +353,47 @@ START_TEST(test_commit_delay)
 }
 END_TEST
 
+/* Checkpoints run on their own thread: after more than
+ * STORE_CHECKPOINT_PAGES pages of commits, one has run, and the WAL has
+ * started over rather than grown with every commit. */
+START_TEST(test_checkpoint_thread)
+{
+	struct store_options o = { .no_commit_delay = true };
+	char wal[600];
+	struct stat sb;
+	uint64_t t0 = now_mono_ns();
+
+	close_store();
+	open_store(&o);
+	ck_assert_uint_eq(store_test_checkpoints(st), 0);
+	/* Each put is a transaction of its own: at least one WAL page. */
+	for (unsigned i = 0; i < 2 * STORE_CHECKPOINT_PAGES + 100; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(i, ip);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 1, 2);
+		ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	}
+	while (store_test_checkpoints(st) == 0 && now_mono_ns() - t0 < (uint64_t)WAIT_MS * 1000000u)
+		usleep(10000);
+	ck_assert_uint_ge(store_test_checkpoints(st), 1);
+	/* 2100 commits of a page or more would make a WAL over 8 MB had it
+	 * never started over. */
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_msg(sb.st_size < 6 * 1024 * 1024, "WAL of %lld bytes", (long long)sb.st_size);
+	json_t *arr = NULL;
+	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
+	ck_assert_uint_eq(json_array_size(arr), 2 * STORE_CHECKPOINT_PAGES + 100);
+	json_decref(arr);
+	/* At close, the last connection checkpoints the rest and removes the
+	 * WAL. */
+	close_store();
+	ck_assert_int_eq(stat(wal, &sb), -1);
+	open_store(NULL);
+}
+END_TEST
+
 /* A renewal (same MAC, IP and Hardware) takes the short path: new times
  * and state, nothing else; any other change takes the full one. */
 START_TEST(test_renewal)
@@ -576,6 +618,7 @@ static Suite *leases_suite(void)
 	UNIT_TEST(tc, test_inflight_bound);
 	UNIT_TEST(tc, test_expire);
 	UNIT_TEST(tc, test_commit_delay);
+	UNIT_TEST(tc, test_checkpoint_thread);
 	UNIT_TEST(tc, test_renewal);
 	UNIT_TEST(tc, test_take_ip);
 	UNIT_TEST(tc, test_expire_async);

@@ -1,0 +1,177 @@
+/* checkpoint — WAL checkpoints on a thread of their own, off the commit
+ * path.
+ *
+ * DESIGN: by default SQLite checkpoints inside the COMMIT that takes the
+ * WAL past 1000 pages: that commit copies those pages into the database
+ * file and flushes it, and every caller waiting on it (a DHCP ACK, an API
+ * write) waits milliseconds more, tens of them on a large database. Here
+ * the writer's connection has no automatic checkpoint; its WAL hook (run
+ * by the writer after each commit, with the WAL's size in pages) wakes a
+ * checkpointer thread whenever the WAL has grown by STORE_CHECKPOINT_PAGES
+ * since the last wake. The checkpointer owns a read-write connection of
+ * its own and runs PASSIVE checkpoints: they copy what no reader still
+ * needs and never block the writer, which goes on appending.
+ *
+ * SQLite starts the WAL over only when, as a write transaction begins,
+ * every frame in it has been copied. Under a steady stream of commits the
+ * checkpointer always ends a few frames behind, and the WAL would grow
+ * without end. So the checkpointer publishes how far it got; when the
+ * writer's hook sees that less than STORE_CHECKPOINT_TAIL frames remain
+ * (or the WAL passed STORE_WAL_MAX_PAGES), the writer copies the rest
+ * itself before its next transaction (a short pause: a tail, not the
+ * whole WAL), and that transaction starts the WAL over.
+ *
+ * Lock: s->ckpt_lock guards ckpt_want and ckpt_stopping (the hook sets
+ * the first, store_close the second); the thread's connection is its own.
+ * At close, the checkpointer stops first; the writer's connection, closed
+ * last, checkpoints what is left and removes the WAL, as SQLite does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "store/store-internal.h"
+
+/* Writer thread: after each commit. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store *s = arg;
+	uint64_t mark = __atomic_load_n(&s->ckpt_backfilled, __ATOMIC_ACQUIRE);
+	int done = (int)(uint32_t)mark;
+	(void)db;
+	(void)name;
+	/* A WAL that started over is smaller than it was: a new generation,
+	 * whose frames the published mark does not count. */
+	if (pages < s->ckpt_pages_last) {
+		s->ckpt_pages_at_wake = 0;
+		__atomic_add_fetch(&s->ckpt_gen, 1, __ATOMIC_RELEASE);
+	}
+	s->ckpt_pages_last = pages;
+	if ((mark >> 32 == s->ckpt_gen && done > 0 && done <= pages &&
+	     pages - done <= STORE_CHECKPOINT_TAIL) ||
+	    pages >= STORE_WAL_MAX_PAGES)
+		s->ckpt_finish = true;
+	if (pages - s->ckpt_pages_at_wake < STORE_CHECKPOINT_PAGES)
+		return SQLITE_OK;
+	s->ckpt_pages_at_wake = pages;
+	pthread_mutex_lock(&s->ckpt_lock);
+	s->ckpt_want = true;
+	pthread_cond_signal(&s->ckpt_cond);
+	pthread_mutex_unlock(&s->ckpt_lock);
+	return SQLITE_OK;
+}
+
+static void *ckpt_main(void *arg)
+{
+	struct store *s = arg;
+
+	pthread_mutex_lock(&s->ckpt_lock);
+	for (;;) {
+		while (!s->ckpt_want && !s->ckpt_stopping)
+			pthread_cond_wait(&s->ckpt_cond, &s->ckpt_lock);
+		if (s->ckpt_stopping)
+			break;
+		s->ckpt_want = false;
+		pthread_mutex_unlock(&s->ckpt_lock);
+
+		uint64_t t0 = now_mono_ns();
+		uint64_t gen = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
+		int log = 0, done = 0;
+		int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+						   &log, &done);
+		/* How far the WAL of this generation is copied: the writer
+		 * finishes the tail (store_ckpt_finish). */
+		if (rc == SQLITE_OK && done > 0)
+			__atomic_store_n(&s->ckpt_backfilled, gen << 32 | (uint32_t)done,
+					 __ATOMIC_RELEASE);
+		metric_observe(s->m_checkpoint_seconds, (double)(now_mono_ns() - t0) / 1e9);
+		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+			log_warn("store", "checkpoint: %s", sqlite3_errmsg(s->ckpt_db));
+		else
+			log_debug("store", "checkpoint: %d of %d WAL pages copied", done, log);
+
+		pthread_mutex_lock(&s->ckpt_lock);
+		s->checkpoints++;
+	}
+	pthread_mutex_unlock(&s->ckpt_lock);
+	return NULL;
+}
+
+int store_ckpt_start(struct store *s, char *err, size_t errlen)
+{
+	int rc = sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+				 NULL);
+	if (rc != SQLITE_OK || store_db_tune(s->ckpt_db) < 0 ||
+	    sqlite3_exec(s->ckpt_db, "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: the checkpoint connection: %s", s->path,
+			 s->ckpt_db ? sqlite3_errmsg(s->ckpt_db) : sqlite3_errstr(rc));
+		return -EIO;
+	}
+	pthread_mutex_init(&s->ckpt_lock, NULL);
+	pthread_cond_init(&s->ckpt_cond, NULL);
+	s->m_checkpoint_seconds = metrics_histogram(
+		"ironbell_store_checkpoint_seconds",
+		"Time of a WAL checkpoint (its own thread: commits do not wait for it).", NULL,
+		metrics_latency_buckets, metrics_latency_nbuckets);
+	s->m_checkpoint_tail_seconds = metrics_histogram(
+		"ironbell_store_checkpoint_tail_seconds",
+		"Time the writer spends copying the last frames of the WAL so that it can "
+		"start over.",
+		NULL, metrics_latency_buckets, metrics_latency_nbuckets);
+	rc = pthread_create(&s->ckpt_thread, NULL, ckpt_main, s);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the checkpoint thread: %s", strerror(rc));
+		return -rc;
+	}
+	s->ckpt_started = true;
+	/* Replaces SQLite's automatic checkpoint on the writer's connection. */
+	sqlite3_wal_hook(s->db, wal_hook, s);
+	return 0;
+}
+
+void store_ckpt_stop(struct store *s)
+{
+	if (s->ckpt_started) {
+		pthread_mutex_lock(&s->ckpt_lock);
+		s->ckpt_stopping = true;
+		pthread_cond_signal(&s->ckpt_cond);
+		pthread_mutex_unlock(&s->ckpt_lock);
+		pthread_join(s->ckpt_thread, NULL);
+		s->ckpt_started = false;
+		pthread_mutex_destroy(&s->ckpt_lock);
+		pthread_cond_destroy(&s->ckpt_cond);
+	}
+	if (s->db)
+		sqlite3_wal_hook(s->db, NULL, NULL);
+	if (s->ckpt_db) {
+		sqlite3_close(s->ckpt_db);
+		s->ckpt_db = NULL;
+	}
+}
+
+void store_ckpt_finish(struct store *s)
+{
+	int log = 0, done = 0;
+
+	if (!s->ckpt_finish)
+		return;
+	s->ckpt_finish = false;
+	uint64_t t0 = now_mono_ns();
+	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) !=
+	    SQLITE_OK)
+		log_warn("store", "checkpoint of the WAL's tail: %s", sqlite3_errmsg(s->db));
+	metric_observe(s->m_checkpoint_tail_seconds, (double)(now_mono_ns() - t0) / 1e9);
+}
+
+uint64_t store_test_checkpoints(struct store *s)
+{
+	if (!s->ckpt_started)
+		return 0;
+	pthread_mutex_lock(&s->ckpt_lock);
+	uint64_t n = s->checkpoints;
+	pthread_mutex_unlock(&s->ckpt_lock);
+	return n;
+}
