@@ -12,3 +12,4 @@ include tests/integration/local.mk
 include tests/integration/packaging.mk
 include tests/integration/daemon.mk
 include tests/integration/dhcp.mk
+include tests/bench/dhcp/local.mk

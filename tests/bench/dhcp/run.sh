@@ -1,0 +1,375 @@
+#!/bin/bash
+# DHCP benchmark: ISC perfdhcp drives full DORA exchanges over a veth pair
+# between two network namespaces against ironbelld, Kea (kea-dhcp4,
+# memfile with persistence) and dnsmasq (with its lease file and with
+# --leasefile-ro), one after another in the same run, each with the same
+# N reservations (BENCH_DHCP_HOSTS, default 10000), the same options
+# (netmask, router, name server, host name, lease time) and its default
+# logging of every lease. perfdhcp acts as a relay (giaddr set, replies to
+# giaddr:67), so every server answers a relay.
+#
+# For each server it prints:
+#   - the highest rate with under 1% drops in both exchanges (perfdhcp's
+#     own counts) that perfdhcp really sent (its "Rate:" at least 95% of
+#     the one asked), found by doubling, then bisecting, BENCH_DHCP_SECONDS
+#     (8) per step; when perfdhcp cannot send faster while the server
+#     still answers nearly everything, the figure is what it reached,
+#     marked ">=": the load generator's limit, not the server's;
+#   - the server process's CPU time (all threads, utime + stime from
+#     /proc) per completed DORA at that rate, and at a rate every server
+#     can be compared at (BENCH_DHCP_CMP_RATE, 4000, when it passes there:
+#     one of the steps, 250 times a power of 2);
+#   - reply latency p50 and p99 at 1,000 DORA/s, from a capture on the
+#     server's interface: each request paired with its reply (latency.py);
+# then the ratios of ironbelld to Kea. The server is pinned to CPU 1 and
+# perfdhcp to CPU 0 (BENCH_DHCP_SERVER_CPU, BENCH_DHCP_CLIENT_CPU).
+#
+# perfdhcp saturates its core near 15,000 DORA/s here, and its socket then
+# overflows before the server does: each step prints the datagrams each
+# side's kernel dropped for a full socket buffer (RcvbufErrors of its
+# namespace), and the run raises net.core.rmem_default and rmem_max to
+# 16 MiB (host-wide: namespaces share them; restored at exit) so that
+# perfdhcp's buffer is not the first thing to give.
+#
+# It asserts nothing about time; it fails only when a server does not
+# answer at all. Needs root, perfdhcp (kea-admin), kea-dhcp4, dnsmasq,
+# tcpdump and the built ironbelld and ironbell ($top_builddir); without
+# them it says why and exits 0. BENCH_DHCP_SERVERS chooses and orders the
+# servers ("kea dnsmasq dnsmasq-ro ironbelld").
+set -u
+
+b=${top_builddir:-.}
+src=${top_srcdir:-$(cd "$(dirname "$0")/../../.." && pwd)}
+N=${BENCH_DHCP_HOSTS:-10000}
+STEP=${BENCH_DHCP_SECONDS:-8}
+SCPU=${BENCH_DHCP_SERVER_CPU:-1}
+CCPU=${BENCH_DHCP_CLIENT_CPU:-0}
+SERVERS=${BENCH_DHCP_SERVERS:-"kea dnsmasq dnsmasq-ro ironbelld"}
+MAX_RATE=65536
+CMP=${BENCH_DHCP_CMP_RATE:-4000}
+PY=/usr/bin/python3
+
+say() { printf '%s\n' "$*"; }
+skip() {
+	say "== dhcp benchmark skipped: $*"
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
+for t in perfdhcp kea-dhcp4 dnsmasq tcpdump taskset ip; do
+	command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || skip "$t is not installed"
+done
+PATH=$PATH:/usr/sbin
+[ -x "$PY" ] || skip "$PY is not installed"
+[ -x "$b/ironbelld" ] && [ -x "$b/ironbell" ] || skip "build ironbelld and ironbell first"
+[ "$(nproc)" -ge 2 ] || { SCPU=0; CCPU=0; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ironbell-bench-dhcp.XXXXXX") || exit 1
+NS_S=ibb$$-s
+NS_C=ibb$$-c
+spid=
+rmem_default=$(sysctl -n net.core.rmem_default 2>/dev/null)
+rmem_max=$(sysctl -n net.core.rmem_max 2>/dev/null)
+cleanup() {
+	[ -n "$rmem_default" ] && sysctl -qw net.core.rmem_default="$rmem_default" \
+		net.core.rmem_max="$rmem_max" 2>/dev/null
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null
+	for ns in "$NS_S" "$NS_C"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	done
+	sleep 0.2
+	ip netns del "$NS_S" 2>/dev/null
+	ip netns del "$NS_C" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+ip netns add "$NS_S" && ip netns add "$NS_C" || skip "ip netns add fails here"
+ip link add ibs0 netns "$NS_S" type veth peer name ibc0 netns "$NS_C" || exit 1
+ip -n "$NS_S" addr add 10.0.0.1/8 dev ibs0
+ip -n "$NS_C" addr add 10.0.0.2/8 dev ibc0
+for ns in "$NS_S" "$NS_C"; do
+	ip -n "$ns" link set lo up
+done
+ip -n "$NS_S" link set ibs0 up
+ip -n "$NS_C" link set ibc0 up
+
+# ---- the reservations, in each server's form ----
+
+if [ -n "$rmem_default" ] && sysctl -qw net.core.rmem_default=16777216 net.core.rmem_max=16777216; then
+	say "== socket buffers: net.core.rmem_default and rmem_max 16 MiB for the run (were $rmem_default and $rmem_max)"
+fi
+say "== dhcp: $N reservations; server on CPU $SCPU, perfdhcp on CPU $CCPU; $STEP s per step"
+awk -v n="$N" -v dir="$tmp" 'BEGIN {
+	for (i = 0; i < n; i++) {
+		mac = sprintf("02:00:%02x:%02x:%02x:%02x", int(i / 16777216) % 256,
+			int(i / 65536) % 256, int(i / 256) % 256, i % 256);
+		ip = sprintf("10.%d.%d.%d", int(i / 62500) + 1, int(i / 250) % 250, i % 250 + 1);
+		name = sprintf("node-%06d", i);
+		print mac > (dir "/macs.txt");
+		f = sprintf("%s/hw-%04d.yaml", dir, int(i / 1000));
+		printf "---\napiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\n" > f;
+		printf "metadata:\n  name: %s\nspec:\n  interfaces:\n    - dhcp:\n", name > f;
+		printf "        mac: \"%s\"\n        hostname: %s\n        lease_time: 86400\n", mac, name > f;
+		printf "        ip: {address: %s, netmask: 255.0.0.0, gateway: 10.0.0.1}\n", ip > f;
+		printf "        name_servers: [10.0.0.1]\n      netboot: {allowPXE: true}\n" > f;
+		printf "%s,%s,%s,86400\n", mac, ip, name > (dir "/dnsmasq.hosts");
+		printf "%s{\"hw-address\": \"%s\", \"ip-address\": \"%s\", \"hostname\": \"%s\"}\n",
+			i ? "," : "", mac, ip, name > (dir "/kea.reservations");
+	}
+}'
+
+cat >"$tmp/kea.json" <<EOF
+{ "Dhcp4": {
+  "interfaces-config": { "interfaces": [ "ibs0" ], "dhcp-socket-type": "udp" },
+  "lease-database": { "type": "memfile", "persist": true, "lfc-interval": 0,
+                      "name": "$tmp/kea-leases4.csv" },
+  "valid-lifetime": 86400,
+  "host-reservation-identifiers": [ "hw-address" ],
+  "reservations-out-of-pool": true,
+  "option-data": [ { "name": "routers", "data": "10.0.0.1" },
+                   { "name": "domain-name-servers", "data": "10.0.0.1" } ],
+  "subnet4": [ { "id": 1, "subnet": "10.0.0.0/8", "reservations": [
+$(cat "$tmp/kea.reservations")
+  ] } ],
+  "loggers": [ { "name": "kea-dhcp4", "severity": "INFO",
+                 "output_options": [ { "output": "$tmp/kea.log" } ] } ]
+} }
+EOF
+
+cat >"$tmp/ironbell.yaml" <<EOF
+log_level: info
+state_dir: $tmp/state
+api:
+  socket: $tmp/api.sock
+http:
+  listen: 127.0.0.1:$((20000 + $$ % 20000))
+dhcp:
+  enabled: true
+  interfaces: [ibs0]
+EOF
+
+# ---- servers ----
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# Datagrams a namespace's kernel dropped for a full socket buffer.
+rcvbuf_errors() {
+	ip netns exec "$1" awk '/^Udp:/ && ++n == 2 { print $6 }' /proc/net/snmp
+}
+
+answers() {
+	timeout 20 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r 50 -p 2 -M "$tmp/macs.txt" 10.0.0.1 \
+		>"$tmp/probe.out" 2>&1
+	[ "$(received REQUEST-ACK "$tmp/probe.out")" -gt 0 ]
+}
+
+start_server() {
+	case $1 in
+	kea)
+		rm -f "$tmp"/kea-leases4.csv*
+		mkdir -p "$tmp/kea-run"
+		KEA_PIDFILE_DIR=$tmp/kea-run KEA_LOCKFILE_DIR=$tmp/kea-run \
+			ip netns exec "$NS_S" taskset -c "$SCPU" kea-dhcp4 -c "$tmp/kea.json" \
+			>"$tmp/kea.out" 2>&1 &
+		;;
+	dnsmasq | dnsmasq-ro)
+		rm -f "$tmp/dnsmasq.leases"
+		ro=
+		[ "$1" = dnsmasq-ro ] && ro=--leasefile-ro
+		# --user=root: dnsmasq would drop to nobody, who cannot read the
+		# hosts file in our 0700 directory; Kea and ironbelld run as
+		# root here too.
+		ip netns exec "$NS_S" taskset -c "$SCPU" dnsmasq -k --user=root --port=0 --interface=ibs0 \
+			--dhcp-range=10.0.0.0,static,255.0.0.0,86400 --dhcp-hostsfile="$tmp/dnsmasq.hosts" \
+			--dhcp-option=3,10.0.0.1 --dhcp-option=6,10.0.0.1 --no-ping \
+			--dhcp-lease-max=$((N * 2 + 1000)) --dhcp-authoritative \
+			--dhcp-leasefile="$tmp/dnsmasq.leases" $ro --pid-file="$tmp/dnsmasq.pid" \
+			--log-facility="$tmp/dnsmasq.log" >"$tmp/dnsmasq.out" 2>&1 &
+		;;
+	ironbelld)
+		rm -rf "$tmp/state"
+		ip netns exec "$NS_S" taskset -c "$SCPU" "$b/ironbelld" --config "$tmp/ironbell.yaml" \
+			2>"$tmp/ironbelld.log" &
+		;;
+	esac
+	spid=$!
+	if [ "$1" = ironbelld ]; then
+		for _ in $(seq 100); do
+			[ -S "$tmp/api.sock" ] && break
+			sleep 0.1
+		done
+		for f in "$tmp"/hw-*.yaml; do
+			IRONBELL_SOCKET=$tmp/api.sock "$b/ironbell" apply -f "$f" >/dev/null || return 1
+		done
+		for _ in $(seq 600); do
+			curl -s --unix-socket "$tmp/api.sock" http://x/metrics |
+				grep -qx "ironbell_dhcp_hosts $N" && break
+			sleep 0.1
+		done
+	fi
+	for _ in $(seq 60); do
+		answers && return 0
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.5
+	done
+	say "$1 does not answer; its output:"
+	tail -n 20 "$tmp"/"${1%-ro}"*.out "$tmp"/"${1%-ro}"*.log 2>/dev/null
+	return 1
+}
+
+stop_server() {
+	kill "$spid" 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	spid=
+}
+
+# received EXCHANGE FILE / dropped_pct EXCHANGE FILE: perfdhcp's counts.
+received() {
+	awk -v x="***Statistics for: $1***" '$0 == x { f = 1; next } /^\*\*\*/ { f = 0 }
+		f && /^received packets:/ { print $3; exit }' "$2" | grep . || echo 0
+}
+sent() {
+	awk -v x="***Statistics for: $1***" '$0 == x { f = 1; next } /^\*\*\*/ { f = 0 }
+		f && /^sent packets:/ { print $3; exit }' "$2" | grep . || echo 0
+}
+
+# run RATE: one step; sets ok (drops < 1% in both exchanges), acks and us
+# (server CPU per DORA, microseconds).
+run() {
+	local c0 c1 es0 ec0 es1 ec1
+	c0=$(cpu_ticks "$spid")
+	es0=$(rcvbuf_errors "$NS_S")
+	ec0=$(rcvbuf_errors "$NS_C")
+	timeout $((STEP + 30)) ip netns exec "$NS_C" taskset -c "$CCPU" perfdhcp -4 -l ibc0 -r "$1" \
+		-p "$STEP" -M "$tmp/macs.txt" 10.0.0.1 >"$tmp/step.out" 2>&1
+	c1=$(cpu_ticks "$spid")
+	es1=$(rcvbuf_errors "$NS_S")
+	ec1=$(rcvbuf_errors "$NS_C")
+	local ds rs dr rr
+	ds=$(sent DISCOVER-OFFER "$tmp/step.out")
+	rs=$(received DISCOVER-OFFER "$tmp/step.out")
+	dr=$(sent REQUEST-ACK "$tmp/step.out")
+	rr=$(received REQUEST-ACK "$tmp/step.out")
+	acks=$rr
+	local got
+	got=$(awk '/^Rate:/ { print int($2); exit }' "$tmp/step.out")
+	achieved=${got:-0}
+	# ok: drops under 1% at the rate asked; capped: drops under 1%, but
+	# perfdhcp sent less than 95% of the rate asked.
+	read -r ok capped drop us < <(awk -v ds="$ds" -v rs="$rs" -v dr="$dr" -v rr="$rr" \
+		-v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v want="$1" -v got="$achieved" 'BEGIN {
+		d1 = ds ? (ds - rs) / ds : 1; d2 = dr ? (dr - rr) / dr : 1;
+		d = d1 > d2 ? d1 : d2;
+		good = ds > 0 && d < 0.01; full = got >= 0.95 * want;
+		printf "%d %d %.2f %.1f\n", good && full, good && !full, d * 100,
+			rr ? c / hz * 1e6 / rr : 0 }')
+	printf '   %6d DORA/s asked, %6d sent: %7d ACKs, drops %5.2f%%, %6.1f us CPU per DORA; full buffers: server %d, perfdhcp %d%s\n' \
+		"$1" "$achieved" "$acks" "$drop" "$us" $((es1 - es0)) $((ec1 - ec0)) \
+		"$([ "$ok" = 1 ] || { [ "$capped" = 1 ] && echo '  (perfdhcp cannot send faster)'; } ||
+			echo '  (over 1%)')"
+	[ "$1" = "$CMP" ] && [ "$ok" = 1 ] && cmp_us=$us
+}
+
+# search: doubling from 250, then two bisection steps; sets best, best_us.
+search() {
+	local r=250 lo=0 hi=0
+	best=0
+	best_us=0
+	cmp_us=-
+	while [ "$r" -le "$MAX_RATE" ]; do
+		run "$r"
+		if [ "$ok" = 1 ]; then
+			best=$r
+			best_us=$us
+			lo=$r
+		elif [ "$capped" = 1 ]; then
+			# The server kept up with all perfdhcp could send.
+			if [ "$achieved" -gt "$best" ]; then
+				best=">=$achieved"
+				best_us=$us
+			fi
+			return 0
+		else
+			hi=$r
+			break
+		fi
+		r=$((r * 2))
+	done
+	[ "$hi" -gt 0 ] || return 0
+	for _ in 1 2; do
+		r=$(((lo + hi) / 2))
+		[ "$lo" -gt 0 ] || r=$((hi / 2))
+		run "$r"
+		if [ "$ok" = 1 ]; then
+			best=$r
+			best_us=$us
+			lo=$r
+		elif [ "$capped" = 1 ]; then
+			[ "$achieved" -gt "${best#>=}" ] && best=">=$achieved" && best_us=$us
+			return 0
+		else
+			hi=$r
+		fi
+	done
+}
+
+latency() {
+	ip netns exec "$NS_S" tcpdump -i ibs0 -n -s 400 --time-stamp-precision=nano -w "$tmp/cap.pcap" \
+		'udp port 67' >"$tmp/tcpdump.out" 2>&1 &
+	local tpid=$!
+	sleep 1
+	timeout $((STEP + 30)) ip netns exec "$NS_C" taskset -c "$CCPU" perfdhcp -4 -l ibc0 -r 1000 \
+		-p "$STEP" -M "$tmp/macs.txt" 10.0.0.1 >"$tmp/lat.out" 2>&1
+	sleep 0.5
+	kill -INT "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+	"$PY" "$src/tests/bench/dhcp/latency.py" "$tmp/cap.pcap" >"$tmp/lat.txt"
+	sed 's/^/    /' "$tmp/lat.txt"
+	read -r p50 p99 < <(awk '$1 == "all" { sub("p50=", "", $3); sub("p99=", "", $4); print $3, $4 }' \
+		"$tmp/lat.txt")
+}
+
+results=
+failed=0
+for srv in $SERVERS; do
+	say "-- $srv"
+	if ! start_server "$srv"; then
+		failed=1
+		stop_server
+		continue
+	fi
+	# Warm-up: every reservation leased once, so that each server is
+	# measured renewing, as a busy one is.
+	timeout 60 ip netns exec "$NS_C" taskset -c "$CCPU" perfdhcp -4 -l ibc0 -r 2000 \
+		-p $(((N + 1999) / 2000 + 2)) -M "$tmp/macs.txt" 10.0.0.1 >/dev/null 2>&1
+	search
+	latency
+	rss=$(sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/$spid/status" 2>/dev/null)
+	stop_server
+	results="$results$srv $best $best_us $cmp_us $p50 $p99 ${rss// /}
+"
+done
+
+say ""
+say "== dhcp results: $N reservations, $STEP s steps (server CPU $SCPU, perfdhcp CPU $CCPU)"
+printf '%-11s %15s %13s %13s %10s %10s %10s\n' server "max DORA/s <1%" "CPU us@max" \
+	"CPU us@$CMP" "p50 ms@1k" "p99 ms@1k" "peak RSS"
+printf '%s' "$results" | while read -r s r u c a p m; do
+	[ -n "$s" ] && printf '%-11s %15s %13s %13s %10s %10s %10s\n' "$s" "$r" "$u" "$c" "$a" "$p" "$m"
+done
+printf '%s' "$results" | awk '{ atleast = sub(/^>=/, "", $2) }
+	$1 == "kea" { kr = $2; ku = $3; kc = $4 }
+	$1 == "ironbelld" { ir = $2; iu = $3; ic = $4; igeq = atleast }
+	END { if (kr && ir && ku && iu)
+		printf "ironbelld / kea: rate x%s%.2f, CPU per DORA at each one'"'"'s max x%.2f",
+			igeq ? ">=" : "", ir / kr, iu / ku;
+	      if (kc + 0 && ic + 0) printf ", at %s DORA/s x%.2f", '"$CMP"', ic / kc;
+	      print "" }'
+say "(>= N: the server kept up with all perfdhcp could send, N DORA/s on its one core)"
+exit "$failed"
