@@ -21,6 +21,9 @@
  * itself before its next transaction (a short pause: a tail, not the
  * whole WAL), and that transaction starts the WAL over.
  *
+ * The checkpointer runs with SCHED_IDLE: it takes only CPU time that the
+ * packet loop and the writer leave.
+ *
  * Lock: s->ckpt_lock guards ckpt_want and ckpt_stopping (the hook sets
  * the first, store_close the second); the thread's connection is its own.
  * At close, the checkpointer stops first; the writer's connection, closed
@@ -29,6 +32,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +72,14 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 static void *ckpt_main(void *arg)
 {
 	struct store *s = arg;
+	struct sched_param sp = { .sched_priority = 0 };
+
+	/* Nothing waits for a checkpoint: it runs when the CPU has nothing
+	 * else to do, never ahead of a packet or a commit. Under a load that
+	 * leaves it no time, the WAL grows to STORE_WAL_MAX_PAGES and the
+	 * writer copies it itself. */
+	if (!s->ckpt_not_idle && pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+		log_debug("store", "checkpoint thread: SCHED_IDLE refused");
 
 	pthread_mutex_lock(&s->ckpt_lock);
 	for (;;) {

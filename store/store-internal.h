@@ -150,6 +150,7 @@ struct store {
 	pthread_mutex_t ckpt_lock;  /* guards the three below */
 	pthread_cond_t ckpt_cond;
 	bool ckpt_want, ckpt_stopping;
+	bool ckpt_not_idle;         /* opts.checkpoint_not_idle */
 	uint64_t checkpoints;       /* run (for tests) */
 	struct metric *m_checkpoint_seconds, *m_checkpoint_tail_seconds;
 

@@ -74,6 +74,9 @@ struct store_options {
 				     * transaction held STORE_COMMIT_DELAY_MIN or more
 				     * (default STORE_DEFAULT_COMMIT_DELAY); see writer.c */
 	bool no_commit_delay;       /* commit_delay 0 means the default: this turns it off */
+	bool checkpoint_not_idle;   /* tests: the checkpointer at normal priority rather
+				     * than SCHED_IDLE, so that a busy machine cannot
+				     * starve it (see store/checkpoint.c) */
 };
 
 #define STORE_DEFAULT_COMMIT_DELAY 500u /* microseconds */

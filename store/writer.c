@@ -725,6 +725,7 @@ int store_open(const char *path, const struct store_options *opts, struct store 
 	if (e < 0)
 		goto out;
 	register_metrics(s);
+	s->ckpt_not_idle = opts && opts->checkpoint_not_idle;
 	e = store_ckpt_start(s, err, errlen);
 	if (e < 0)
 		goto out;
