@@ -149,6 +149,7 @@ struct dhcp_server {
 	struct store_reader *reader;
 	struct dhcp_hosts *hosts;
 	uint64_t rv; /* of the last change applied to hosts */
+	bool sync_more; /* changes may be left to read after S->rv */
 	bool expiring;
 	bool stopping;
 	struct cfg_slot cfgs[DHCP_CFG_CACHE];
@@ -328,43 +329,45 @@ static int hosts_load(struct dhcp_server *S)
 	return e;
 }
 
-/* Applies the Hardware changes committed since S->rv. */
+/* Applies one page (DHCP_CHANGES_PAGE) of the Hardware changes committed
+ * since S->rv, and sets S->sync_more when there may be more: the loop
+ * calls again after the datagrams waiting, so that a bulk apply of
+ * 100,000 Hardware does not hold packets for seconds. */
 static void hosts_sync(struct dhcp_server *S)
 {
-	for (int pages = 0; pages < 1000; pages++) {
-		json_t *changes = NULL, *ch;
-		uint64_t last = S->rv;
-		size_t i;
-		int e = store_changes(S->reader, S->rv, STORE_KIND_HARDWARE, NULL,
-				      DHCP_CHANGES_PAGE, &changes, &last);
-		if (e == -ETIME) {
-			log_warn("dhcp", "Hardware changes were dropped by retention before they "
-					 "were read: reloading every Hardware");
-			hosts_load(S);
-			return;
-		}
-		if (e < 0) {
-			log_error("dhcp", "reading Hardware changes: %s", strerror(-e));
-			return;
-		}
-		json_array_foreach (changes, i, ch) {
-			const char *type = json_string_value(json_object_get(ch, "type"));
-			json_t *obj = json_object_get(ch, "object");
-			if (type && strcmp(type, "DELETED") == 0) {
-				const json_t *meta = json_object_get(obj, "metadata");
-				dhcp_hosts_remove(
-					S->hosts, json_string_value(json_object_get(meta, "namespace")),
-					json_string_value(json_object_get(meta, "name")));
-			} else if (obj) {
-				hosts_put(S, obj, true);
-			}
-		}
-		size_t n = json_array_size(changes);
-		json_decref(changes);
-		S->rv = last;
-		if (n < DHCP_CHANGES_PAGE)
-			break;
+	json_t *changes = NULL, *ch;
+	uint64_t last = S->rv;
+	size_t i;
+	int e;
+
+	S->sync_more = false;
+	e = store_changes(S->reader, S->rv, STORE_KIND_HARDWARE, NULL, DHCP_CHANGES_PAGE,
+			  &changes, &last);
+	if (e == -ETIME) {
+		log_warn("dhcp", "Hardware changes were dropped by retention before they were "
+				 "read: reloading every Hardware");
+		hosts_load(S);
+		return;
 	}
+	if (e < 0) {
+		log_error("dhcp", "reading Hardware changes: %s", strerror(-e));
+		return;
+	}
+	json_array_foreach (changes, i, ch) {
+		const char *type = json_string_value(json_object_get(ch, "type"));
+		json_t *obj = json_object_get(ch, "object");
+		if (type && strcmp(type, "DELETED") == 0) {
+			const json_t *meta = json_object_get(obj, "metadata");
+			dhcp_hosts_remove(S->hosts,
+					  json_string_value(json_object_get(meta, "namespace")),
+					  json_string_value(json_object_get(meta, "name")));
+		} else if (obj) {
+			hosts_put(S, obj, true);
+		}
+	}
+	S->sync_more = json_array_size(changes) == DHCP_CHANGES_PAGE;
+	json_decref(changes);
+	S->rv = last;
 	hosts_gauges(S);
 }
 
@@ -747,7 +750,9 @@ static void loop(struct dhcp_server *S)
 	uint64_t deadline = 0;
 
 	for (;;) {
-		int timeout = -1;
+		/* More Hardware changes to read: look at the sockets, but do
+		 * not sleep. */
+		int timeout = S->sync_more && !S->stopping ? 0 : -1;
 		if (S->stopping) {
 			uint64_t now = now_mono_ns();
 			if (store_completion_inflight(S->cq) == 0 || now >= deadline)
@@ -777,6 +782,8 @@ static void loop(struct dhcp_server *S)
 				read_socket(S, &S->socks[id]);
 			}
 		}
+		if (S->sync_more && !S->stopping)
+			hosts_sync(S);
 	}
 	if (store_completion_inflight(S->cq))
 		log_warn("dhcp", "stopping with %u leases still being committed",

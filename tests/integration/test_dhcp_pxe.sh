@@ -134,6 +134,23 @@ is "$(metric 'ironbell_dhcp_sent_total{type="offer"}')" 13 "13 OFFERs counted"
 is "$(metric 'ironbell_dhcp_sent_total{type="ack"}')" 13 "13 ACKs counted"
 is "$(metric 'ironbell_dhcp_received_total{type="discover"}')" 16 "16 DISCOVERs counted"
 
+# ---- a bulk apply: more Hardware than one page of the change log ----
+
+# The server reads the change log a page (1000 changes) at a time between
+# datagrams; 2500 in one apply must all reach its table.
+awk 'BEGIN { for (i = 0; i < 2500; i++) {
+	printf "---\napiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\n"
+	printf "metadata: {name: bulk-%04d, namespace: default}\nspec:\n  interfaces:\n", i
+	printf "    - dhcp:\n        mac: \"02:00:00:10:%02x:%02x\"\n", int(i / 256), i % 256
+	printf "        ip: {address: 10.90.%d.%d, netmask: 255.255.0.0}\n", int(i / 200), i % 200 + 10
+} }' >"$IB_TMP/bulk.yaml"
+ib apply -f "$IB_TMP/bulk.yaml"
+is "$rc" 0 "apply 2500 Hardware at once"
+ok "all 2502 reservations reach the server's table" wait_hosts 2502
+pxe "$CLI" -i eth0 --mac 02:00:00:10:09:c3 --request --wait 2
+is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" \
+	"[('offer', '10.90.12.109'), ('ack', '10.90.12.109')]" "the last of them gets its address"
+
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
 ok "no sanitizer report in the daemon's log" ib_log_clean
