@@ -565,7 +565,21 @@ out:
 	json_decref(items);
 }
 
-/* ---- events, version, health, metrics ---- */
+/* ---- events, leases, version, health, metrics ---- */
+
+/* Replies 200 with an ironbell.dev/v1 list of kind `kind` whose items are
+ * items (a reference taken). */
+static void reply_list(struct api_reply *rep, const char *kind, json_t *items)
+{
+	json_t *list = json_pack("{s:s, s:s, s:o}", "apiVersion", "ironbell.dev/v1", "kind", kind,
+				 "items", items);
+	if (!list) {
+		api_reply_error(rep, 500, NULL, NULL, "out of memory");
+		return;
+	}
+	api_reply_json(rep, 200, list);
+	json_decref(list);
+}
 
 static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
 {
@@ -573,7 +587,7 @@ static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
 	enum store_kind k = STORE_KIND_MAX;
 	const char *ns = q->namespace_[0] ? q->namespace_ : NULL;
 	const char *name = q->name[0] ? q->name : NULL;
-	json_t *evs = NULL, *list;
+	json_t *evs = NULL;
 
 	if (q->kind[0] && store_kind_parse(q->kind, &k) < 0) {
 		api_reply_error(rep, 400, NULL, NULL, "unknown kind \"%s\"", q->kind);
@@ -591,20 +605,13 @@ static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
 		reply_errno(rep, e, "cannot read events");
 		return;
 	}
-	list = json_pack("{s:s, s:s, s:o}", "apiVersion", "ironbell.dev/v1", "kind", "EventList",
-			 "items", evs);
-	if (!list) {
-		api_reply_error(rep, 500, NULL, NULL, "out of memory");
-		return;
-	}
-	api_reply_json(rep, 200, list);
-	json_decref(list);
+	reply_list(rep, "EventList", evs);
 }
 
 /* The DHCP server's leases, sorted by IP. */
 static void handle_leases(const struct api_ctx *ctx, struct api_reply *rep)
 {
-	json_t *items = NULL, *list;
+	json_t *items = NULL;
 	struct store_reader *r = reader_or_fail(ctx, rep);
 	int e;
 
@@ -614,14 +621,7 @@ static void handle_leases(const struct api_ctx *ctx, struct api_reply *rep)
 		reply_errno(rep, e, "cannot read the leases");
 		return;
 	}
-	list = json_pack("{s:s, s:s, s:o}", "apiVersion", "ironbell.dev/v1", "kind", "LeaseList",
-			 "items", items);
-	if (!list) {
-		api_reply_error(rep, 500, NULL, NULL, "out of memory");
-		return;
-	}
-	api_reply_json(rep, 200, list);
-	json_decref(list);
+	reply_list(rep, "LeaseList", items);
 }
 
 static void handle_version(const struct api_ctx *ctx, struct api_reply *rep)

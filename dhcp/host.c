@@ -39,8 +39,7 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
 	return -EINVAL;
 }
 
-/* Parses "aa:bb:cc:dd:ee:ff" (either case). */
-static bool parse_mac(const char *s, size_t len, uint8_t ret[6])
+bool dhcp_mac_parse(const char *s, size_t len, uint8_t ret[6])
 {
 	if (len != 17)
 		return false;
@@ -285,7 +284,7 @@ static int find_interface(const json_t *ifaces, const uint8_t mac[6])
 	json_array_foreach (ifaces, i, ifc) {
 		const json_t *s = json_object_get(json_object_get(ifc, "dhcp"), "mac");
 		if (json_is_string(s) &&
-		    parse_mac(json_string_value(s), json_string_length(s), m) &&
+		    dhcp_mac_parse(json_string_value(s), json_string_length(s), m) &&
 		    memcmp(m, mac, 6) == 0)
 			return (int)i;
 	}

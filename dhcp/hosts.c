@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/num.h"
 #include "dhcp/dhcp-server.h"
 
 #define MIN_CAP 64u
@@ -387,19 +386,6 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 	return 0;
 }
 
-static bool parse_mac(const char *s, size_t len, uint8_t ret[6])
-{
-	if (len != 17)
-		return false;
-	for (size_t i = 0; i < 6; i++) {
-		int hi = num_hex_digit(s[i * 3]), lo = num_hex_digit(s[i * 3 + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
-			return false;
-		ret[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
-}
-
 static struct owner *owner_get(struct dhcp_hosts *t, const char *key)
 {
 	uint64_t h = hash_str(key);
@@ -460,7 +446,7 @@ int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, siz
 		size_t j;
 
 		if (!json_is_string(s) ||
-		    !parse_mac(json_string_value(s), json_string_length(s), mac))
+		    !dhcp_mac_parse(json_string_value(s), json_string_length(s), mac))
 			continue;
 		for (j = 0; j < n && macs[j] != mac_key(mac); j++)
 			;

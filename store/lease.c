@@ -252,6 +252,13 @@ static void lease_fail(struct store_req *rq, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The database failed a statement of rq's lease. */
+static void lease_fail_io(struct store *s, struct store_req *rq)
+{
+	lease_fail(rq, -EIO, "lease of %s: database error: %s", rq->lease.mac,
+		   sqlite3_errmsg(s->db));
+}
+
 void store_lease_fail(struct store_req *rq, int error, const char *why)
 {
 	rq->expired = 0;
@@ -271,14 +278,19 @@ static sqlite3_stmt *lstmt(struct store *s, int i)
 	return s->lstmt[i];
 }
 
-/* Runs a statement that returns no row. */
+/* Steps a statement that returns no row, and resets it. */
+static bool step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE;
+}
+
+/* Runs statement i, which takes no parameter and returns no row. */
 static bool lexec(struct store *s, int i)
 {
 	sqlite3_stmt *st = lstmt(s, i);
-	int rc = st ? sqlite3_step(st) : SQLITE_ERROR;
-	if (st)
-		sqlite3_reset(st);
-	return rc == SQLITE_DONE;
+	return st && step_done(st);
 }
 
 /* The lease of the same MAC is already this one but for its state and
@@ -316,40 +328,32 @@ static int lease_put(struct store *s, struct store_req *rq)
 	sqlite3_stmt *st;
 	bool bound = false;
 	int rc, same = lease_same(s, l, &bound);
+	sqlite3_int64 now = (sqlite3_int64)(now_real_ns() / 1000000000u);
 
 	if (same < 0)
 		goto fail;
-	if (same) {
-		/* A renewal. If it holds the IP bound already, no other MAC
-		 * can (the check below kept it so), and nothing but the row
-		 * changes. */
-		if (!(bound && l->state == STORE_LEASE_BOUND)) {
-			same = 0; /* the IP checks below still apply */
-		} else {
-			if (!(st = lstmt(s, L_RENEW)))
-				goto fail;
-			sqlite3_bind_text(st, 1, l->mac, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 2, store_lease_state_name(l->state), -1,
-					  SQLITE_STATIC);
-			sqlite3_bind_int64(st, 3, l->starts);
-			sqlite3_bind_int64(st, 4, l->expires);
-			sqlite3_bind_int64(st, 5, (sqlite3_int64)(now_real_ns() / 1000000000u));
-			rc = sqlite3_step(st);
-			sqlite3_reset(st);
-			if (rc != SQLITE_DONE)
-				goto fail;
+	if (same && bound && l->state == STORE_LEASE_BOUND) {
+		/* A renewal of a lease that holds the IP bound: no other MAC
+		 * can hold it (the checks below kept it so), and nothing but
+		 * the row's times change. */
+		if (!(st = lstmt(s, L_RENEW)))
+			goto fail;
+		sqlite3_bind_text(st, 1, l->mac, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, store_lease_state_name(l->state), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, l->starts);
+		sqlite3_bind_int64(st, 4, l->expires);
+		sqlite3_bind_int64(st, 5, now);
+		if (step_done(st))
 			return 0;
-		}
+		goto fail;
 	}
 	if (l->state == STORE_LEASE_BOUND && l->take_ip) {
 		if (!(st = lstmt(s, L_TAKE)))
 			goto fail;
 		sqlite3_bind_text(st, 1, l->ip, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, l->mac, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)(now_real_ns() / 1000000000u));
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
+		sqlite3_bind_int64(st, 3, now);
+		if (!step_done(st))
 			goto fail;
 	} else if (l->state == STORE_LEASE_BOUND) {
 		if (!(st = lstmt(s, L_OWNER)))
@@ -377,14 +381,11 @@ static int lease_put(struct store *s, struct store_req *rq)
 	sqlite3_bind_text(st, 5, store_lease_state_name(l->state), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 6, l->starts);
 	sqlite3_bind_int64(st, 7, l->expires);
-	sqlite3_bind_int64(st, 8, (sqlite3_int64)(now_real_ns() / 1000000000u));
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	return 0;
+	sqlite3_bind_int64(st, 8, now);
+	if (step_done(st))
+		return 0;
 fail:
-	lease_fail(rq, -EIO, "lease of %s: database error: %s", l->mac, sqlite3_errmsg(s->db));
+	lease_fail_io(s, rq);
 	return rq->lease_error;
 }
 
@@ -394,9 +395,7 @@ static int lease_expire(struct store *s, struct store_req *rq)
 	if (!st)
 		goto fail;
 	sqlite3_bind_int64(st, 1, rq->expire_now);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	if (!step_done(st))
 		goto fail;
 	rq->expired = (uint64_t)sqlite3_changes(s->db);
 	return 0;

@@ -280,47 +280,49 @@ run() {
 	[ "$1" = "$CMP" ] && [ "$ok" = 1 ] && cmp_us=$us
 }
 
+# step RATE: runs it and records the outcome: 0 passed (lo, best), 1 over
+# 1% drops (hi), 2 perfdhcp could send no faster while the server kept up
+# (best ">=" what it sent: the search ends there).
+step() {
+	run "$1"
+	if [ "$ok" = 1 ]; then
+		best=$1
+		best_us=$us
+		lo=$1
+		return 0
+	fi
+	if [ "$capped" = 1 ]; then
+		if [ "$achieved" -gt "${best#>=}" ]; then
+			best=">=$achieved"
+			best_us=$us
+		fi
+		return 2
+	fi
+	hi=$1
+	return 1
+}
+
 # search: doubling from 250, then two bisection steps; sets best, best_us.
 search() {
-	local r=250 lo=0 hi=0
+	local r=250 st=0
+	lo=0
+	hi=0
 	lowest=$MAX_RATE
 	best=0
 	best_us=0
 	cmp_us=-
 	while [ "$r" -le "$MAX_RATE" ]; do
-		run "$r"
-		if [ "$ok" = 1 ]; then
-			best=$r
-			best_us=$us
-			lo=$r
-		elif [ "$capped" = 1 ]; then
-			# The server kept up with all perfdhcp could send.
-			if [ "$achieved" -gt "$best" ]; then
-				best=">=$achieved"
-				best_us=$us
-			fi
-			return 0
-		else
-			hi=$r
-			break
-		fi
+		step "$r"
+		st=$?
+		[ "$st" = 0 ] || break
 		r=$((r * 2))
 	done
-	[ "$hi" -gt 0 ] || return 0
+	[ "$st" = 1 ] || return 0
 	for _ in 1 2; do
 		r=$(((lo + hi) / 2))
 		[ "$lo" -gt 0 ] || r=$((hi / 2))
-		run "$r"
-		if [ "$ok" = 1 ]; then
-			best=$r
-			best_us=$us
-			lo=$r
-		elif [ "$capped" = 1 ]; then
-			[ "$achieved" -gt "${best#>=}" ] && best=">=$achieved" && best_us=$us
-			return 0
-		else
-			hi=$r
-		fi
+		step "$r"
+		[ $? = 2 ] && return 0
 	done
 }
 
