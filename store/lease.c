@@ -474,8 +474,8 @@ out:
 	return e;
 }
 
-int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
-			  uint64_t tag)
+/* A new lease request for l, normalized: 0, -ENOMEM or -EINVAL. */
+static int lease_req_new(const struct store_lease *l, struct store_req **ret)
 {
 	struct store_req *rq = calloc(1, sizeof(*rq));
 	int e;
@@ -483,12 +483,21 @@ int store_lease_put_async(struct store *s, const struct store_lease *l, struct s
 	if (!rq)
 		return -ENOMEM;
 	rq->type = STORE_REQ_LEASE;
-	e = lease_norm(l, rq);
-	if (e < 0) {
+	if ((e = lease_norm(l, rq)) < 0) {
 		free(rq);
 		return e;
 	}
-	return submit_completed(s, rq, c, tag);
+	*ret = rq;
+	return 0;
+}
+
+int store_lease_put_async(struct store *s, const struct store_lease *l, struct store_completion *c,
+			  uint64_t tag)
+{
+	struct store_req *rq;
+	int e = lease_req_new(l, &rq);
+
+	return e < 0 ? e : submit_completed(s, rq, c, tag);
 }
 
 int store_leases_expire_async(struct store *s, int64_t now, struct store_completion *c,
@@ -505,18 +514,14 @@ int store_leases_expire_async(struct store *s, int64_t now, struct store_complet
 
 int store_lease_put(struct store *s, const struct store_lease *l, char *err, size_t errlen)
 {
-	struct store_req *rq = calloc(1, sizeof(*rq));
-	int e;
+	struct store_req *rq = NULL;
+	int e = lease_req_new(l, &rq);
 
-	if (!rq)
-		return -ENOMEM;
-	rq->type = STORE_REQ_LEASE;
-	e = lease_norm(l, rq);
 	if (e < 0) {
 		if (err)
-			snprintf(err, errlen, "lease of \"%.64s\": malformed MAC, IP or state",
-				 l->mac);
-		goto out;
+			snprintf(err, errlen, "lease of \"%.64s\": %s", l->mac,
+				 e == -ENOMEM ? "out of memory" : "malformed MAC, IP or state");
+		return e;
 	}
 	e = store_submit_wait(s, rq);
 	if (e == 0)
@@ -524,7 +529,6 @@ int store_lease_put(struct store *s, const struct store_lease *l, char *err, siz
 	if (e < 0 && err)
 		snprintf(err, errlen, "%s",
 			 rq->lease_error ? rq->lease_message : "the store is closing");
-out:
 	free(rq);
 	return e;
 }
