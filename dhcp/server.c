@@ -19,7 +19,9 @@
  *    the loop reads the change log from where it left off and updates the
  *    table. If retention has dropped changes it missed, it reloads.
  *  - Expired leases are swept every DHCP_EXPIRE_INTERVAL seconds by an
- *    asynchronous request to the writer.
+ *    asynchronous request to the writer, 500 leases at a time, so that
+ *    the sweep never holds the writer long, however many leases there
+ *    are.
  *
  * The table is loaded before dhcp_server_start() returns, so once the
  * daemon says READY the server answers every Hardware stored until then.
@@ -54,7 +56,8 @@
 #define DHCP_MAX_SOCKS (2 * CONFIG_DHCP_MAX_INTERFACES)
 #define DHCP_INFLIGHT_MAX 1024  /* leases being committed (ACKs parked) */
 #define DHCP_CFG_CACHE 16       /* policy configurations, by local address */
-#define DHCP_EXPIRE_INTERVAL 5  /* seconds between lease expiry sweeps */
+#define DHCP_EXPIRE_INTERVAL 1  /* seconds between lease expiry sweeps (each
+				 * examines 500 leases: store.h) */
 #define DHCP_STOP_WAIT_MS 5000  /* at stop, for the leases being committed */
 #define DHCP_RX_BURST 64        /* datagrams read from one socket per wakeup */
 #define DHCP_CHANGES_PAGE 1000  /* change-log rows read at a time */

@@ -13,13 +13,15 @@
  * needs and never block the writer, which goes on appending.
  *
  * SQLite starts the WAL over only when, as a write transaction begins,
- * every frame in it has been copied. Under a steady stream of commits the
- * checkpointer always ends a few frames behind, and the WAL would grow
- * without end. So the checkpointer publishes how far it got; when the
- * writer's hook sees that less than STORE_CHECKPOINT_TAIL frames remain
- * (or the WAL passed STORE_WAL_MAX_PAGES), the writer copies the rest
- * itself before its next transaction (a short pause: a tail, not the
- * whole WAL), and that transaction starts the WAL over.
+ * every frame in it has been copied. Under a steady stream of commits one
+ * checkpoint always ends a few frames behind, and the WAL would grow
+ * without end. So the checkpointer runs passes back to back until one
+ * finds nothing new (each copies only what arrived during the last,
+ * until none did), and publishes how far it got. Should the writer keep
+ * ahead of it, when the writer's hook sees that less than
+ * STORE_CHECKPOINT_TAIL frames remain (or the WAL passed
+ * STORE_WAL_MAX_PAGES), the writer copies the rest itself before its
+ * next transaction, which then starts the WAL over.
  *
  * The checkpointer runs with SCHED_IDLE: it takes only CPU time that the
  * packet loop and the writer leave.
@@ -90,21 +92,33 @@ static void *ckpt_main(void *arg)
 		s->ckpt_want = false;
 		pthread_mutex_unlock(&s->ckpt_lock);
 
-		uint64_t t0 = now_mono_ns();
-		uint64_t gen = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
-		int log = 0, done = 0;
-		int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-						   &log, &done);
-		/* How far the WAL of this generation is copied: the writer
-		 * finishes the tail (store_ckpt_finish). */
-		if (rc == SQLITE_OK && done > 0)
-			__atomic_store_n(&s->ckpt_backfilled, gen << 32 | (uint32_t)done,
-					 __ATOMIC_RELEASE);
-		metric_observe(s->m_checkpoint_seconds, (double)(now_mono_ns() - t0) / 1e9);
+		/* Passes until one finds nothing new: each copies what the
+		 * writer appended during the one before, fewer frames each
+		 * time, so the WAL ends fully copied and the writer's next
+		 * transaction starts it over, with no copying of its own. */
+		int prev = -1, rc = SQLITE_OK;
+		for (int pass = 0; pass < STORE_CHECKPOINT_PASSES; pass++) {
+			uint64_t t0 = now_mono_ns();
+			uint64_t gen = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
+			int log = 0, done = 0;
+			rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+						       &log, &done);
+			metric_observe(s->m_checkpoint_seconds,
+				       (double)(now_mono_ns() - t0) / 1e9);
+			if (rc != SQLITE_OK)
+				break;
+			/* How far this generation of the WAL is copied: the
+			 * writer finishes a short tail (store_ckpt_finish). */
+			if (done > 0)
+				__atomic_store_n(&s->ckpt_backfilled,
+						 gen << 32 | (uint32_t)done, __ATOMIC_RELEASE);
+			log_debug("store", "checkpoint: %d of %d WAL pages copied", done, log);
+			if (done < log || log == prev)
+				break; /* a reader holds the rest, or nothing new */
+			prev = log;
+		}
 		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 			log_warn("store", "checkpoint: %s", sqlite3_errmsg(s->ckpt_db));
-		else
-			log_debug("store", "checkpoint: %d of %d WAL pages copied", done, log);
 
 		pthread_mutex_lock(&s->ckpt_lock);
 		s->checkpoints++;

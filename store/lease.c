@@ -44,6 +44,8 @@ enum {
 	L_SAVEPOINT,
 	L_RELEASE,
 	L_ROLLBACK,
+	L_CHUNK_END,
+	L_EXPIRE_CHUNK,
 };
 
 static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
@@ -65,6 +67,12 @@ static const char *const lstmt_sql[STORE_LEASE_WSTMT_MAX] = {
 	[L_SAVEPOINT] = "SAVEPOINT lease",
 	[L_RELEASE] = "RELEASE lease",
 	[L_ROLLBACK] = "ROLLBACK TO lease",
+	/* The incremental sweep: the last MAC of the next chunk after ?1
+	 * (none: the chunk reaches the end), then the expired leases in
+	 * (?1, ?2]: both bounds on the primary key, so that SQLite walks the
+	 * chunk only (an OR in the bound would make it scan to the end). */
+	[L_CHUNK_END] = "SELECT mac FROM leases WHERE mac > ?1 ORDER BY mac LIMIT 1 OFFSET ?2",
+	[L_EXPIRE_CHUNK] = "DELETE FROM leases WHERE mac > ?1 AND mac <= ?2 AND expires < ?3",
 };
 
 enum {
@@ -389,10 +397,49 @@ fail:
 	return rq->lease_error;
 }
 
+/* The next STORE_EXPIRE_CHUNK leases in MAC order after s->expire_from
+ * (wrapping around at the end): their expired ones are deleted. */
+static int lease_expire_chunk(struct store *s, struct store_req *rq)
+{
+	sqlite3_stmt *st = lstmt(s, L_CHUNK_END);
+	char end[STORE_LEASE_KEY_LEN] = "";
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, s->expire_from, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, STORE_EXPIRE_CHUNK - 1);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(end, sizeof(end), "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return -EIO;
+	if (!(st = lstmt(s, L_EXPIRE_CHUNK)))
+		return -EIO;
+	sqlite3_bind_text(st, 1, s->expire_from, -1, SQLITE_STATIC);
+	/* The last chunk reaches the end: "~" sorts after every MAC text
+	 * (hex digits and separators). */
+	sqlite3_bind_text(st, 2, end[0] ? end : "~", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, rq->expire_now);
+	if (!step_done(st))
+		return -EIO;
+	rq->expired = (uint64_t)sqlite3_changes(s->db);
+	/* The next sweep goes on after this chunk, or from the start. */
+	snprintf(s->expire_from, sizeof(s->expire_from), "%s", end);
+	return 0;
+}
+
 static int lease_expire(struct store *s, struct store_req *rq)
 {
-	sqlite3_stmt *st = lstmt(s, L_EXPIRE);
-	if (!st)
+	sqlite3_stmt *st;
+
+	if (rq->expire_chunk) {
+		if (lease_expire_chunk(s, rq) < 0)
+			goto fail;
+		return 0;
+	}
+	if (!(st = lstmt(s, L_EXPIRE)))
 		goto fail;
 	sqlite3_bind_int64(st, 1, rq->expire_now);
 	if (!step_done(st))
@@ -509,6 +556,7 @@ int store_leases_expire_async(struct store *s, int64_t now, struct store_complet
 		return -ENOMEM;
 	rq->type = STORE_REQ_LEASE_EXPIRE;
 	rq->expire_now = now;
+	rq->expire_chunk = true;
 	return submit_completed(s, rq, c, tag);
 }
 

@@ -80,6 +80,7 @@ struct store_req {
 	char lease_message[STORE_LEASE_MESSAGE_LEN];
 	/* LEASE_EXPIRE */
 	int64_t expire_now;
+	bool expire_chunk; /* the next STORE_EXPIRE_CHUNK leases only (async sweep) */
 	uint64_t expired;
 };
 
@@ -105,7 +106,8 @@ enum store_wstmt {
 	W_STMT_MAX = W_IDX_OWNER + STORE_INDEX_MAX
 };
 
-#define STORE_LEASE_WSTMT_MAX 9 /* writer statements of lease.c */
+#define STORE_LEASE_WSTMT_MAX 11 /* writer statements of lease.c */
+#define STORE_EXPIRE_CHUNK 500   /* leases an asynchronous expiry sweep examines */
 
 struct store {
 	char *path;
@@ -134,6 +136,9 @@ struct store {
 	size_t last_batch;        /* requests in the last transaction */
 
 	sqlite3_stmt *lstmt[STORE_LEASE_WSTMT_MAX]; /* writer thread: lease.c's */
+	char expire_from[STORE_LEASE_KEY_LEN];       /* writer thread: where the next
+						      * expiry chunk starts ("": the
+						      * first lease) */
 	uint64_t transactions; /* guarded by lock: batches run (for tests) */
 
 	/* checkpoint.c */
@@ -176,7 +181,8 @@ uint64_t store_test_transactions(struct store *s);
 /* ---- checkpoint.c ---- */
 
 #define STORE_CHECKPOINT_PAGES 1000 /* WAL growth that wakes the checkpointer */
-#define STORE_CHECKPOINT_TAIL 256    /* frames left that the writer copies itself */
+#define STORE_CHECKPOINT_TAIL 16     /* frames left that the writer copies itself */
+#define STORE_CHECKPOINT_PASSES 8    /* back-to-back passes of the checkpointer */
 #define STORE_WAL_MAX_PAGES 16384    /* past this, the writer copies what is left */
 
 /* Opens the checkpointer's connection, starts its thread and hooks the

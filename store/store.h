@@ -373,8 +373,12 @@ int store_lease_put(struct store *s, const struct store_lease *l, char *err, siz
  * expires < now; *ret_n (may be NULL) gets how many. 0 or negative errno. */
 int store_leases_expire(struct store *s, int64_t now, uint64_t *ret_n);
 
-/* The same without waiting: the result goes to c like a lease write's,
- * with the number of leases removed in its count. */
+/* Without waiting, and a chunk at a time: each call examines the next
+ * 500 leases in MAC order after the last call's (from the first again
+ * after the last), so that its cost does not grow with the table; the
+ * caller sweeps every few seconds, and a table of n leases is covered in
+ * n / 500 calls. The result goes to c like a lease write's, with the
+ * number of leases removed in its count. */
 int store_leases_expire_async(struct store *s, int64_t now, struct store_completion *c,
 			      uint64_t tag);
 

@@ -500,6 +500,55 @@ START_TEST(test_expire_async)
 }
 END_TEST
 
+/* The asynchronous sweep walks the table STORE_EXPIRE_CHUNK leases at a
+ * time in MAC order, wrapping around: one call removes only the expired
+ * leases of its chunk, and a full turn removes them all. */
+START_TEST(test_expire_chunks)
+{
+	const unsigned n = 2 * STORE_EXPIRE_CHUNK + 500;
+	struct store_completion *c = store_completion_new(4);
+	struct store_done done;
+	uint64_t removed = 0;
+	json_t *arr = NULL;
+
+	ck_assert_ptr_nonnull(c);
+	/* every third lease expired (at 50), the rest live (at 500) */
+	for (unsigned i = 0; i < n; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		snprintf(mac, sizeof(mac), "02:00:00:%02x:%02x:%02x", i >> 16, (i >> 8) & 255,
+			 i & 255);
+		snprintf(ip, sizeof(ip), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+		struct store_lease l = lease(mac, ip, STORE_LEASE_BOUND, 0, i % 3 ? 500 : 50);
+		ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	}
+	/* the first chunk: the expired among the first STORE_EXPIRE_CHUNK MACs */
+	ck_assert_int_eq(store_leases_expire_async(st, 100, c, 1), 0);
+	ck_assert_uint_eq(drain_all(c, &done, 1), 1);
+	ck_assert_int_eq(done.error, 0);
+	ck_assert_uint_eq(done.count, (STORE_EXPIRE_CHUNK + 2) / 3);
+	removed += done.count;
+	struct store_lease got;
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "02:00:00:00:00:00", &got), -ENOENT);
+	char past[STORE_LEASE_KEY_LEN];
+	unsigned j = (STORE_EXPIRE_CHUNK / 3 + 1) * 3; /* an expired one past the chunk */
+	snprintf(past, sizeof(past), "02:00:00:%02x:%02x:%02x", j >> 16, (j >> 8) & 255, j & 255);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, past, &got), 0);
+	/* the rest of the turn, then around again with nothing left */
+	for (unsigned k = 2; k <= 4; k++) {
+		ck_assert_int_eq(store_leases_expire_async(st, 100, c, k), 0);
+		ck_assert_uint_eq(drain_all(c, &done, 1), 1);
+		ck_assert_int_eq(done.error, 0);
+		removed += done.count;
+	}
+	ck_assert_uint_eq(removed, (n + 2) / 3);
+	ck_assert_int_eq(store_lease_get_by_mac(rd, past, &got), -ENOENT);
+	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
+	ck_assert_uint_eq(json_array_size(arr), n - (n + 2) / 3);
+	json_decref(arr);
+	ck_assert_int_eq(store_completion_free(c), 0);
+}
+END_TEST
+
 /* A full disk: the leases of a refused batch fail with -EIO and are not
  * stored; those reported done are. */
 START_TEST(test_disk_full)
@@ -625,6 +674,7 @@ static Suite *leases_suite(void)
 	UNIT_TEST(tc, test_renewal);
 	UNIT_TEST(tc, test_take_ip);
 	UNIT_TEST(tc, test_expire_async);
+	UNIT_TEST(tc, test_expire_chunks);
 	UNIT_TEST(tc, test_disk_full);
 	UNIT_TEST(tc, test_migration_v3);
 	suite_add_tcase(s, tc);
