@@ -94,6 +94,48 @@ struct ib_config {
 		uint32_t lease_time;        /* seconds, 60..31536000, default 86400 */
 		struct config_arch_map arch; /* overrides of the built-in arch table */
 	} dhcp;
+
+	/* The TFTP server (tftp/); read at start. */
+	struct {
+		bool enabled;            /* tftp.enabled, default false */
+		char *listen;            /* tftp.listen, default "0.0.0.0:69" */
+		unsigned max_transfers;  /* tftp.max_transfers, 1..10000, default 256 */
+		unsigned blksize_max;    /* tftp.blksize_max, 512..65464, default 1468;
+					  * also clamped to the path MTU */
+		unsigned windowsize_max; /* tftp.windowsize_max, 1..64, default 16 */
+		unsigned timeout;        /* tftp.timeout, seconds before the first
+					  * retransmission, 1..255, default 1 */
+		unsigned retries;        /* tftp.retries, 1..20, default 5 */
+	} tftp;
+
+	/* iPXE binaries and scripts (ipxe/), served over HTTP and TFTP. */
+	struct {
+		char *binary_dir;      /* ipxe.binary_dir, default /usr/lib/ipxe: the
+					* TFTP root and /ipxe/binary/ */
+		char *script_template; /* ipxe.script_template, a file; NULL: built in */
+		char *osie_dir;        /* ipxe.osie_dir: served at /osie/; NULL: not served */
+		char *osie_url;        /* ipxe.osie_url, base URL of kernel and initrd;
+					* NULL: <http base URL>/osie */
+		char *kernel;          /* ipxe.kernel, default "vmlinuz-{{arch}}" */
+		char *initrd;          /* ipxe.initrd, default "initramfs-{{arch}}" */
+		char *kernel_args;     /* ipxe.kernel_args: appended to every command line */
+		char *grpc_authority;  /* ipxe.grpc_authority "host:port"; NULL:
+					* <public_address>:42113 */
+		char *syslog_host;     /* ipxe.syslog_host; NULL: dhcp.syslog_address,
+					* else the public address */
+		bool tinkerbell_tls;   /* ipxe.tinkerbell_tls, default false */
+		bool tinkerbell_insecure_tls; /* ipxe.tinkerbell_insecure_tls, default false */
+		unsigned retries;      /* ipxe.retries, 0..100, default 3: kernel/initrd fetches */
+	} ipxe;
+
+	/* The syslog receiver (syslog/). */
+	struct {
+		bool enabled;        /* syslog.enabled, default false */
+		char *listen;        /* syslog.listen, default "0.0.0.0:514" */
+		unsigned rate;       /* syslog.rate, messages per second per source, default 50 */
+		unsigned burst;      /* syslog.burst, default 200 */
+		size_t max_message;  /* syslog.max_message, bytes, 480..65535, default 8KiB */
+	} syslog;
 };
 
 /* Reads and checks the file at path. On success returns 0 and a new

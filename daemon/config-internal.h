@@ -35,6 +35,7 @@ enum cfg_type {
 	CFG_URL,       /* char *, an http:// or https:// base URL */
 	CFG_IFNAMES,   /* struct config_ifnames, a sequence of interface names */
 	CFG_ARCH_MAP,  /* struct config_arch_map, a mapping of code: binary */
+	CFG_TEXT,      /* char *, printable ASCII, at most .max bytes (0: 4096) */
 	CFG_TYPE_MAX
 };
 

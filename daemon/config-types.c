@@ -496,6 +496,28 @@ static int parse_arch_pair(const struct cfg_key *k, const char *ks, size_t kn, c
 	return 0;
 }
 
+/* Free text (kernel arguments, file name patterns): printable ASCII only,
+ * so that nothing in it can break a line of a script or a log. */
+static int parse_text(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF];
+	size_t max = k->max ? (size_t)k->max : 4096;
+	if (n > max) {
+		snprintf(msg, msglen, "%s is longer than %zu bytes", cfg_quote(q, sizeof(q), s, n),
+			 max);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f) {
+			snprintf(msg, msglen,
+				 "%s holds a character that is not printable ASCII (at byte %zu)",
+				 cfg_quote(q, sizeof(q), s, n), i + 1);
+			return -EINVAL;
+		}
+	return cfg_set_string(field, s, n);
+}
+
 const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
 	[CFG_SECTION] = { .expected = "a mapping" },
 	[CFG_LOG_LEVEL] = { .expected = "one of error, warn, info, debug", .parse = parse_log_level },
@@ -516,4 +538,5 @@ const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
 	[CFG_ARCH_MAP] = { .expected = "a mapping of architecture codes to file names",
 			   .node = CFG_NODE_MAPPING, .item = "a file name",
 			   .parse_pair = parse_arch_pair },
+	[CFG_TEXT] = { .expected = "a string", .parse = parse_text, .owns_string = true },
 };

@@ -110,6 +110,66 @@ static const struct cfg_key cfg_dhcp_keys[] = {
 	{ 0 }
 };
 
+static const struct cfg_key cfg_tftp_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(tftp.enabled), 0, 0, "false", NULL,
+	  "run the TFTP server" },
+	{ "listen", CFG_LISTEN, FIELD(tftp.listen), 0, 0, "0.0.0.0:69", NULL,
+	  "host:port the TFTP server listens on" },
+	{ "max_transfers", CFG_UINT, FIELD(tftp.max_transfers), 1, 10000, "256", NULL,
+	  "transfers in progress at once; more requests get an error" },
+	{ "blksize_max", CFG_UINT, FIELD(tftp.blksize_max), 512, 65464, "1468", NULL,
+	  "largest block size granted (RFC 2348), also clamped to the path MTU" },
+	{ "windowsize_max", CFG_UINT, FIELD(tftp.windowsize_max), 1, 64, "16", NULL,
+	  "largest window granted (RFC 7440)" },
+	{ "timeout", CFG_UINT, FIELD(tftp.timeout), 1, 255, "1", NULL,
+	  "seconds before the first retransmission when the client asks none" },
+	{ "retries", CFG_UINT, FIELD(tftp.retries), 1, 20, "5", NULL,
+	  "retransmissions of one block before a transfer is given up" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_ipxe_keys[] = {
+	{ "binary_dir", CFG_PATH, FIELD(ipxe.binary_dir), 0, 0, "/usr/lib/ipxe", NULL,
+	  "directory of the iPXE binaries, served over TFTP and at /ipxe/binary/" },
+	{ "script_template", CFG_PATH, FIELD(ipxe.script_template), 0, 0, NULL, NULL,
+	  "file of the iPXE script template; unset: the built-in one" },
+	{ "osie_dir", CFG_PATH, FIELD(ipxe.osie_dir), 0, 0, NULL, NULL,
+	  "directory served at /osie/ (kernels and initrds); unset: none" },
+	{ "osie_url", CFG_URL, FIELD(ipxe.osie_url), 0, 0, NULL, NULL,
+	  "base URL of the kernel and initrd; unset: <http base URL>/osie" },
+	{ "kernel", CFG_TEXT, FIELD(ipxe.kernel), 0, 255, "vmlinuz-{{arch}}", NULL,
+	  "kernel file name under osie_url" },
+	{ "initrd", CFG_TEXT, FIELD(ipxe.initrd), 0, 255, "initramfs-{{arch}}", NULL,
+	  "initrd file name under osie_url" },
+	{ "kernel_args", CFG_TEXT, FIELD(ipxe.kernel_args), 0, 2048, NULL, NULL,
+	  "extra kernel arguments for every machine" },
+	{ "grpc_authority", CFG_TEXT, FIELD(ipxe.grpc_authority), 0, 255, NULL, NULL,
+	  "host:port of the worker API given to the agent; unset: <public address>:42113" },
+	{ "syslog_host", CFG_TEXT, FIELD(ipxe.syslog_host), 0, 255, NULL, NULL,
+	  "syslog_host kernel argument; unset: dhcp.syslog_address or the public address" },
+	{ "tinkerbell_tls", CFG_BOOL, FIELD(ipxe.tinkerbell_tls), 0, 0, "false", NULL,
+	  "tell the agent to use TLS to the worker API" },
+	{ "tinkerbell_insecure_tls", CFG_BOOL, FIELD(ipxe.tinkerbell_insecure_tls), 0, 0,
+	  "false", NULL, "tell the agent not to verify the worker API's certificate" },
+	{ "retries", CFG_UINT, FIELD(ipxe.retries), 0, 100, "3", NULL,
+	  "times the script retries fetching the kernel and initrd" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_syslog_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(syslog.enabled), 0, 0, "false", NULL,
+	  "run the syslog receiver" },
+	{ "listen", CFG_LISTEN, FIELD(syslog.listen), 0, 0, "0.0.0.0:514", NULL,
+	  "host:port the syslog receiver listens on (UDP)" },
+	{ "rate", CFG_UINT, FIELD(syslog.rate), 1, 100000, "50", NULL,
+	  "messages per second kept from one source address" },
+	{ "burst", CFG_UINT, FIELD(syslog.burst), 1, 1000000, "200", NULL,
+	  "messages one source may send at once before the rate applies" },
+	{ "max_message", CFG_SIZE, FIELD(syslog.max_message), 480, 65535, "8KiB", NULL,
+	  "longest message kept; longer ones are cut" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -119,6 +179,9 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "http", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_http_keys, "the public HTTP listener" },
 	{ "store", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_store_keys, "the database" },
 	{ "dhcp", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_dhcp_keys, "the DHCP server" },
+	{ "tftp", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_tftp_keys, "the TFTP server" },
+	{ "ipxe", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_ipxe_keys, "iPXE binaries and scripts" },
+	{ "syslog", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_syslog_keys, "the syslog receiver" },
 	{ 0 }
 };
 

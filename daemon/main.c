@@ -218,6 +218,20 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "dhcp.syslog_address", a->dhcp.syslog_address != b->dhcp.syslog_address },
 		{ "dhcp.lease_time", a->dhcp.lease_time != b->dhcp.lease_time },
 		{ "dhcp.arch", memcmp(&a->dhcp.arch, &b->dhcp.arch, sizeof(a->dhcp.arch)) != 0 },
+		{ "tftp.enabled", a->tftp.enabled != b->tftp.enabled },
+		{ "tftp.listen", str_differs(a->tftp.listen, b->tftp.listen) },
+		{ "tftp.max_transfers", a->tftp.max_transfers != b->tftp.max_transfers },
+		{ "tftp.blksize_max", a->tftp.blksize_max != b->tftp.blksize_max },
+		{ "tftp.windowsize_max", a->tftp.windowsize_max != b->tftp.windowsize_max },
+		{ "tftp.timeout", a->tftp.timeout != b->tftp.timeout },
+		{ "tftp.retries", a->tftp.retries != b->tftp.retries },
+		{ "ipxe.binary_dir (for TFTP)",
+		  a->tftp.enabled && str_differs(a->ipxe.binary_dir, b->ipxe.binary_dir) },
+		{ "syslog.enabled", a->syslog.enabled != b->syslog.enabled },
+		{ "syslog.listen", str_differs(a->syslog.listen, b->syslog.listen) },
+		{ "syslog.rate", a->syslog.rate != b->syslog.rate },
+		{ "syslog.burst", a->syslog.burst != b->syslog.burst },
+		{ "syslog.max_message", a->syslog.max_message != b->syslog.max_message },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)

@@ -226,7 +226,34 @@ START_TEST(test_every_key)
 		 "  arch:\n"
 		 "    7: snp-x86_64.efi\n"
 		 "    \"0\": ipxe.efi\n"
-		 "    65535: my_Boot-1.efi\n",
+		 "    65535: my_Boot-1.efi\n"
+		 "tftp:\n"
+		 "  enabled: true\n"
+		 "  listen: 10.0.0.1:6969\n"
+		 "  max_transfers: 10000\n"
+		 "  blksize_max: 65464\n"
+		 "  windowsize_max: 64\n"
+		 "  timeout: 255\n"
+		 "  retries: 20\n"
+		 "ipxe:\n"
+		 "  binary_dir: /srv/ipxe\n"
+		 "  script_template: /etc/ib/auto.ipxe\n"
+		 "  osie_dir: /srv/osie\n"
+		 "  osie_url: http://10.0.0.1:8080/hook\n"
+		 "  kernel: vmlinuz\n"
+		 "  initrd: initrd.img\n"
+		 "  kernel_args: 'console=ttyS0,115200 quiet'\n"
+		 "  grpc_authority: tink.example.com:42113\n"
+		 "  syslog_host: 10.0.0.2\n"
+		 "  tinkerbell_tls: true\n"
+		 "  tinkerbell_insecure_tls: true\n"
+		 "  retries: 100\n"
+		 "syslog:\n"
+		 "  enabled: true\n"
+		 "  listen: :5514\n"
+		 "  rate: 100000\n"
+		 "  burst: 1\n"
+		 "  max_message: 480\n",
 		 tok);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
@@ -265,6 +292,19 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->dhcp.arch.e[1].binary, "ipxe.efi");
 	ck_assert_uint_eq(c->dhcp.arch.e[2].code, 65535);
 	ck_assert_str_eq(c->dhcp.arch.e[2].binary, "my_Boot-1.efi");
+	ck_assert(c->tftp.enabled);
+	ck_assert_str_eq(c->tftp.listen, "10.0.0.1:6969");
+	ck_assert_uint_eq(c->tftp.max_transfers, 10000);
+	ck_assert_uint_eq(c->tftp.blksize_max, 65464);
+	ck_assert_uint_eq(c->tftp.windowsize_max, 64);
+	ck_assert_uint_eq(c->tftp.timeout, 255);
+	ck_assert_uint_eq(c->tftp.retries, 20);
+	ck_assert_str_eq(c->ipxe.binary_dir, "/srv/ipxe");
+	ck_assert_str_eq(c->ipxe.kernel_args, "console=ttyS0,115200 quiet");
+	ck_assert_str_eq(c->ipxe.grpc_authority, "tink.example.com:42113");
+	ck_assert(c->ipxe.tinkerbell_tls && c->ipxe.tinkerbell_insecure_tls);
+	ck_assert_uint_eq(c->syslog.max_message, 480);
+	ck_assert_uint_eq(c->syslog.burst, 1);
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
 	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
@@ -483,7 +523,8 @@ static const struct {
 } bad_files[] = {
 	/* unknown keys */
 	{ "foo: 1\n",
-	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp)" },
+	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
+	       "tftp, ipxe, syslog)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
 	{ "store:\n  Batch_max: 3\n",
@@ -492,9 +533,19 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp)" },
+			      "api, http, store, dhcp, tftp, ipxe, syslog)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store, dhcp)" },
+				       "state_dir, api, http, store, dhcp, tftp, ipxe, syslog)" },
+	/* free text */
+	{ "ipxe:\n  kernel_args: \"a\\tb\"\n",
+	  NAME ":2:16: ipxe.kernel_args: \"a\\x09b\" holds a character that is not printable ASCII "
+	       "(at byte 2)" },
+	{ "ipxe:\n  kernel: \"é\"\n",
+	  NAME ":2:11: ipxe.kernel: \"\\xc3\\xa9\" holds a character that is not printable ASCII "
+	       "(at byte 1)" },
+	{ "tftp:\n  blksize_max: 511\n", NAME ":2:16: tftp.blksize_max: 511 is out of range 512..65464" },
+	{ "syslog:\n  max_message: 64KiB\n",
+	  NAME ":2:16: syslog.max_message: 64KiB is out of range 480..65535" },
 	{ "? [a]\n: 1\n", NAME ":1:3: a key must be a string, not a sequence" },
 	/* wrong types */
 	{ "api:\n  socket_mode: {a: 1}\n",
