@@ -113,6 +113,8 @@ struct ib_config {
 		char *binary_dir;      /* ipxe.binary_dir, default /usr/lib/ipxe: the
 					* TFTP root and /ipxe/binary/ */
 		char *script_template; /* ipxe.script_template, a file; NULL: built in */
+		char *script;          /* that file's contents, checked; NULL: built in */
+		size_t script_len;
 		char *osie_dir;        /* ipxe.osie_dir: served at /osie/; NULL: not served */
 		char *osie_url;        /* ipxe.osie_url, base URL of kernel and initrd;
 					* NULL: <http base URL>/osie */

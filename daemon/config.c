@@ -47,6 +47,7 @@
 #include "common/num.h"
 #include "daemon/conf.h"
 #include "daemon/config-internal.h"
+#include "ipxe/ipxe.h"
 
 #define FIELD(m) offsetof(struct ib_config, m), sizeof(((struct ib_config *)0)->m)
 
@@ -585,8 +586,44 @@ static int check_store(struct cfg_ctx *ctx, struct ib_config *c)
 	return 0;
 }
 
+/* ipxe.script_template is read into ipxe.script and checked: a template
+ * the daemon could not render stops the load, with the file's own line and
+ * column. */
+static int check_ipxe(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	char q[QUOTE_BUF], why[256];
+	const yaml_mark_t *m = cfg_value_mark(ctx, cfg_ipxe_keys, "script_template");
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!c->ipxe.script_template)
+		return 0;
+	cfg_quote(q, sizeof(q), c->ipxe.script_template, strlen(c->ipxe.script_template));
+	r = read_file(c->ipxe.script_template, IPXE_TEMPLATE_MAX, true, &data, &len);
+	if (r == -EBADF)
+		return cfg_error(ctx, m, "ipxe.script_template: %s is not a regular file", q);
+	if (r == -EFBIG)
+		return cfg_error(ctx, m, "ipxe.script_template: %s is larger than %d bytes", q,
+				 IPXE_TEMPLATE_MAX);
+	if (r == -ENOMEM) {
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
+		return r;
+	}
+	if (r < 0)
+		return cfg_error(ctx, m, "ipxe.script_template: cannot read %s: %s", q,
+				 strerror(-r));
+	if (ipxe_template_check(data, len, why, sizeof(why)) < 0) {
+		free(data);
+		return cfg_error(ctx, m, "ipxe.script_template: %s: %s", q, why);
+	}
+	c->ipxe.script = data;
+	c->ipxe.script_len = len;
+	return 0;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api, check_store };
+static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe };
 
 /* The first byte of the character at mark m (0-based line and column in
  * characters), or -1 past the end. */
@@ -717,6 +754,7 @@ void config_free(struct ib_config *c)
 		return;
 	cfg_free_strings(cfg_top_keys, c);
 	free(c->api.token);
+	free(c->ipxe.script);
 	free(c->path);
 	free(c);
 }

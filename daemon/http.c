@@ -46,6 +46,7 @@
 #include "common/common.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
+#include "daemon/public.h"
 
 #define ADMIN_MAX_CONNECTIONS 128
 #define PUBLIC_MAX_CONNECTIONS 1024
@@ -350,6 +351,28 @@ static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *
 	return qi->e < 0 ? MHD_NO : MHD_YES;
 }
 
+/* A machine-facing route of the public listener (daemon/public.c): GET
+ * and HEAD only, answered on the first call. */
+static enum MHD_Result begin_public(struct listener *l, struct MHD_Connection *c,
+				    struct request *rq, const char *url,
+				    const struct ipxe_route *route)
+{
+	struct public_reply rep = { 0 };
+	enum MHD_Result ret;
+
+	rq->template_ = ipxe_route_template(route);
+	if (rq->method != API_METHOD_GET && rq->method != API_METHOD_HEAD)
+		return queue_error(c, rq, url, 405, "method not allowed on this path");
+	if (public_handle(l->api, rq->cfg, c, route, &rep) < 0 || !rep.resp)
+		return MHD_NO;
+	ret = MHD_queue_response(c, rep.code, rep.resp);
+	MHD_destroy_response(rep.resp);
+	rq->responded = true;
+	count_request(l, rq->template_, rep.code);
+	log_debug("api", "public %s %s -> %u", url, rq->template_, rep.code);
+	return ret;
+}
+
 /* The first call for a request: authenticate, route, check the method and
  * the announced body size. Anything wrong is answered at once, before the
  * body is read. */
@@ -359,6 +382,11 @@ static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struc
 	const struct ib_config *cfg = rq->cfg;
 	int e;
 
+	if (l->type == LISTENER_PUBLIC) {
+		struct ipxe_route route;
+		if (ipxe_route_parse(url, strlen(url), &route) != IPXE_ROUTE_NONE)
+			return begin_public(l, c, rq, url, &route);
+	}
 	rq->template_ = api_route_template(NULL);
 	if (l->need_token && !token_ok(c, cfg))
 		return queue_error(c, rq, url, 401, "a valid bearer token is required");

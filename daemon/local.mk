@@ -6,13 +6,13 @@ libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 # handlers.c, watch.c).
 noinst_LIBRARIES += libdaemon.a
 libdaemon_a_SOURCES = daemon/api.c daemon/api.h daemon/api-internal.h \
-	daemon/http.c daemon/handlers.c daemon/watch.c
+	daemon/http.c daemon/handlers.c daemon/watch.c daemon/public.c daemon/public.h
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 
 sbin_PROGRAMS += ironbelld
 ironbelld_SOURCES = daemon/main.c
 ironbelld_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
-ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) libconfig.a $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS)
+ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) libconfig.a $(IPXE_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS)
 
 # Admin API unit tests: the route, query, status and header helpers.
 check_PROGRAMS += tests/unit/check_api

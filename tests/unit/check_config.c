@@ -194,7 +194,9 @@ END_TEST
 START_TEST(test_every_key)
 {
 	char text[4096];
-	const char *tok = tmp_file("token", "s3cr3t-T0ken\n", 13);
+	char tok[512], tmpl[512];
+	snprintf(tok, sizeof(tok), "%s", tmp_file("token", "s3cr3t-T0ken\n", 13));
+	snprintf(tmpl, sizeof(tmpl), "%s", tmp_file("auto.ipxe", "#!ipxe\nchain {{base_url}}\n", 26));
 	snprintf(text, sizeof(text),
 		 "log_level: debug\n"
 		 "state_dir: /srv/ironbell\n"
@@ -237,7 +239,7 @@ START_TEST(test_every_key)
 		 "  retries: 20\n"
 		 "ipxe:\n"
 		 "  binary_dir: /srv/ipxe\n"
-		 "  script_template: /etc/ib/auto.ipxe\n"
+		 "  script_template: %s\n"
 		 "  osie_dir: /srv/osie\n"
 		 "  osie_url: http://10.0.0.1:8080/hook\n"
 		 "  kernel: vmlinuz\n"
@@ -254,7 +256,7 @@ START_TEST(test_every_key)
 		 "  rate: 100000\n"
 		 "  burst: 1\n"
 		 "  max_message: 480\n",
-		 tok);
+		 tok, tmpl);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
 	ck_assert_int_eq(c->log_level, LOG_LVL_DEBUG);
@@ -300,6 +302,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->tftp.timeout, 255);
 	ck_assert_uint_eq(c->tftp.retries, 20);
 	ck_assert_str_eq(c->ipxe.binary_dir, "/srv/ipxe");
+	ck_assert_str_eq(c->ipxe.script, "#!ipxe\nchain {{base_url}}\n");
+	ck_assert_uint_eq(c->ipxe.script_len, 26);
 	ck_assert_str_eq(c->ipxe.kernel_args, "console=ttyS0,115200 quiet");
 	ck_assert_str_eq(c->ipxe.grpc_authority, "tink.example.com:42113");
 	ck_assert(c->ipxe.tinkerbell_tls && c->ipxe.tinkerbell_insecure_tls);
@@ -903,6 +907,29 @@ END_TEST
 
 /* api.token_file: the token is its first line; what cannot be a token is
  * an error that names the file. */
+START_TEST(test_script_template)
+{
+	char text[1024], want[1024], path[512];
+
+	snprintf(path, sizeof(path), "%s",
+		 tmp_file("bad.ipxe", "#!ipxe\nkernel {{kernel_url}} {{cmd_line}}\n", 42));
+	snprintf(text, sizeof(text), "ipxe:\n  script_template: %s\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":2:20: ipxe.script_template: \"%s\": line 2, column 23: unknown "
+		      "placeholder \"{{cmd_line}}\"",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+	snprintf(path, sizeof(path), "%s/nothere.ipxe", tmpdir);
+	snprintf(text, sizeof(text), "ipxe:\n  script_template: %s\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":2:20: ipxe.script_template: cannot read \"%s\": No such file or directory",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+	load_fails("ipxe:\n  script_template: /dev/null\n", 35, -EINVAL,
+		   NAME ":2:20: ipxe.script_template: \"/dev/null\" is not a regular file");
+}
+END_TEST
+
 START_TEST(test_token_file)
 {
 	char text[1024], want[1024], path[512];
@@ -980,6 +1007,7 @@ static Suite *config_suite(void)
 	UNIT_TEST(tc, test_every_key);
 	UNIT_TEST(tc, test_load_file);
 	UNIT_TEST(tc, test_token_file);
+	UNIT_TEST(tc, test_script_template);
 	suite_add_tcase(s, tc);
 	return s;
 }

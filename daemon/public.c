@@ -1,0 +1,448 @@
+/* public — the machine-facing routes of the public HTTP listener: the iPXE
+ * script of a machine, the iPXE binaries, the OSIE files and the UEFI HTTP
+ * Boot answer (the pure parts are in ipxe/).
+ *
+ * DESIGN: daemon/http.c parses the path with ipxe_route_parse() and hands
+ * a route of ours here on the request's first call; this file reads the
+ * store (the thread's own reader) or opens the file, and builds the
+ * libmicrohttpd response. Nothing here blocks on anything but the local
+ * disk and SQLite. Files are opened per request under a directory fd, with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): the route parser already
+ * refused "..", hidden names and escapes, and the kernel refuses a symlink
+ * that an operator's directory may hold, so a request never reads outside
+ * ipxe.binary_dir or ipxe.osie_dir. A file is sent with sendfile by
+ * libmicrohttpd (a response from the fd), and a Range of one span gets 206.
+ *
+ * Who is asking: the TCP peer's address. A script asked for without a MAC
+ * and /httpboot look the machine up by that address (the store's IP
+ * index). The public address written into URLs is dhcp.public_address,
+ * else dhcp.server_address, else the local address the request came in
+ * on: the address the machine already reached us at.
+ *
+ * Logs: one info line per script served and per whole binary or OSIE file
+ * sent, one per refusal (unknown machine, allowPXE, missing file) with the
+ * client's address. Metrics: ironbell_ipxe_scripts_total{outcome},
+ * ironbell_ipxe_files_total{route,outcome}.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "common/common.h"
+#include "daemon/api-internal.h"
+#include "daemon/conf.h"
+#include "daemon/public.h"
+#include "ipxe/ipxe.h"
+#include "store/store.h"
+
+#define CT_TEXT "text/plain; charset=utf-8"
+#define CT_JSON "application/json"
+#define URL_MAX 512
+
+static void count(const char *name, const char *help, const char *labels)
+{
+	metric_inc(metrics_counter(name, help, labels), 1);
+}
+
+static void count_script(const char *outcome)
+{
+	char labels[64];
+	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
+	count("ironbell_ipxe_scripts_total",
+	      "iPXE script requests, by outcome (default, url, contents, unknown, "
+	      "not_allowed, error).",
+	      labels);
+}
+
+static void count_file(const char *route, const char *outcome)
+{
+	char labels[96];
+	snprintf(labels, sizeof(labels), "route=\"%s\",outcome=\"%s\"", route, outcome);
+	count("ironbell_ipxe_files_total",
+	      "Binary and OSIE file requests, by route and outcome (ok, partial, "
+	      "not_modified, not_found, range_not_satisfiable, error).",
+	      labels);
+}
+
+/* ---- the client and the addresses ---- */
+
+/* The peer's IPv4 address as text ("" when it is not IPv4; an IPv4-mapped
+ * IPv6 address counts as IPv4). */
+static void peer_ip(struct MHD_Connection *c, char out[INET6_ADDRSTRLEN])
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	out[0] = '\0';
+	if (!ci || !ci->client_addr)
+		return;
+	const struct sockaddr *sa = ci->client_addr;
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out,
+			  INET6_ADDRSTRLEN);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			inet_ntop(AF_INET, &a->s6_addr[12], out, INET6_ADDRSTRLEN);
+		else
+			inet_ntop(AF_INET6, a, out, INET6_ADDRSTRLEN);
+	}
+}
+
+/* The public address for URLs, in host byte order (see DESIGN). */
+static uint32_t public_address(const struct ib_config *cfg, struct MHD_Connection *c)
+{
+	if (cfg->dhcp.public_address)
+		return cfg->dhcp.public_address;
+	if (cfg->dhcp.server_address)
+		return cfg->dhcp.server_address;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (!ci || getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		uint32_t v;
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			memcpy(&v, &a->s6_addr[12], 4);
+			return ntohl(v);
+		}
+	}
+	return 0;
+}
+
+static void ip_text(uint32_t ip, char out[16])
+{
+	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+}
+
+/* The port of http.listen ("host:port"), 0 when there is none. */
+static unsigned listen_port(const char *listen)
+{
+	const char *colon = listen ? strrchr(listen, ':') : NULL;
+	uint64_t port;
+	if (!colon || num_parse_u64_str(colon + 1, 65535, &port) < 0)
+		return 0;
+	return (unsigned)port;
+}
+
+/* The base URL of the public listener: dhcp.http_base_url, else
+ * http://<public address>:<port>. Writes "" when no address is known. */
+static void base_url(const struct ib_config *cfg, uint32_t pub, char out[URL_MAX])
+{
+	char ip[16];
+	size_t n;
+	if (cfg->dhcp.http_base_url) {
+		snprintf(out, URL_MAX, "%s", cfg->dhcp.http_base_url);
+	} else if (pub) {
+		ip_text(pub, ip);
+		snprintf(out, URL_MAX, "http://%s:%u", ip, listen_port(cfg->http.listen));
+	} else {
+		out[0] = '\0';
+	}
+	n = strlen(out);
+	while (n && out[n - 1] == '/')
+		out[--n] = '\0';
+}
+
+/* ---- responses ---- */
+
+static struct MHD_Response *text_response(const char *text)
+{
+	return MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+}
+
+static int reply_text(unsigned code, const char *text, struct public_reply *rep)
+{
+	rep->resp = text_response(text);
+	if (!rep->resp)
+		return -ENOMEM;
+	rep->code = code;
+	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_TYPE, CT_TEXT);
+	return 0;
+}
+
+static int reply_buf(unsigned code, const char *ctype, struct buf *b, struct public_reply *rep)
+{
+	size_t len = b->len;
+	char *data = buf_steal(b);
+	rep->resp = data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE) : NULL;
+	if (!rep->resp) {
+		free(data);
+		return -ENOMEM;
+	}
+	rep->code = code;
+	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	return 0;
+}
+
+/* ---- scripts ---- */
+
+static void settings_from(const struct ib_config *cfg, uint32_t pub, const char *base,
+			  char grpc[64], char syslog[16], struct ipxe_settings *s)
+{
+	*s = (struct ipxe_settings){
+		.template_ = cfg->ipxe.script,
+		.template_len = cfg->ipxe.script_len,
+		.base_url = base,
+		.osie_url = cfg->ipxe.osie_url,
+		.kernel = cfg->ipxe.kernel,
+		.initrd = cfg->ipxe.initrd,
+		.kernel_args = cfg->ipxe.kernel_args,
+		.grpc_authority = cfg->ipxe.grpc_authority,
+		.syslog_host = cfg->ipxe.syslog_host,
+		.tls = cfg->ipxe.tinkerbell_tls,
+		.insecure_tls = cfg->ipxe.tinkerbell_insecure_tls,
+		.retries = cfg->ipxe.retries,
+	};
+	if (!s->grpc_authority && pub) {
+		char ip[16];
+		ip_text(pub, ip);
+		snprintf(grpc, 64, "%s:%d", ip, IPXE_GRPC_PORT);
+		s->grpc_authority = grpc;
+	}
+	if (!s->syslog_host && (cfg->dhcp.syslog_address || pub)) {
+		ip_text(cfg->dhcp.syslog_address ? cfg->dhcp.syslog_address : pub, syslog);
+		s->syslog_host = syslog;
+	}
+}
+
+static const char *hw_name(const json_t *hw, char out[320])
+{
+	const json_t *m = json_object_get(hw, "metadata");
+	snprintf(out, 320, "%s/%s", json_string_value(json_object_get(m, "namespace")) ?: "",
+		 json_string_value(json_object_get(m, "name")) ?: "");
+	return out;
+}
+
+static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
+			const struct ipxe_route *route, const char *client, struct public_reply *rep)
+{
+	struct store_reader *r = api_thread_reader(api);
+	char mac[18], base[URL_MAX], grpc[64], syslog[16], name[320], err[512] = "";
+	uint8_t m[6];
+	json_t *hw = NULL;
+	struct buf out = BUF_INIT(IPXE_SCRIPT_MAX);
+	struct ipxe_settings s;
+	enum ipxe_script_kind kind;
+	int e;
+
+	if (!r)
+		return reply_text(500, "the store cannot be read\n", rep);
+	if (route->has_mac) {
+		memcpy(m, route->mac, 6);
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+		e = store_hardware_by_mac(r, mac, &hw);
+	} else {
+		snprintf(mac, sizeof(mac), "(by address)");
+		e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
+		if (e == 0 && ipxe_mac_by_ip(hw, client, m) < 0)
+			e = -ENOENT;
+		if (e == 0)
+			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+				 m[3], m[4], m[5]);
+	}
+	if (e == -ENOENT) {
+		log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac, client,
+			 route->has_mac ? "MAC" : "address");
+		count_script("unknown");
+		e = reply_text(404, "no Hardware for this machine\n", rep);
+		goto out;
+	}
+	if (e < 0) {
+		log_error("ipxe", "cannot look up %s for %s: %s", mac, client, strerror(-e));
+		count_script("error");
+		e = reply_text(500, "the store cannot be read\n", rep);
+		goto out;
+	}
+	uint32_t pub = public_address(cfg, c);
+	base_url(cfg, pub, base);
+	settings_from(cfg, pub, base, grpc, syslog, &s);
+	e = ipxe_script(hw, m, &s, &out, &kind, err, sizeof(err));
+	if (e == -EACCES || e == -ENOENT) {
+		log_info("ipxe", "no script for %s (%s) from %s: %s", mac, hw_name(hw, name), client,
+			 e == -ENOENT ? "the MAC is no longer in it" : err);
+		count_script(e == -EACCES ? "not_allowed" : "unknown");
+		e = reply_text(404, "netboot is not allowed for this machine\n", rep);
+		goto out;
+	}
+	if (e < 0) {
+		log_error("ipxe", "cannot make the script of %s (%s): %s", mac, hw_name(hw, name),
+			  e == -E2BIG ? "it is too long" : err);
+		count_script("error");
+		e = reply_text(500, "the script cannot be made; the server's log says why\n", rep);
+		goto out;
+	}
+	log_info("ipxe", "script served: mac=%s hardware=%s kind=%s client=%s", mac,
+		 hw_name(hw, name), ipxe_script_kind_name(kind), client);
+	count_script(ipxe_script_kind_name(kind));
+	e = reply_buf(200, CT_TEXT, &out, rep);
+out:
+	json_decref(hw);
+	buf_free(&out);
+	return e;
+}
+
+/* ---- files ---- */
+
+/* Opens name under dir: a regular file, no symlink, never outside dir. */
+static int open_beneath(const char *dir, const char *name, int *ret_fd, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd, e;
+	if (dfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	e = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (e < 0)
+		return e == -ELOOP || e == -EXDEV ? -EPERM : e;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int serve_file(struct MHD_Connection *c, const char *dir, const struct ipxe_route *route,
+		      const char *client, struct public_reply *rep)
+{
+	const char *what = route->type == IPXE_ROUTE_BINARY ? "binary" : "osie";
+	const char *name = route->name, *alias = NULL;
+	struct stat st;
+	uint64_t off = 0, len;
+	int fd = -1, e, rr;
+	char crange[96];
+
+	if (!dir) {
+		count_file(what, "not_found");
+		return reply_text(404, "no OSIE directory is configured (ipxe.osie_dir)\n", rep);
+	}
+	e = open_beneath(dir, name, &fd, &st);
+	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = ipxe_binary_alias(name))) {
+		e = open_beneath(dir, alias, &fd, &st);
+		if (e == 0)
+			name = alias;
+	}
+	if (e < 0) {
+		log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what, route->name,
+			 client,
+			 e == -ENOENT ? "no such file" :
+			 e == -EPERM  ? "a symbolic link" :
+			 e == -EISDIR ? "not a regular file" :
+					strerror(-e),
+			 dir, route->name);
+		count_file(what, e == -ENOENT || e == -EPERM || e == -EISDIR ? "not_found" : "error");
+		return reply_text(e == -ENOENT || e == -EPERM || e == -EISDIR ? 404 : 500,
+				  "no such file\n", rep);
+	}
+	const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
+	const char *if_range =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_RANGE);
+	uint64_t size = (uint64_t)st.st_size;
+	rr = range && !if_range ? ipxe_range_parse(range, strlen(range), size, &off, &len) : 0;
+	if (rr == -ERANGE) {
+		close(fd);
+		e = reply_text(416, "range not satisfiable\n", rep);
+		if (e == 0) {
+			snprintf(crange, sizeof(crange), "bytes */%llu", (unsigned long long)size);
+			MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_RANGE, crange);
+		}
+		count_file(what, "range_not_satisfiable");
+		return e;
+	}
+	if (rr == 0) {
+		off = 0;
+		len = size;
+	}
+	rep->resp = MHD_create_response_from_fd_at_offset64(len, fd, (int64_t)off);
+	if (!rep->resp) {
+		close(fd);
+		return -ENOMEM;
+	}
+	rep->code = rr == 1 ? 206 : 200;
+	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_TYPE, ipxe_content_type(name));
+	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (rr == 1) {
+		snprintf(crange, sizeof(crange), "bytes %llu-%llu/%llu", (unsigned long long)off,
+			 (unsigned long long)(off + len - 1), (unsigned long long)size);
+		MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_RANGE, crange);
+		log_debug("ipxe", "%s %s: bytes %llu-%llu to %s", what, name,
+			  (unsigned long long)off, (unsigned long long)(off + len - 1), client);
+	} else {
+		log_info("ipxe", "%s served: %s (%llu bytes) to %s", what, name,
+			 (unsigned long long)size, client);
+	}
+	count_file(what, rr == 1 ? "partial" : "ok");
+	return 0;
+}
+
+/* ---- /httpboot ---- */
+
+static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
+			  const char *client, struct public_reply *rep)
+{
+	struct store_reader *r = api_thread_reader(api);
+	json_t *hw = NULL;
+	char base[URL_MAX];
+	struct buf out = BUF_INIT(64 * 1024);
+	int e;
+
+	if (!r)
+		return reply_text(500, "the store cannot be read\n", rep);
+	e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
+	if (e < 0 && e != -ENOENT) {
+		log_error("ipxe", "cannot look up %s: %s", client, strerror(-e));
+		return reply_text(500, "the store cannot be read\n", rep);
+	}
+	base_url(cfg, public_address(cfg, c), base);
+	e = ipxe_httpboot(hw, client, base, &out);
+	json_decref(hw);
+	if (e == 0)
+		e = reply_buf(200, CT_JSON, &out, rep);
+	buf_free(&out);
+	return e;
+}
+
+int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
+		  const struct ipxe_route *route, struct public_reply *rep)
+{
+	char client[INET6_ADDRSTRLEN];
+	peer_ip(c, client);
+	switch (route->type) {
+	case IPXE_ROUTE_SCRIPT:
+		return serve_script(api, cfg, c, route, client, rep);
+	case IPXE_ROUTE_BINARY:
+		return serve_file(c, cfg->ipxe.binary_dir, route, client, rep);
+	case IPXE_ROUTE_OSIE:
+		return serve_file(c, cfg->ipxe.osie_dir, route, client, rep);
+	case IPXE_ROUTE_HTTPBOOT:
+		return serve_httpboot(api, cfg, c, client, rep);
+	default:
+		return reply_text(404, "not found\n", rep);
+	}
+}
