@@ -106,6 +106,43 @@ struct metric *metrics_counter(const char *name, const char *help, const char *l
 	return metric_get(M_COUNTER, name, help, labels, NULL, 0);
 }
 
+/* The per-thread cache of metrics_counter_cached(): a direct-mapped table
+ * keyed by the name's address and the labels' text. reg_gen changes on
+ * metrics_reset(), which makes every cached pointer stale. */
+#define MCACHE_SIZE 64
+#define MCACHE_LABELS 120
+struct mcache_entry {
+	const char *name;
+	uint64_t gen;
+	struct metric *m;
+	char labels[MCACHE_LABELS];
+};
+static __thread struct mcache_entry mcache[MCACHE_SIZE];
+static uint64_t reg_gen = 1; /* atomic */
+
+struct metric *metrics_counter_cached(const char *name, const char *help, const char *labels)
+{
+	const char *l = labels ? labels : "";
+	size_t n = strlen(l);
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)name;
+	if (n >= MCACHE_LABELS)
+		return metrics_counter(name, help, labels);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)l[i]) * 1099511628211ull;
+	struct mcache_entry *e = &mcache[(h ^ (h >> 32)) % MCACHE_SIZE];
+	uint64_t gen = __atomic_load_n(&reg_gen, __ATOMIC_ACQUIRE);
+	if (e->m && e->gen == gen && e->name == name && strcmp(e->labels, l) == 0)
+		return e->m;
+	struct metric *m = metrics_counter(name, help, labels);
+	if (m) {
+		e->name = name;
+		e->gen = gen;
+		e->m = m;
+		memcpy(e->labels, l, n + 1);
+	}
+	return m;
+}
+
 struct metric *metrics_gauge(const char *name, const char *help, const char *labels)
 {
 	return metric_get(M_GAUGE, name, help, labels, NULL, 0);
@@ -260,6 +297,7 @@ int metrics_render(struct buf *out)
 void metrics_reset(void)
 {
 	pthread_mutex_lock(&reg_lock);
+	__atomic_add_fetch(&reg_gen, 1, __ATOMIC_RELEASE);
 	while (reg_head) {
 		struct metric *m = reg_head;
 		reg_head = m->next;

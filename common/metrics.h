@@ -18,6 +18,10 @@ struct metric;
 /* Returns the counter series name{labels}, creating it. labels may be NULL.
  * Returns NULL only on allocation failure (updates to NULL are ignored). */
 struct metric *metrics_counter(const char *name, const char *help, const char *labels);
+/* The same, remembered per thread (keyed by the address of name and the
+ * text of labels), so that a hot path whose labels vary pays a hash and no
+ * lock: name must be a string that outlives the process (a literal). */
+struct metric *metrics_counter_cached(const char *name, const char *help, const char *labels);
 /* A gauge that holds a value set with metric_set(). */
 struct metric *metrics_gauge(const char *name, const char *help, const char *labels);
 /* A histogram with the given upper bounds (ascending, +Inf is implicit). */

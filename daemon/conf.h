@@ -67,7 +67,7 @@ struct ib_config {
 
 	struct {
 		char *listen;         /* http.listen, default "0.0.0.0:7080" */
-		unsigned threads;     /* http.threads, 1..64, default 4 */
+		unsigned threads;     /* http.threads, 0..64, default 0: one per CPU */
 		size_t max_body;      /* http.max_body, bytes, default 8 MiB (admin uploads) */
 		unsigned idle_timeout; /* http.idle_timeout, seconds a connection may be idle
 					* (both listeners; watches exempt), default 120 */

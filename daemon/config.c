@@ -66,8 +66,8 @@ static const struct cfg_key cfg_api_keys[] = {
 static const struct cfg_key cfg_http_keys[] = {
 	{ "listen", CFG_LISTEN, FIELD(http.listen), 0, 0, "0.0.0.0:7080", NULL,
 	  "host:port of the public HTTP listener (iPXE, metadata)" },
-	{ "threads", CFG_UINT, FIELD(http.threads), 1, 64, "4", NULL,
-	  "HTTP worker threads" },
+	{ "threads", CFG_UINT, FIELD(http.threads), 0, 64, "0", NULL,
+	  "HTTP worker threads; 0: one per CPU" },
 	{ "max_body", CFG_SIZE, FIELD(http.max_body), KIB, GIB, "8MiB", NULL,
 	  "largest request body accepted" },
 	{ "idle_timeout", CFG_UINT, FIELD(http.idle_timeout), 1, 86400, "120", NULL,

@@ -7,8 +7,8 @@
  * bind failure names its address and the unix socket gets its mode and its
  * stale-file check, and then handed over with MHD_OPTION_LISTEN_SOCKET.
  *
- * Threads: the public listener runs a pool of http.threads threads on
- * epoll: its handlers never block. The admin listeners run one thread per
+ * Threads: the public listener runs a pool of http.threads threads (one per
+ * CPU by default) on epoll: its handlers never block. The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/watch.c), and a write blocks until its commit, neither of
@@ -32,6 +32,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,8 @@ struct request {
 	struct buf body;
 	bool too_large;
 	bool responded;
+	bool public_;              /* a route of daemon/public.c, in public_route */
+	struct ipxe_route public_route;
 };
 
 /* ---- the thread's store reader ---- */
@@ -261,7 +264,7 @@ static void count_request(const struct listener *l, const char *template_, unsig
 	char labels[256];
 	snprintf(labels, sizeof(labels), "listener=\"%s\",path=\"%s\",code=\"%u\"",
 		 l->type == LISTENER_ADMIN ? "admin" : "public", template_, code);
-	metric_inc(metrics_counter("ironbell_http_requests_total",
+	metric_inc(metrics_counter_cached("ironbell_http_requests_total",
 				   "HTTP requests answered, by listener, route and status code.",
 				   labels),
 		   1);
@@ -352,18 +355,16 @@ static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *
 }
 
 /* A machine-facing route of the public listener (daemon/public.c): GET
- * and HEAD only, answered on the first call. */
-static enum MHD_Result begin_public(struct listener *l, struct MHD_Connection *c,
-				    struct request *rq, const char *url,
-				    const struct ipxe_route *route)
+ * and HEAD only, answered once the request is complete (a response
+ * queued on the first call makes libmicrohttpd close the connection
+ * after it: no keep-alive). */
+static enum MHD_Result finish_public(struct listener *l, struct MHD_Connection *c,
+				     struct request *rq, const char *url)
 {
 	struct public_reply rep = { 0 };
 	enum MHD_Result ret;
 
-	rq->template_ = ipxe_route_template(route);
-	if (rq->method != API_METHOD_GET && rq->method != API_METHOD_HEAD)
-		return queue_error(c, rq, url, 405, "method not allowed on this path");
-	if (public_handle(l->api, rq->cfg, c, route, &rep) < 0 || !rep.resp)
+	if (public_handle(l->api, rq->cfg, c, &rq->public_route, &rep) < 0 || !rep.resp)
 		return MHD_NO;
 	ret = MHD_queue_response(c, rep.code, rep.resp);
 	MHD_destroy_response(rep.resp);
@@ -382,10 +383,13 @@ static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struc
 	const struct ib_config *cfg = rq->cfg;
 	int e;
 
-	if (l->type == LISTENER_PUBLIC) {
-		struct ipxe_route route;
-		if (ipxe_route_parse(url, strlen(url), &route) != IPXE_ROUTE_NONE)
-			return begin_public(l, c, rq, url, &route);
+	if (l->type == LISTENER_PUBLIC &&
+	    ipxe_route_parse(url, strlen(url), &rq->public_route) != IPXE_ROUTE_NONE) {
+		rq->template_ = ipxe_route_template(&rq->public_route);
+		if (rq->method != API_METHOD_GET && rq->method != API_METHOD_HEAD)
+			return queue_error(c, rq, url, 405, "method not allowed on this path");
+		rq->public_ = true;
+		return MHD_YES;
 	}
 	rq->template_ = api_route_template(NULL);
 	if (l->need_token && !token_ok(c, cfg))
@@ -472,12 +476,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		if (rq->public_) { /* a GET with a body: the body means nothing */
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
 		if (!rq->too_large && buf_append(&rq->body, upload_data, *upload_data_size) < 0)
 			rq->too_large = true;
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	return finish(l, c, rq, url);
+	return rq->public_ ? finish_public(l, c, rq, url) : finish(l, c, rq, url);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -618,7 +626,7 @@ static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout
 		limit = ADMIN_MAX_CONNECTIONS;
 		threads = 1;
 	} else {
-		flags |= MHD_USE_EPOLL;
+		flags |= MHD_USE_EPOLL | MHD_USE_TURBO;
 	}
 	/* The logger first, so that no option is logged by MHD's default. */
 	struct MHD_OptionItem opts[] = {
@@ -639,6 +647,19 @@ static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout
 	}
 	l->fd = -1; /* MHD's now */
 	return 0;
+}
+
+/* http.threads, with 0 meaning one per CPU this process may run on. */
+static unsigned public_threads(unsigned configured)
+{
+	cpu_set_t set;
+	int n;
+	if (configured)
+		return configured;
+	n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+	if (n < 1)
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }
 
 /* ---- life cycle ---- */
@@ -695,7 +716,7 @@ int api_start(struct api *api, char *err, size_t errlen)
 	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
 	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
 		goto out;
-	e = start_mhd(l, cfg->http.threads, cfg->http.idle_timeout, err, errlen);
+	e = start_mhd(l, public_threads(cfg->http.threads), cfg->http.idle_timeout, err, errlen);
 out:
 	api_config_put(api, cfg);
 	return e < 0 ? e : 0;

@@ -55,7 +55,7 @@
 
 static void count(const char *name, const char *help, const char *labels)
 {
-	metric_inc(metrics_counter(name, help, labels), 1);
+	metric_inc(metrics_counter_cached(name, help, labels), 1);
 }
 
 static void count_script(const char *outcome)

@@ -13,3 +13,4 @@ include tests/integration/packaging.mk
 include tests/integration/daemon.mk
 include tests/integration/dhcp.mk
 include tests/bench/dhcp/local.mk
+include tests/bench/http/local.mk

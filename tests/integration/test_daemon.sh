@@ -291,7 +291,7 @@ api:
   socket: $NS_SOCK
 http:
   listen: 127.0.0.1:$ns_port
-  threads: 0
+  threads: 65
 EOF
 # Line 3, column 8: a mapping value where a scalar goes on.
 cat >"$NS/bad-yaml.yaml" <<EOF
@@ -305,7 +305,7 @@ http:
 EOF
 
 for spec in 'bad-key.yaml:5:3:unknown key "sockt_mode" in "api"' \
-	'bad-value.yaml:7:12:http.threads: 0 is out of range 1..64' \
+	'bad-value.yaml:7:12:http.threads: 65 is out of range 0..64' \
 	'bad-yaml.yaml:3:8:mapping values are not allowed'; do
 	file=${spec%%:*}
 	rest=${spec#*:}

@@ -143,7 +143,7 @@ START_TEST(test_defaults)
 	ck_assert_ptr_null(d->api.token_file);
 	ck_assert_ptr_null(d->api.token);
 	ck_assert_str_eq(d->http.listen, "0.0.0.0:7080");
-	ck_assert_uint_eq(d->http.threads, 4);
+	ck_assert_uint_eq(d->http.threads, 0);
 	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
 	ck_assert_uint_eq(d->http.idle_timeout, 120);
 	ck_assert_uint_eq(d->store.changes_retention, 100000);
@@ -566,12 +566,11 @@ static const struct {
 	/* bad values */
 	{ "log_level: loud\n", NAME ":1:12: log_level: \"loud\" is not one of error, warn, info, debug" },
 	{ "log_level: INFO\n", NAME ":1:12: log_level: \"INFO\" is not one of error, warn, info, debug" },
-	{ "http:\n  threads: 0\n", NAME ":2:12: http.threads: 0 is out of range 1..64" },
 	{ "http:\n  idle_timeout: 0\n", NAME ":2:17: http.idle_timeout: 0 is out of range 1..86400" },
-	{ "http:\n  threads: 65\n", NAME ":2:12: http.threads: 65 is out of range 1..64" },
-	{ "http:\n  threads: -1\n", NAME ":2:12: http.threads: -1 is out of range 1..64" },
+	{ "http:\n  threads: 65\n", NAME ":2:12: http.threads: 65 is out of range 0..64" },
+	{ "http:\n  threads: -1\n", NAME ":2:12: http.threads: -1 is out of range 0..64" },
 	{ "http:\n  threads: 99999999999999999999\n",
-	  NAME ":2:12: http.threads: 99999999999999999999 is out of range 1..64" },
+	  NAME ":2:12: http.threads: 99999999999999999999 is out of range 0..64" },
 	{ "http:\n  threads: four\n", NAME ":2:12: http.threads: \"four\" is not an integer" },
 	{ "http:\n  threads: 4.0\n", NAME ":2:12: http.threads: \"4.0\" is not an integer" },
 	{ "store:\n  batch_max: 65537\n", NAME ":2:14: store.batch_max: 65537 is out of range 1..65536" },
@@ -877,7 +876,7 @@ START_TEST(test_load_file)
 
 	tmp_file("c.yaml", "http:\n  threads: 99\n", 20);
 	c = BAD_PTR;
-	snprintf(want, sizeof(want), "%s:2:12: http.threads: 99 is out of range 1..64", path);
+	snprintf(want, sizeof(want), "%s:2:12: http.threads: 99 is out of range 0..64", path);
 	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, want);
 	ck_assert_ptr_eq(c, BAD_PTR);
