@@ -43,6 +43,18 @@ struct config_ifnames {
 	char name[CONFIG_DHCP_MAX_INTERFACES][CONFIG_IFNAME_MAX + 1];
 };
 
+#define CONFIG_MAX_CIDRS 64 /* metadata.trusted_proxies entries */
+
+/* A bounded list of IPv4 and IPv6 prefixes, stored inline. */
+struct config_cidrs {
+	unsigned n;
+	struct config_cidr {
+		uint8_t family;   /* AF_INET or AF_INET6 */
+		uint8_t prefix;   /* 0..32 or 0..128 */
+		uint8_t addr[16]; /* network byte order; host bits zero */
+	} e[CONFIG_MAX_CIDRS];
+};
+
 /* Overrides of the built-in option 93 -> binary table, in file order. */
 struct config_arch_map {
 	unsigned n;
@@ -129,6 +141,12 @@ struct ib_config {
 		bool tinkerbell_insecure_tls; /* ipxe.tinkerbell_insecure_tls, default false */
 		unsigned retries;      /* ipxe.retries, 0..100, default 3: kernel/initrd fetches */
 	} ipxe;
+
+	/* Instance metadata (metadata/), on the public listener. */
+	struct {
+		struct config_cidrs trusted_proxies; /* metadata.trusted_proxies: peers
+						      * whose X-Forwarded-For counts */
+	} metadata;
 
 	/* The syslog receiver (syslog/). */
 	struct {

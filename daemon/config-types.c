@@ -518,6 +518,54 @@ static int parse_text(const struct cfg_key *k, const char *s, size_t n, void *fi
 	return cfg_set_string(field, s, n);
 }
 
+/* "192.0.2.0/24", "2001:db8::/32", or an address alone (all its bits).
+ * The host bits must be zero: "192.0.2.5/24" is a mistake worth saying. */
+static int parse_cidr(const struct cfg_key *k, const char *s, size_t n, void *field, char *msg,
+		      size_t msglen)
+{
+	char q[QUOTE_BUF], addr[INET6_ADDRSTRLEN + 1];
+	struct config_cidrs *l = field;
+	struct config_cidr c = { 0 };
+	const char *slash = memchr(s, '/', n);
+	size_t an = slash ? (size_t)(slash - s) : n;
+	uint64_t prefix;
+
+	if (an == 0 || an >= sizeof(addr))
+		goto bad;
+	memcpy(addr, s, an);
+	addr[an] = '\0';
+	if (inet_pton(AF_INET, addr, c.addr) == 1)
+		c.family = AF_INET;
+	else if (inet_pton(AF_INET6, addr, c.addr) == 1)
+		c.family = AF_INET6;
+	else
+		goto bad;
+	unsigned max = c.family == AF_INET ? 32 : 128;
+	if (!slash)
+		prefix = max;
+	else if (!cfg_is_digits(slash + 1, n - an - 1) ||
+		 num_parse_u64(slash + 1, n - an - 1, max, &prefix) < 0)
+		goto bad;
+	c.prefix = (uint8_t)prefix;
+	for (unsigned bit = c.prefix; bit < max; bit++)
+		if (c.addr[bit / 8] & (0x80 >> (bit % 8))) {
+			snprintf(msg, msglen,
+				 "%s has bits set past its /%u prefix (did you mean the network?)",
+				 cfg_quote(q, sizeof(q), s, n), c.prefix);
+			return -EINVAL;
+		}
+	if (l->n == CONFIG_MAX_CIDRS) {
+		snprintf(msg, msglen, "more than %d prefixes", CONFIG_MAX_CIDRS);
+		return -EINVAL;
+	}
+	l->e[l->n++] = c;
+	return 0;
+bad:
+	snprintf(msg, msglen, "%s is not an address or an address/prefix like 192.0.2.0/24",
+		 cfg_quote(q, sizeof(q), s, n));
+	return -EINVAL;
+}
+
 const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
 	[CFG_SECTION] = { .expected = "a mapping" },
 	[CFG_LOG_LEVEL] = { .expected = "one of error, warn, info, debug", .parse = parse_log_level },
@@ -539,4 +587,6 @@ const struct cfg_type_info cfg_types[CFG_TYPE_MAX] = {
 			   .node = CFG_NODE_MAPPING, .item = "a file name",
 			   .parse_pair = parse_arch_pair },
 	[CFG_TEXT] = { .expected = "a string", .parse = parse_text, .owns_string = true },
+	[CFG_CIDRS] = { .expected = "a list of address prefixes", .parse = parse_cidr,
+			.node = CFG_NODE_SEQUENCE, .item = "an address prefix" },
 };

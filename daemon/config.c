@@ -157,6 +157,12 @@ static const struct cfg_key cfg_ipxe_keys[] = {
 	{ 0 }
 };
 
+static const struct cfg_key cfg_metadata_keys[] = {
+	{ "trusted_proxies", CFG_CIDRS, FIELD(metadata.trusted_proxies), 0, 0, "[]", NULL,
+	  "proxies whose X-Forwarded-For names the client; empty: none" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_syslog_keys[] = {
 	{ "enabled", CFG_BOOL, FIELD(syslog.enabled), 0, 0, "false", NULL,
 	  "run the syslog receiver" },
@@ -182,6 +188,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "dhcp", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_dhcp_keys, "the DHCP server" },
 	{ "tftp", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_tftp_keys, "the TFTP server" },
 	{ "ipxe", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_ipxe_keys, "iPXE binaries and scripts" },
+	{ "metadata", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_metadata_keys, "instance metadata" },
 	{ "syslog", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_syslog_keys, "the syslog receiver" },
 	{ 0 }
 };

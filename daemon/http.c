@@ -102,7 +102,7 @@ struct request {
 	bool too_large;
 	bool responded;
 	bool public_;              /* a route of daemon/public.c, in public_route */
-	struct ipxe_route public_route;
+	struct public_route public_route;
 };
 
 /* ---- the thread's store reader ---- */
@@ -383,9 +383,8 @@ static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struc
 	const struct ib_config *cfg = rq->cfg;
 	int e;
 
-	if (l->type == LISTENER_PUBLIC &&
-	    ipxe_route_parse(url, strlen(url), &rq->public_route) != IPXE_ROUTE_NONE) {
-		rq->template_ = ipxe_route_template(&rq->public_route);
+	if (l->type == LISTENER_PUBLIC && public_route_parse(url, &rq->public_route)) {
+		rq->template_ = public_route_template(&rq->public_route);
 		if (rq->method != API_METHOD_GET && rq->method != API_METHOD_HEAD)
 			return queue_error(c, rq, url, 405, "method not allowed on this path");
 		rq->public_ = true;

@@ -1,6 +1,7 @@
 /* public — the machine-facing routes of the public HTTP listener: the iPXE
  * script of a machine, the iPXE binaries, the OSIE files and the UEFI HTTP
- * Boot answer (the pure parts are in ipxe/).
+ * Boot answer (the pure parts are in ipxe/), and instance metadata (the
+ * pure parts in metadata/).
  *
  * DESIGN: daemon/http.c parses the path with ipxe_route_parse() and hands
  * a route of ours here on the request's first call; this file reads the
@@ -18,6 +19,12 @@
  * index). The public address written into URLs is dhcp.public_address,
  * else dhcp.server_address, else the local address the request came in
  * on: the address the machine already reached us at.
+ *
+ * Metadata is found by the client's address only (the store's IP index),
+ * the address being the TCP peer's, or, when the peer is one of
+ * metadata.trusted_proxies, the one its X-Forwarded-For names
+ * (md_client_address). A /tootles/ instance id or an Ignition UUID only
+ * narrows that: the Hardware they name must also own the address.
  *
  * Logs: one info line per script served and per whole binary or OSIE file
  * sent, one per refusal (unknown machine, allowPXE, missing file) with the
@@ -428,11 +435,152 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 	return e;
 }
 
+/* ---- metadata ---- */
+
+/* At most MD_LOG_BURST lines about unknown clients per MD_LOG_WINDOW
+ * seconds, across threads: a scan of the listener must not flood the log. */
+#define MD_LOG_BURST 10
+#define MD_LOG_WINDOW 10
+static bool md_log_allowed(void)
+{
+	static uint64_t window, count; /* atomic */
+	uint64_t now = now_mono_ns() / 1000000000u / MD_LOG_WINDOW;
+	uint64_t w = __atomic_load_n(&window, __ATOMIC_RELAXED);
+	if (w != now && __atomic_compare_exchange_n(&window, &w, now, false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+		__atomic_store_n(&count, 0, __ATOMIC_RELAXED);
+	return __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) <= MD_LOG_BURST;
+}
+
+static const char *md_ctype(const struct md_route *r)
+{
+	switch (r->type) {
+	case MD_ROUTE_HEGEL:
+		return MD_CT_JSON;
+	case MD_ROUTE_IGNITION:
+		return MD_CT_IGNITION;
+	case MD_ROUTE_NOCLOUD:
+		return r->file == MD_NOCLOUD_META_DATA || r->file == MD_NOCLOUD_NETWORK_CONFIG ?
+			       MD_CT_YAML :
+			       MD_CT_TEXT;
+	default:
+		return MD_CT_TEXT;
+	}
+}
+
+static int serve_metadata(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
+			  const struct md_route *route, const char *peer, struct public_reply *rep)
+{
+	struct store_reader *r = api_thread_reader(api);
+	const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+	char client[INET6_ADDRSTRLEN], name[320];
+	struct buf out = BUF_INIT(MD_BODY_MAX);
+	json_t *hw = NULL;
+	uint8_t mac[6];
+	int e;
+
+	if (!r)
+		return reply_text(500, "the store cannot be read\n", rep);
+	if (route->type == MD_ROUTE_BAD)
+		return reply_text(404, "not found\n", rep);
+	e = md_client_address(peer, xff, &cfg->metadata.trusted_proxies, client, sizeof(client));
+	if (e == 0) {
+		/* Ignition names the machine by its system UUID; the address
+		 * must still be one of that machine's. Everything else is
+		 * found by the address alone. */
+		e = route->type == MD_ROUTE_IGNITION ? store_hardware_by_uuid(r, route->uuid, &hw) :
+						       store_hardware_by_ip(r, client, &hw);
+		if (e == 0 && route->type == MD_ROUTE_IGNITION && ipxe_mac_by_ip(hw, client, mac) < 0)
+			e = -ENOENT;
+		if (e == 0 && route->by_instance &&
+		    (!md_instance_id(hw) || strcmp(md_instance_id(hw), route->instance_id) != 0))
+			e = -ENOENT;
+	} else {
+		e = -ENOENT;
+	}
+	if (e == -ENOENT) {
+		metric_inc(metrics_counter_cached("ironbell_metadata_unknown_clients_total",
+						  "Metadata requests from an address that no "
+						  "Hardware owns (or not the one asked for).",
+						  NULL),
+			   1);
+		if (md_log_allowed())
+			log_info("metadata", "no metadata for %s (peer %s%s%s): %s",
+				 client[0] ? client : "an unusable X-Forwarded-For", peer,
+				 xff ? ", X-Forwarded-For " : "", xff ? "present" : "",
+				 route->type == MD_ROUTE_IGNITION ?
+					 "no Hardware with this system UUID has this address" :
+				 route->by_instance ? "not the Hardware with this instance id" :
+						      "no Hardware has this address");
+		e = reply_text(404, "no Hardware for this address\n", rep);
+		goto out;
+	}
+	if (e < 0) {
+		log_error("metadata", "cannot look up %s: %s", client, strerror(-e));
+		e = reply_text(500, "the store cannot be read\n", rep);
+		goto out;
+	}
+	switch (route->type) {
+	case MD_ROUTE_EC2:
+		e = md_ec2(hw, route->path, &out);
+		break;
+	case MD_ROUTE_HEGEL:
+		e = md_hegel_json(hw, &out);
+		break;
+	case MD_ROUTE_NOCLOUD:
+		e = md_nocloud(hw, route->file, &out);
+		break;
+	case MD_ROUTE_IGNITION:
+		e = md_ignition(hw, &out);
+		break;
+	default:
+		e = -ENOENT;
+	}
+	if (e == -ENOENT) {
+		e = reply_text(404, "no such key\n", rep);
+	} else if (e < 0) {
+		log_error("metadata", "cannot answer %s for %s (%s): %s", md_route_template(route),
+			  client, hw_name(hw, name), e == -E2BIG ? "too large" : strerror(-e));
+		e = reply_text(500, "the answer cannot be made; the server's log says why\n", rep);
+	} else {
+		log_debug("metadata", "%s for %s (%s)", md_route_template(route), client,
+			  hw_name(hw, name));
+		e = reply_buf(200, md_ctype(route), &out, rep);
+	}
+out:
+	json_decref(hw);
+	buf_free(&out);
+	return e;
+}
+
+/* ---- routing ---- */
+
+bool public_route_parse(const char *url, struct public_route *ret)
+{
+	size_t n = strlen(url);
+	ret->kind = PUBLIC_NONE;
+	if (ipxe_route_parse(url, n, &ret->ipxe) != IPXE_ROUTE_NONE)
+		ret->kind = PUBLIC_IPXE;
+	else if (md_route_parse(url, n, &ret->md) != MD_ROUTE_NONE)
+		ret->kind = PUBLIC_METADATA;
+	return ret->kind != PUBLIC_NONE;
+}
+
+const char *public_route_template(const struct public_route *r)
+{
+	return r->kind == PUBLIC_IPXE ? ipxe_route_template(&r->ipxe) :
+	       r->kind == PUBLIC_METADATA ? md_route_template(&r->md) :
+					     "(unknown)";
+}
+
 int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
-		  const struct ipxe_route *route, struct public_reply *rep)
+		  const struct public_route *pr, struct public_reply *rep)
 {
 	char client[INET6_ADDRSTRLEN];
+	const struct ipxe_route *route = &pr->ipxe;
 	peer_ip(c, client);
+	if (pr->kind == PUBLIC_METADATA)
+		return serve_metadata(api, cfg, c, &pr->md, client, rep);
 	switch (route->type) {
 	case IPXE_ROUTE_SCRIPT:
 		return serve_script(api, cfg, c, route, client, rep);

@@ -2,7 +2,10 @@
  * called by daemon/http.c. Included only inside daemon/. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "ipxe/ipxe.h"
+#include "metadata/metadata.h"
 
 struct api;
 struct ib_config;
@@ -16,8 +19,21 @@ struct public_reply {
 	struct MHD_Response *resp;
 };
 
-/* Answers route (a route of ours, from ipxe_route_parse()) on connection
- * c with the configuration snapshot cfg (borrowed for the call). Returns
- * 0 with *rep filled, or -ENOMEM when no response could be made. */
+/* A route of the public listener that this file answers. */
+struct public_route {
+	enum { PUBLIC_NONE, PUBLIC_IPXE, PUBLIC_METADATA } kind;
+	struct ipxe_route ipxe;
+	struct md_route md;
+};
+
+/* Parses the path url (NUL-terminated, still percent-encoded): true when
+ * it is ours (malformed ones too: they get 404). */
+bool public_route_parse(const char *url, struct public_route *ret);
+/* The route's template for logs and metrics. */
+const char *public_route_template(const struct public_route *r);
+
+/* Answers route on connection c with the configuration snapshot cfg
+ * (borrowed for the call). Returns 0 with *rep filled, or -ENOMEM when no
+ * response could be made. */
 int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
-		  const struct ipxe_route *route, struct public_reply *rep);
+		  const struct public_route *route, struct public_reply *rep);

@@ -1,5 +1,5 @@
 # Developer tools: the dependency installer and the demo.
-dist_noinst_SCRIPTS += tools/install-deps tools/demo.sh
+dist_noinst_SCRIPTS += tools/install-deps tools/demo.sh tools/deb-fetch
 
 # make demo: start the daemon just built on a scratch directory, apply
 # etc/examples/ and show the objects (tools/demo.sh says each step).

@@ -250,6 +250,8 @@ START_TEST(test_every_key)
 		 "  tinkerbell_tls: true\n"
 		 "  tinkerbell_insecure_tls: true\n"
 		 "  retries: 100\n"
+		 "metadata:\n"
+		 "  trusted_proxies: [192.0.2.0/24, 10.1.2.3, \"2001:db8::/32\", 0.0.0.0/0]\n"
 		 "syslog:\n"
 		 "  enabled: true\n"
 		 "  listen: :5514\n"
@@ -308,6 +310,12 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->ipxe.grpc_authority, "tink.example.com:42113");
 	ck_assert(c->ipxe.tinkerbell_tls && c->ipxe.tinkerbell_insecure_tls);
 	ck_assert_uint_eq(c->syslog.max_message, 480);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.n, 4);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.e[0].prefix, 24);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.e[1].prefix, 32);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.e[1].addr[3], 3);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.e[2].family, AF_INET6);
+	ck_assert_uint_eq(c->metadata.trusted_proxies.e[3].prefix, 0);
 	ck_assert_uint_eq(c->syslog.burst, 1);
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
@@ -528,7 +536,7 @@ static const struct {
 	/* unknown keys */
 	{ "foo: 1\n",
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
-	       "tftp, ipxe, syslog)" },
+	       "tftp, ipxe, metadata, syslog)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
 	{ "store:\n  Batch_max: 3\n",
@@ -537,9 +545,22 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, syslog)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store, dhcp, tftp, ipxe, syslog)" },
+				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog)" },
+	/* prefixes */
+	{ "metadata:\n  trusted_proxies: [10.0.0.1/8]\n",
+	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.1/8\" has bits set past its /8 prefix "
+	       "(did you mean the network?)" },
+	{ "metadata:\n  trusted_proxies: [10.0.0.0/33]\n",
+	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.0/33\" is not an address or an "
+	       "address/prefix like 192.0.2.0/24" },
+	{ "metadata:\n  trusted_proxies: [\"10.0.0.0/+8\"]\n",
+	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.0/+8\" is not an address or an "
+	       "address/prefix like 192.0.2.0/24" },
+	{ "metadata:\n  trusted_proxies: [proxy.example]\n",
+	  NAME ":2:21: metadata.trusted_proxies: \"proxy.example\" is not an address or an "
+	       "address/prefix like 192.0.2.0/24" },
 	/* free text */
 	{ "ipxe:\n  kernel_args: \"a\\tb\"\n",
 	  NAME ":2:16: ipxe.kernel_args: \"a\\x09b\" holds a character that is not printable ASCII "
