@@ -14,3 +14,4 @@ include tests/integration/daemon.mk
 include tests/integration/dhcp.mk
 include tests/bench/dhcp/local.mk
 include tests/bench/http/local.mk
+include tests/bench/metadata/local.mk
