@@ -45,6 +45,7 @@
 #include "daemon/api.h"
 #include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
+#include "tftp/tftp-server.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 2
@@ -338,6 +339,7 @@ int main(int argc, char **argv)
 	struct store *store = NULL;
 	struct api *api = NULL;
 	struct dhcp_server *dhcp = NULL;
+	struct tftp_server *tftp = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
@@ -393,11 +395,20 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	/* TFTP too: its socket and root are opened once. */
+	if (dhcp_cfg->tftp.enabled && tftp_server_new(dhcp_cfg, &tftp, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	if (api_start(api, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
 	if (dhcp && dhcp_server_start(dhcp, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
+	if (tftp && tftp_server_start(tftp, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -417,6 +428,7 @@ out:
 	/* Before the store closes: DHCP sends the ACKs whose leases are being
 	 * committed, and frees its reader. */
 	dhcp_server_free(dhcp);
+	tftp_server_free(tftp);
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

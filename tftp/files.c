@@ -1,0 +1,109 @@
+/* files — which file a TFTP request names, and opening it safely.
+ *
+ * DESIGN: the requested name is cleaned first (tftp_path_clean, pure):
+ * leading '/' are dropped, since firmware often asks for "/ipxe.efi" and
+ * every name is relative to the root anyway; a leading "<mac>/" component
+ * is dropped as Smee does (iPXE URLs and some DHCP answers carry it);
+ * backslashes (Windows-style clients) are not separators here and are
+ * refused, as are empty, "." and ".." components. Then the file is opened
+ * beneath the root directory's fd with openat2(RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): the kernel refuses any
+ * symlink on the way and any escape, so even a link an operator left in
+ * the directory is not followed. Only regular files are served.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tftp/tftp-internal.h"
+
+static bool is_mac(const char *s, size_t n)
+{
+	if (n != 17 || (s[2] != ':' && s[2] != '-'))
+		return false;
+	for (size_t i = 0; i < 17; i++) {
+		char c = s[i];
+		if (i % 3 == 2) {
+			if (c != s[2])
+				return false;
+		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+			     (c >= 'A' && c <= 'F'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+int tftp_path_clean(const char *name, char *out, size_t outlen)
+{
+	const char *p = name;
+	while (*p == '/')
+		p++;
+	const char *slash = strchr(p, '/');
+	if (slash && is_mac(p, (size_t)(slash - p)))
+		p = slash + 1;
+	size_t n = strlen(p);
+	if (n == 0 || n >= outlen || p[n - 1] == '/')
+		return -EINVAL;
+	for (const char *c = p; *c;) {
+		const char *e = strchr(c, '/');
+		size_t cn = e ? (size_t)(e - c) : strlen(c);
+		if (cn == 0 || (cn == 1 && c[0] == '.') || (cn == 2 && c[0] == '.' && c[1] == '.'))
+			return -EINVAL;
+		for (size_t i = 0; i < cn; i++)
+			if (c[i] == '\\')
+				return -EINVAL;
+		c += cn + (e ? 1 : 0);
+	}
+	memcpy(out, p, n + 1);
+	return 0;
+}
+
+const char *tftp_alias(const char *name)
+{
+	if (strcmp(name, "snp.efi") == 0)
+		return "snp-arm64.efi";
+	if (strcmp(name, "snp-arm64.efi") == 0)
+		return "snp.efi";
+	return NULL;
+}
+
+static int open_one(int root_fd, const char *rel, int *ret_fd, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+	if (fd < 0)
+		return errno == ELOOP || errno == EXDEV ? -EPERM : -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int tftp_open(int root_fd, const char *clean, int *ret_fd, struct stat *st, const char **ret_name)
+{
+	const char *alias = NULL;
+	int e = open_one(root_fd, clean, ret_fd, st);
+	if (e == -ENOENT && (alias = tftp_alias(clean)) != NULL) {
+		e = open_one(root_fd, alias, ret_fd, st);
+		if (e == 0) {
+			*ret_name = alias;
+			return 0;
+		}
+		e = -ENOENT;
+	}
+	if (e == 0)
+		*ret_name = clean;
+	return e;
+}
