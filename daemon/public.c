@@ -7,11 +7,13 @@
  * a route of ours here on the request's first call; this file reads the
  * store (the thread's own reader) or opens the file, and builds the
  * libmicrohttpd response. Nothing here blocks on anything but the local
- * disk and SQLite. Files are opened per request under a directory fd, with
- * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): the route parser already
- * refused "..", hidden names and escapes, and the kernel refuses a symlink
- * that an operator's directory may hold, so a request never reads outside
- * ipxe.binary_dir or ipxe.osie_dir. A file is sent with sendfile by
+ * disk and SQLite. Files are opened per request under a directory fd
+ * (common/file.h): the route parser already refused "..", hidden names and
+ * escapes, the kernel refuses any symlink on the way, and a last component
+ * that is a link is followed only when root or the daemon's user owns it
+ * (Debian's /usr/lib/ipxe/ipxe.efi is a link to /boot/ipxe.efi), so a
+ * request never reads outside ipxe.binary_dir or ipxe.osie_dir except
+ * where the operator linked it. A file is sent with sendfile by
  * libmicrohttpd (a response from the fd), and a Range of one span gets 206.
  *
  * Who is asking: the TCP peer's address. A script asked for without a MAC
@@ -36,20 +38,19 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
 
 #include "common/common.h"
+#include "common/file.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
 #include "daemon/public.h"
@@ -311,28 +312,16 @@ out:
 
 /* ---- files ---- */
 
-/* Opens name under dir: a regular file, no symlink, never outside dir. */
+/* Opens name under dir (common/file.h: never outside it; a last component
+ * that is a link is followed only when root or we own it). */
 static int open_beneath(const char *dir, const char *name, int *ret_fd, struct stat *st)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int fd, e;
 	if (dfd < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
-	e = fd < 0 ? -errno : 0;
+	int e = file_open_beneath(dfd, name, ret_fd, st);
 	close(dfd);
-	if (e < 0)
-		return e == -ELOOP || e == -EXDEV ? -EPERM : e;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	*ret_fd = fd;
-	return 0;
+	return e;
 }
 
 static int serve_file(struct MHD_Connection *c, const char *dir, const struct ipxe_route *route,
@@ -359,7 +348,7 @@ static int serve_file(struct MHD_Connection *c, const char *dir, const struct ip
 		log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what, route->name,
 			 client,
 			 e == -ENOENT ? "no such file" :
-			 e == -EPERM  ? "a symbolic link" :
+			 e == -EPERM  ? "a symbolic link root did not make, or outside the directory" :
 			 e == -EISDIR ? "not a regular file" :
 					strerror(-e),
 			 dir, route->name);

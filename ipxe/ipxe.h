@@ -34,6 +34,7 @@ struct json_t; /* jansson */
 #define IPXE_NAME_MAX 63                   /* a binary's file name */
 #define IPXE_OSIE_PATH_MAX 255             /* a path under /osie/ */
 #define IPXE_OSIE_DEPTH 8                  /* components of that path */
+#define IPXE_PATH_MAX 512                  /* bytes of a request path considered */
 #define IPXE_MAX_KERNEL_PARAMS 64          /* netboot.osie.kernelParams entries */
 #define IPXE_GRPC_PORT 42113               /* the worker API (Tinkerbell's port) */
 
@@ -57,12 +58,13 @@ struct ipxe_route {
 };
 
 /* Parses the path of a request (len bytes, not NUL-terminated, still
- * percent-encoded; a query string is cut off first) into *ret. Names are
- * accepted only as [A-Za-z0-9._+~-] components that do not start with '.',
- * so that nothing the path says can leave the directory it is served
- * from; a MAC is "aa:bb:cc:dd:ee:ff" (either case, ':' or '-'). Returns
- * the route type (IPXE_ROUTE_NONE when the path is not under /ipxe/,
- * /osie/, /httpboot or /auto.ipxe). */
+ * percent-encoded: it is decoded once here, as iPXE encodes a MAC's
+ * colons; a query string is cut off first) into *ret. Names are accepted
+ * only as [A-Za-z0-9._+~-] components that do not start with '.', so that
+ * nothing the path says can leave the directory it is served from; a MAC
+ * is "aa:bb:cc:dd:ee:ff" (either case, ':' or '-'). Returns the route type
+ * (IPXE_ROUTE_NONE when the path is not under /ipxe/, /osie/, /httpboot
+ * or /auto.ipxe). */
 enum ipxe_route_type ipxe_route_parse(const char *path, size_t len, struct ipxe_route *ret);
 /* A route's template for logs and metrics ("/ipxe/script/{mac}/auto.ipxe"). */
 const char *ipxe_route_template(const struct ipxe_route *r);

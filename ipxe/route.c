@@ -2,12 +2,15 @@
  * file types of what it serves.
  *
  * DESIGN: the path arrives still percent-encoded (libmicrohttpd is told not
- * to unescape, daemon/http.c). No name we serve needs an escape, so a '%'
- * anywhere in a name makes the route IPXE_ROUTE_BAD rather than being
- * decoded: "%2e%2e" never becomes "..". A name is one or more components of
- * [A-Za-z0-9._+~-] that do not start with '.', so no component is "." or
- * "..", and the file opened under its directory (daemon/public.c, with
- * openat2 RESOLVE_BENEATH) is one the operator put there.
+ * to unescape, daemon/http.c). iPXE encodes the colons of a MAC in a URL
+ * ("52%3A54%3A00..."), so the path is decoded once, into a bounded buffer,
+ * before any rule is applied; a '%' that is not a valid escape, or a NUL,
+ * makes the route IPXE_ROUTE_BAD. The rules then apply to the decoded
+ * text, so "%2e%2e" is "..", and refused like it. A name is one or more
+ * components of [A-Za-z0-9._+~-] that do not start with '.', so no
+ * component is "." or "..", and the file opened under its directory
+ * (daemon/public.c, with openat2 RESOLVE_BENEATH) is one the operator put
+ * there.
  */
 #include "config.h"
 
@@ -98,12 +101,48 @@ static enum ipxe_route_type mac_and_name(const char *p, size_t n, enum ipxe_rout
 	return type;
 }
 
-enum ipxe_route_type ipxe_route_parse(const char *path, size_t len, struct ipxe_route *ret)
+/* Percent-decodes in (n bytes) into out (at least n + 1 bytes): the
+ * decoded length, or -1 for a bad escape or a NUL. */
+static long decode(const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+		if (c == '%') {
+			if (n - i < 3)
+				return -1;
+			int hi = hexval(in[i + 1]), lo = hexval(in[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0')
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return (long)o;
+}
+
+enum ipxe_route_type ipxe_route_parse(const char *raw, size_t rawlen, struct ipxe_route *ret)
 {
 	struct ipxe_route r = { .type = IPXE_ROUTE_NONE };
-	const char *q = memchr(path, '?', len);
-	size_t n = q ? (size_t)(q - path) : len;
+	const char *q = memchr(raw, '?', rawlen);
+	size_t rn = q ? (size_t)(q - raw) : rawlen;
 	enum ipxe_route_type t = IPXE_ROUTE_NONE;
+	char path[IPXE_PATH_MAX + 1];
+	long dn;
+
+	if (rn > IPXE_PATH_MAX || (dn = decode(raw, rn, path)) < 0) {
+		/* Too long, or a bad escape: ours (404) only under our prefixes. */
+		r.type = (rn >= 5 && (memcmp(raw, "/ipxe", 5) == 0 || memcmp(raw, "/osie", 5) == 0)) ?
+				 IPXE_ROUTE_BAD :
+				 IPXE_ROUTE_NONE;
+		*ret = r;
+		return r.type;
+	}
+	size_t n = (size_t)dn;
 
 	if (n == 10 && memcmp(path, "/auto.ipxe", 10) == 0) {
 		r.type = IPXE_ROUTE_SCRIPT;

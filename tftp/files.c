@@ -6,21 +6,21 @@
  * is dropped as Smee does (iPXE URLs and some DHCP answers carry it);
  * backslashes (Windows-style clients) are not separators here and are
  * refused, as are empty, "." and ".." components. Then the file is opened
- * beneath the root directory's fd with openat2(RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): the kernel refuses any
- * symlink on the way and any escape, so even a link an operator left in
- * the directory is not followed. Only regular files are served.
+ * beneath the root directory's fd (common/file.h: openat2 with
+ * RESOLVE_BENEATH, no symlink on the way; a last component that is a link
+ * is followed only when root or the daemon's user owns it, as Debian's
+ * /usr/lib/ipxe/ipxe.efi -> /boot/ipxe.efi is). Only regular files are
+ * served.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "tftp/tftp-internal.h"
 
 static bool is_mac(const char *s, size_t n)
@@ -76,19 +76,7 @@ const char *tftp_alias(const char *name)
 
 static int open_one(int root_fd, const char *rel, int *ret_fd, struct stat *st)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-	if (fd < 0)
-		return errno == ELOOP || errno == EXDEV ? -EPERM : -errno;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	*ret_fd = fd;
-	return 0;
+	return file_open_beneath(root_fd, rel, ret_fd, st);
 }
 
 int tftp_open(int root_fd, const char *clean, int *ret_fd, struct stat *st, const char **ret_name)

@@ -469,7 +469,7 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	}
 	if (e < 0) {
 		log_warn("tftp", "refused \"%s\" to %s: %s", shown, client,
-			 e == -EPERM  ? "a symbolic link, or outside the root" :
+			 e == -EPERM  ? "a symbolic link root did not make, or outside the root" :
 			 e == -EISDIR ? "not a regular file" :
 					strerror(-e));
 		reply_error(s, peer, TFTP_EACCESS, "access violation");

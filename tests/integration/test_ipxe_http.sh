@@ -31,7 +31,10 @@ head -c 300000 /dev/urandom >"$OSIE/hook/v1/vmlinuz-x86_64"
 head -c 1000000 /dev/urandom >"$OSIE/initramfs-x86_64"
 echo secret >"$IB_TMP/secret"
 ln -s "$IB_TMP/secret" "$OSIE/escape"
+chown -h nobody "$OSIE/escape" || bail_out "cannot give the link to nobody"
 ln -s initramfs-x86_64 "$OSIE/inside-link"
+mkdir "$OSIE/linkdir-target" && echo x >"$OSIE/linkdir-target/f"
+ln -s linkdir-target "$OSIE/linkdir"
 echo hidden >"$OSIE/.hidden"
 mkdir "$OSIE/dir"
 printf '#!ipxe\necho custom {{hw_addr}} {{worker_id}}\nchain {{base_url}}/next\n' >"$IB_TMP/tmpl.ipxe"
@@ -208,7 +211,11 @@ is "$?" 0 "with its bytes"
 get /osie/initramfs-x86_64
 cmp -s "$body" "$OSIE/initramfs-x86_64"
 is "$?" 0 "a 1 MB initrd arrives whole"
-for p in /osie/escape /osie/inside-link /osie/.hidden /osie/dir /osie/../secret \
+get /osie/inside-link
+is "$code" 200 "a link root made in the directory is followed"
+cmp -s "$body" "$OSIE/initramfs-x86_64"
+is "$?" 0 "to its file"
+for p in /osie/escape /osie/linkdir/f /osie/.hidden /osie/dir /osie/../secret \
 	/osie/hook/../../secret /osie/%2e%2e/secret /osie//etc/passwd; do
 	get "$p"
 	is "$code" 404 "$p is refused"

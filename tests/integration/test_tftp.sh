@@ -35,7 +35,11 @@ head -c 4096 /dev/urandom >"$ROOT/snp-arm64.efi"
 # 34 MB: 66,407 blocks of 512, so block numbers wrap past 65535.
 head -c 34000000 /dev/urandom >"$ROOT/big.bin"
 echo secret >"$IB_TMP/secret"
+# A link someone other than root left in the directory: refused. One the
+# operator (root) made is followed, as Debian's own ipxe.efi is a link.
 ln -s "$IB_TMP/secret" "$ROOT/link"
+chown -h nobody "$ROOT/link" || bail_out "cannot give the link to nobody"
+ln -s /usr/lib/ipxe/undionly.kpxe "$ROOT/operator.kpxe"
 printf 'line one\nline two\r\n' >"$ROOT/text.txt"
 
 ns_new SRV srv || bail_out "cannot make a namespace"
@@ -120,6 +124,9 @@ is "$?" 0 "a leading / names the file under the root"
 in_ns "$CLI" tftp -m binary 10.66.0.1 -c get snp.efi "$D/snp"
 same snp-arm64.efi "$D/snp"
 is "$?" 0 "snp.efi is served from snp-arm64.efi"
+in_ns "$CLI" tftp -m binary 10.66.0.1 -c get operator.kpxe "$D/oplink"
+same undionly.kpxe "$D/oplink"
+is "$?" 0 "a symlink root made is followed (Debian's /usr/lib/ipxe/ipxe.efi is one)"
 in_ns "$CLI" tftp -m netascii 10.66.0.1 -c get text.txt "$D/text"
 same text.txt "$D/text"
 is "$?" 0 "netascii mode round-trips a text file"
@@ -132,7 +139,8 @@ refused() {
 }
 refused ../secret 2 "../secret"
 refused dir/../../secret 2 "dir/../../secret"
-refused link 2 "a symlink, even to a file"
+refused dir/../link 2 "a name through a directory and back"
+refused link 2 "a symlink that root did not make, even to a file"
 refused dir 2 "a directory"
 refused /etc/passwd 1 "/etc/passwd (looked up under the root)"
 refused missing.efi 1 "a missing binary"

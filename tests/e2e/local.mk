@@ -1,0 +1,16 @@
+# End-to-end: a QEMU virtual machine boots over the network from ironbelld
+# (BIOS with QEMU's iPXE ROM; UEFI PXE through TFTP; UEFI HTTP Boot), in a
+# network namespace. Root, QEMU and OVMF are needed (CI has them); the
+# kernel and initrd come from Debian packages (tools/e2e-assets) into
+# tests/e2e/cache in the build tree.
+E2E_TESTS = \
+	tests/e2e/test_boot_bios.sh \
+	tests/e2e/test_boot_uefi_pxe.sh \
+	tests/e2e/test_boot_uefi_http.sh
+TESTS += $(E2E_TESTS)
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh
+dist_noinst_SCRIPTS += tools/e2e-assets
+clean-local: clean-e2e-cache
+clean-e2e-cache:
+	rm -rf tests/e2e/cache tests/cache
+.PHONY: clean-e2e-cache
