@@ -206,5 +206,6 @@ int cli_cmd_delete(struct cli *c, int argc, char **argv);
 int cli_cmd_get(struct cli *c, int argc, char **argv);
 int cli_cmd_describe(struct cli *c, int argc, char **argv);
 int cli_cmd_events(struct cli *c, int argc, char **argv);
+int cli_cmd_logs(struct cli *c, int argc, char **argv);
 int cli_cmd_watch(struct cli *c, int argc, char **argv);
 int cli_cmd_version(struct cli *c, int argc, char **argv);

@@ -315,6 +315,117 @@ int cli_cmd_events(struct cli *c, int argc, char **argv)
 	return ret;
 }
 
+/* ---- logs ---- */
+
+struct logs_ctx {
+	int printed;
+};
+
+/* One syslog event as a log line: "TIME MESSAGE" (the message already
+ * starts with the severity and the program). Other events are skipped. */
+static void print_log_line(const json_t *ev)
+{
+	const char *reason = json_string_value(json_object_get(ev, "reason"));
+	if (!reason || strcmp(reason, "Syslog") != 0)
+		return;
+	printf("%s %s\n", json_string_value(json_object_get(ev, "time")) ?: "-",
+	       json_string_value(json_object_get(ev, "message")) ?: "");
+}
+
+static int on_log_line(void *arg, const char *line, size_t len)
+{
+	struct logs_ctx *x = arg;
+	json_t *msg = json_loadb(line, len, 0, NULL);
+	const char *type = json_string_value(json_object_get(msg, "type"));
+	json_t *ev = json_object_get(msg, "object");
+	int ret = 0;
+	if (!type || !json_is_object(ev)) {
+		ret = cli_error("the event stream carries something that is not an event");
+	} else if (strcmp(type, "ERROR") == 0) {
+		fprintf(stderr, "Error from server: %s\n",
+			json_string_value(json_object_get(ev, "message")) ?: "the watch failed");
+		ret = -1;
+	} else {
+		print_log_line(ev);
+		x->printed++;
+		fflush(stdout);
+	}
+	json_decref(msg);
+	return ret;
+}
+
+int cli_cmd_logs(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_GLOBAL_LONGOPTS,
+		{ "follow", no_argument, NULL, 'f' },
+		{ 0 },
+	};
+	struct buf path = BUF_INIT(8192);
+	struct cli_response resp = { 0 };
+	struct logs_ctx x = { 0 };
+	bool follow = false;
+	int ret = CLI_EXIT_ERROR, o;
+	json_t *list = NULL;
+	optind = 0;
+	while ((o = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "f", opts, NULL)) != -1) {
+		if (o == 'f') {
+			follow = true;
+		} else {
+			int r = cli_global_option(c, o, optarg);
+			if (r <= 0)
+				return r == 0 ? cli_help("logs") : cli_usage("logs");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("logs", "logs takes one HARDWARE name");
+	if (c->all_ns)
+		return cli_usage_error("logs", "-A cannot be used with logs");
+	const char *name = argv[optind];
+	const struct cli_kind *k = cli_kind_parse("hardware");
+	/* The Hardware must exist: an empty log and a typo look alike. */
+	if (!k || cli_kind_path(&path, k, c->ns, name, NULL) < 0) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	if (cli_request(c, "GET", path.data, NULL, NULL, 0, &resp) < 0)
+		goto out;
+	if (resp.code != 200) {
+		cli_print_server_error(&resp);
+		goto out;
+	}
+	cli_response_free(&resp);
+	buf_reset(&path);
+	if (buf_puts(&path, EVENTS_PATH) < 0 || cli_query_add(&path, "kind", "Hardware") < 0 ||
+	    cli_query_add(&path, "namespace", c->ns) < 0 || cli_query_add(&path, "name", name) < 0 ||
+	    cli_query_add(&path, follow ? "watch" : "limit", follow ? "1" : "10000") < 0) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	if (follow) {
+		ret = cli_stream(c, path.data, on_log_line, &x);
+		goto out;
+	}
+	if (cli_request(c, "GET", path.data, NULL, NULL, 0, &resp) < 0)
+		goto out;
+	if (resp.code != 200) {
+		cli_print_server_error(&resp);
+		goto out;
+	}
+	if (!(list = cli_response_json(&resp)))
+		goto out;
+	size_t i;
+	json_t *ev;
+	json_array_foreach (json_object_get(list, "items"), i, ev)
+		print_log_line(ev);
+	ret = CLI_EXIT_OK;
+out:
+	json_decref(list);
+	cli_response_free(&resp);
+	buf_free(&path);
+	return ret;
+}
+
 /* ---- version ---- */
 
 int cli_cmd_version(struct cli *c, int argc, char **argv)

@@ -50,6 +50,10 @@ static const struct command commands[] = {
 	  "Lists the events of objects (all kinds, a kind, or one object).\n"
 	  "  -f, --follow          keep printing new events until interrupted\n"
 	  "  -o, --output json     print the raw JSON\n" },
+	{ "logs", cli_cmd_logs, "logs HARDWARE [-f] [-n NS]",
+	  "Prints the syslog messages a machine sent while it was being provisioned,\n"
+	  "oldest first, one per line: time, severity, program, message.\n"
+	  "  -f, --follow          keep printing new messages until interrupted\n" },
 	{ "watch", cli_cmd_watch,
 	  "watch KIND [-l SELECTOR] [-o json] [--resource-version N] [-n NS | -A]",
 	  "Prints one line per change (ADDED, MODIFIED, DELETED) until interrupted.\n"

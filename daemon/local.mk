@@ -12,7 +12,7 @@ libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 sbin_PROGRAMS += ironbelld
 ironbelld_SOURCES = daemon/main.c
 ironbelld_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
-ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) $(TFTP_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS)
+ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) $(TFTP_LIBS) $(SYSLOG_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS)
 
 # Admin API unit tests: the route, query, status and header helpers.
 check_PROGRAMS += tests/unit/check_api

@@ -45,6 +45,7 @@
 #include "daemon/api.h"
 #include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
+#include "syslog/syslog-server.h"
 #include "tftp/tftp-server.h"
 #include "store/store.h"
 
@@ -340,6 +341,7 @@ int main(int argc, char **argv)
 	struct api *api = NULL;
 	struct dhcp_server *dhcp = NULL;
 	struct tftp_server *tftp = NULL;
+	struct syslog_server *syslogd = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
@@ -400,6 +402,11 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	if (dhcp_cfg->syslog.enabled &&
+	    syslog_server_new(store, dhcp_cfg, &syslogd, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	if (api_start(api, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
@@ -409,6 +416,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (tftp && tftp_server_start(tftp, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
+	if (syslogd && syslog_server_start(syslogd, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -429,6 +440,7 @@ out:
 	 * committed, and frees its reader. */
 	dhcp_server_free(dhcp);
 	tftp_server_free(tftp);
+	syslog_server_free(syslogd); /* before the store: it queues events */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

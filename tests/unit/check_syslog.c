@@ -1,0 +1,177 @@
+/* check_syslog — the syslog parser on what real senders write (util-linux
+ * logger in both formats, busybox syslogd, rsyslog) and on malformed
+ * datagrams; the cleaning of a message for an event; the token bucket. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "syslog/syslog.h"
+#include "tests/unit/unit.h"
+
+static bool slice_is(const struct syslog_slice *s, const char *want)
+{
+	return s->n == strlen(want) && memcmp(s->p, want, s->n) == 0;
+}
+
+#define SLICE_EQ(s, w) ck_assert_msg(slice_is(&(s), w), "%s: \"%.*s\", want \"%s\"", #s, \
+				     (int)(s).n, (s).p ? (s).p : "", w)
+
+static const struct {
+	const char *in;
+	enum syslog_format f;
+	unsigned fac, sev;
+	const char *ts, *host, *app, *pid, *msgid, *text;
+} good[] = {
+	/* logger --rfc3164 -t tag -i */
+	{ "<13>Nov 24 23:50:01 node1 tag[1234]: hello world", SYSLOG_RFC3164, 1, 5,
+	  "Nov 24 23:50:01", "node1", "tag", "1234", "", "hello world" },
+	/* busybox syslogd forwarding: no host, a trailing NUL */
+	{ "<14>Nov  4 01:02:03 kernel: [    1.234] eth0 up", SYSLOG_RFC3164, 1, 6,
+	  "Nov  4 01:02:03", "", "kernel", "", "", "[    1.234] eth0 up" },
+	/* rsyslog: host and tag without pid */
+	{ "<30>Jan 01 00:00:00 hookos tink-agent: action done", SYSLOG_RFC3164, 3, 6,
+	  "Jan 01 00:00:00", "hookos", "tink-agent", "", "", "action done" },
+	/* no timestamp at all */
+	{ "<11>sshd[99]: refused", SYSLOG_RFC3164, 1, 3, "", "", "sshd", "99", "", "refused" },
+	{ "<0>just text, no tag", SYSLOG_RFC3164, 0, 0, "", "", "", "", "", "just text, no tag" },
+	{ "<191>x", SYSLOG_RFC3164, 23, 7, "", "", "", "", "", "x" },
+	/* a timestamp and then no recognisable tag */
+	{ "<13>Nov 24 23:50:01 some free text", SYSLOG_RFC3164, 1, 5, "Nov 24 23:50:01", "", "",
+	  "", "", "some free text" },
+	/* logger --rfc5424 */
+	{ "<13>1 2026-11-24T23:50:01.123456+00:00 node1 tag 1234 - [timeQuality tzKnown=\"1\" "
+	  "isSynced=\"0\"] hello 5424",
+	  SYSLOG_RFC5424, 1, 5, "2026-11-24T23:50:01.123456+00:00", "node1", "tag", "1234", "",
+	  "hello 5424" },
+	/* nil fields, no structured data, a BOM */
+	{ "<165>1 - - - - ID47 - \xef\xbb\xbf" "bom message", SYSLOG_RFC5424, 20, 5, "", "", "", "",
+	  "ID47", "bom message" },
+	/* escaped characters in an SD value, several elements, no message */
+	{ "<13>1 2026-01-01T00:00:00Z h a - - [x k=\"a\\\"]b\\\\\"][y z=\"1\"]", SYSLOG_RFC5424, 1, 5,
+	  "2026-01-01T00:00:00Z", "h", "a", "", "", "" },
+	/* trailing newline and NUL are dropped */
+	{ "<13>1 - h a p m - text\n", SYSLOG_RFC5424, 1, 5, "", "h", "a", "p", "m", "text" },
+};
+
+START_TEST(test_good)
+{
+	struct syslog_msg m;
+	enum syslog_bad why;
+	const char *in = good[_i].in;
+	size_t n = strlen(in);
+	ck_assert_msg(syslog_parse((const uint8_t *)in, n, &m, &why) == 0, "%s: %s", in,
+		      syslog_bad_name(why));
+	ck_assert_int_eq(m.format, good[_i].f);
+	ck_assert_uint_eq(m.facility, good[_i].fac);
+	ck_assert_uint_eq(m.severity, good[_i].sev);
+	SLICE_EQ(m.timestamp, good[_i].ts);
+	SLICE_EQ(m.host, good[_i].host);
+	SLICE_EQ(m.app, good[_i].app);
+	SLICE_EQ(m.procid, good[_i].pid);
+	SLICE_EQ(m.msgid, good[_i].msgid);
+	SLICE_EQ(m.text, good[_i].text);
+}
+END_TEST
+
+static const struct {
+	const char *in;
+	size_t n; /* 0: strlen */
+	enum syslog_bad why;
+} bad[] = {
+	{ "", 0, SYSLOG_BAD_EMPTY },
+	{ "\0\n", 2, SYSLOG_BAD_EMPTY },
+	{ "no pri", 0, SYSLOG_BAD_PRI },
+	{ "<>x", 0, SYSLOG_BAD_PRI },
+	{ "<192>x", 0, SYSLOG_BAD_PRI },
+	{ "<01>x", 0, SYSLOG_BAD_PRI },
+	{ "<1234>x", 0, SYSLOG_BAD_PRI },
+	{ "<13x", 0, SYSLOG_BAD_PRI },
+	{ "<13", 0, SYSLOG_BAD_PRI },
+	{ "<-1>x", 0, SYSLOG_BAD_PRI },
+	{ "<13>1 2026-01-01T00:00:00Z host", 0, SYSLOG_BAD_HEADER },
+	{ "<13>1 - - - - -", 0, SYSLOG_BAD_HEADER },
+	{ "<13>1 - - - - - [unterminated k=\"v\"", 0, SYSLOG_BAD_SD },
+	{ "<13>1 - - - - - [k v=\"]\" ", 0, SYSLOG_BAD_SD },
+	{ "<13>1 - - - - - nosd text", 0, SYSLOG_BAD_SD },
+	{ "<13>1 - - - - - [a]junk", 0, SYSLOG_BAD_SD },
+};
+
+START_TEST(test_malformed)
+{
+	struct syslog_msg m;
+	enum syslog_bad why = 0;
+	size_t n = bad[_i].n ? bad[_i].n : strlen(bad[_i].in);
+	ck_assert_int_eq(syslog_parse((const uint8_t *)bad[_i].in, n, &m, &why), -EBADMSG);
+	ck_assert_msg(why == bad[_i].why, "%s: %s, want %s", bad[_i].in, syslog_bad_name(why),
+		      syslog_bad_name(bad[_i].why));
+}
+END_TEST
+
+START_TEST(test_nul_inside)
+{
+	/* A NUL inside the message is kept as a byte, and cleaned later. */
+	const char in[] = "<13>tag: a\0b";
+	struct syslog_msg m;
+	enum syslog_bad why;
+	ck_assert_int_eq(syslog_parse((const uint8_t *)in, sizeof(in) - 1, &m, &why), 0);
+	ck_assert_uint_eq(m.text.n, 3);
+	char out[16];
+	ck_assert_uint_eq(syslog_clean(&m.text, out, 15), 3);
+	ck_assert_str_eq(out, "a?b");
+}
+END_TEST
+
+START_TEST(test_clean)
+{
+	char out[16];
+	struct syslog_slice s = { "ab\x1b[31mc\td\x7f", 11 };
+	syslog_clean(&s, out, 15);
+	ck_assert_str_eq(out, "ab?[31mc\td?");
+	struct syslog_slice l = { "0123456789abcdef", 16 };
+	ck_assert_uint_eq(syslog_clean(&l, out, 10), 10);
+	ck_assert_str_eq(out, "0123456...");
+	struct syslog_slice e = { NULL, 0 };
+	ck_assert_uint_eq(syslog_clean(&e, out, 10), 0);
+	ck_assert_str_eq(syslog_severity_name(0), "emerg");
+	ck_assert_str_eq(syslog_severity_name(7), "debug");
+	ck_assert_str_eq(syslog_severity_name(8), "?");
+}
+END_TEST
+
+START_TEST(test_bucket)
+{
+	struct syslog_bucket b = { 0 };
+	uint64_t t = 1000000000ull;
+	int ok = 0;
+	for (int i = 0; i < 100; i++)
+		ok += syslog_bucket_take(&b, t, 10, 20);
+	ck_assert_int_eq(ok, 20); /* the burst */
+	ck_assert(!syslog_bucket_take(&b, t + 50000000ull, 10, 20)); /* 0.5 token */
+	ck_assert(syslog_bucket_take(&b, t + 100000000ull, 10, 20)); /* 1 token after 0.1 s */
+	ok = 0;
+	for (int i = 0; i < 100; i++)
+		ok += syslog_bucket_take(&b, t + 10000000000ull, 10, 20); /* long after: full */
+	ck_assert_int_eq(ok, 20);
+	/* Time that goes backwards refills nothing. */
+	ck_assert(!syslog_bucket_take(&b, t, 10, 20));
+}
+END_TEST
+
+static Suite *syslog_suite(void)
+{
+	Suite *s = suite_create("syslog");
+	TCase *tc = tcase_create("codec");
+	tcase_add_loop_test(tc, test_good, 0, sizeof(good) / sizeof(good[0]));
+	tcase_add_loop_test(tc, test_malformed, 0, sizeof(bad) / sizeof(bad[0]));
+	UNIT_TEST(tc, test_nul_inside);
+	UNIT_TEST(tc, test_clean);
+	UNIT_TEST(tc, test_bucket);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(syslog_suite());
+}
