@@ -15,4 +15,5 @@ include tests/integration/dhcp.mk
 include tests/e2e/local.mk
 include tests/bench/dhcp/local.mk
 include tests/bench/http/local.mk
+include tests/bench/tftp/local.mk
 include tests/bench/metadata/local.mk

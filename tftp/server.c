@@ -70,10 +70,11 @@ enum outcome {
 	OUT_TIMEOUT,
 	OUT_CLIENT_ERROR,
 	OUT_ERROR,
+	OUT_SIZE_ONLY,
 	OUT_MAX
 };
 static const char *const outcome_names[OUT_MAX] = {
-	"ok", "not_found", "refused", "busy", "timeout", "client_error", "error",
+	"ok", "not_found", "refused", "busy", "timeout", "client_error", "error", "size_only",
 };
 
 struct transfer {
@@ -169,7 +170,9 @@ static void transfer_end(struct tftp_server *s, struct transfer *t, enum outcome
 			 const char *why)
 {
 	uint64_t ms = (now_mono_ns() - t->start_ns) / 1000000u;
-	if (o == OUT_OK)
+	if (o == OUT_SIZE_ONLY)
+		;
+	else if (o == OUT_OK)
 		log_info("tftp",
 			 "sent %s to %s: %llu bytes in %llu blocks of %u, window %u, %llu "
 			 "retransmissions, %llu ms",
@@ -362,6 +365,16 @@ static void on_transfer_packet(struct tftp_server *s, struct transfer *t)
 		if (op == TFTP_ERROR &&
 		    tftp_parse_error(s->buf, (size_t)n, &code, &msg, &mlen, &why) == 0) {
 			char text[160]; /* the logger escapes control characters */
+			if (code == TFTP_EOPTNEG && t->oack_pending && t->g.tsize) {
+				/* UEFI firmware asks for the size first and ends that
+				 * request once it has it (RFC 2347's error 8): not a
+				 * failure. */
+				log_debug("tftp", "%s asked only for the size of %s", t->client,
+					  t->name);
+				t->acked = t->nblocks; /* nothing more owed */
+				transfer_end(s, t, OUT_SIZE_ONLY, NULL);
+				return;
+			}
 			snprintf(text, sizeof(text), "it sent error %u \"%.*s\"", code,
 				 (int)(mlen > 80 ? 80 : mlen), msg);
 			transfer_end(s, t, OUT_CLIENT_ERROR, text);

@@ -1,7 +1,9 @@
 #!/bin/sh
-# demo — ironbell in one minute, without root and without touching the
-# system: a daemon on a scratch directory, the example objects of
-# etc/examples/ applied with the CLI, and the objects read back.
+# demo — ironbell in one minute. As root (with QEMU and OVMF) it boots a
+# virtual machine over the network from ironbelld (tools/demo-boot.sh).
+# Otherwise, without touching the system: a daemon on a scratch directory,
+# the example objects of etc/examples/ applied with the CLI, and the
+# objects read back.
 #
 # Run by `make demo`, which sets IRONBELLD and IRONBELL to the binaries just
 # built and top_srcdir to the source tree. On a terminal the daemon keeps
@@ -15,6 +17,21 @@ set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 START_TIMEOUT=${DEMO_START_TIMEOUT:-20} # seconds to wait for the admin socket
 STOP_TIMEOUT=10                          # seconds to wait for a clean stop
+
+# As root, with QEMU and OVMF at hand, the demo boots a machine over the
+# network instead (tools/demo-boot.sh); DEMO_LOOPBACK=1 keeps this one.
+if [ -z "${DEMO_LOOPBACK:-}" ]; then
+	if [ "$(id -u)" = 0 ] && command -v qemu-system-x86_64 >/dev/null 2>&1 &&
+		[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] && [ -f /usr/lib/ipxe/ipxe.efi ]; then
+		exec sh "$top_srcdir/tools/demo-boot.sh"
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "Not root: booting a virtual machine over the network needs a network"
+		echo "namespace (run 'sudo make demo' for that). Running the loopback demo."
+	else
+		echo "QEMU, OVMF or iPXE is missing (tools/install-deps): running the loopback demo."
+	fi
+fi
 
 if [ -t 1 ]; then
 	bold=$(printf '\033[1m')
