@@ -11,7 +11,7 @@
 
 static bool slice_is(const struct syslog_slice *s, const char *want)
 {
-	return s->n == strlen(want) && memcmp(s->p, want, s->n) == 0;
+	return s->n == strlen(want) && (s->n == 0 || memcmp(s->p, want, s->n) == 0);
 }
 
 #define SLICE_EQ(s, w) ck_assert_msg(slice_is(&(s), w), "%s: \"%.*s\", want \"%s\"", #s, \
