@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -457,11 +458,45 @@ static const char *md_ctype(const struct md_route *r)
 	}
 }
 
+/* Every X-Forwarded-For line of a request, joined in order with commas,
+ * as RFC 9110 §5.3 says several lines of one field mean. A proxy may add a
+ * line of its own instead of extending the client's: reading only one of
+ * them would believe what the client wrote. */
+struct xff_join {
+	char s[MD_XFF_JOINED_MAX];
+	size_t len;
+	unsigned lines;
+	bool over;
+};
+
+static enum MHD_Result xff_line(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct xff_join *x = cls;
+	(void)kind;
+	if (!key || strcasecmp(key, "X-Forwarded-For") != 0)
+		return MHD_YES;
+	size_t n = value ? strlen(value) : 0;
+	if (x->len + (x->lines ? 1 : 0) + n >= sizeof(x->s)) {
+		x->over = true;
+		return MHD_NO;
+	}
+	if (x->lines++)
+		x->s[x->len++] = ',';
+	memcpy(x->s + x->len, value ? value : "", n);
+	x->len += n;
+	x->s[x->len] = '\0';
+	return MHD_YES;
+}
+
 static int serve_metadata(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 			  const struct md_route *route, const char *peer, struct public_reply *rep)
 {
 	struct store_reader *r = api_thread_reader(api);
-	const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+	struct xff_join xj = { .len = 0 };
+	MHD_get_connection_values(c, MHD_HEADER_KIND, xff_line, &xj);
+	/* Too long to read whole: no address can be trusted from it. */
+	const char *xff = xj.over ? "unusable" : xj.lines ? xj.s : NULL;
 	char client[INET6_ADDRSTRLEN], name[320];
 	struct buf out = BUF_INIT(MD_BODY_MAX);
 	json_t *hw = NULL;

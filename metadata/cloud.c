@@ -155,39 +155,63 @@ static int meta_data(const json_t *hw, struct buf *out)
 
 /* ---- network-config ---- */
 
-/* The prefix length of a dotted netmask, or -1 when it is not one. */
-static int mask_len(const char *mask)
+/* The prefix length of a netmask of family af, written as an address of
+ * that family (255.255.255.0, ffff:ffff:ffff:ffff::; what the store's
+ * validation takes), or -1 when it is not one. */
+static int mask_len(const char *mask, int af)
 {
-	struct in_addr a;
-	if (!mask || inet_pton(AF_INET, mask, &a) != 1)
+	uint8_t b[16];
+	size_t n = af == AF_INET6 ? 16 : 4;
+	if (!mask || inet_pton(af, mask, b) != 1)
 		return -1;
-	uint32_t m = ntohl(a.s_addr);
-	int n = 0;
-	while (n < 32 && (m & (0x80000000u >> n)))
-		n++;
-	return (n == 32 || (m << n) == 0) ? n : -1;
+	int len = 0;
+	size_t i = 0;
+	while (i < n && b[i] == 0xff)
+		i++, len += 8;
+	if (i < n) {
+		uint8_t x = b[i++];
+		while (x & 0x80)
+			x = (uint8_t)(x << 1), len++;
+		if (x)
+			return -1;
+	}
+	while (i < n)
+		if (b[i++])
+			return -1;
+	return len;
 }
 
-/* addresses, routes and nameservers of one interface, at indent ind. */
+/* addresses, routes and nameservers of one interface, at indent ind. An
+ * IPv6 dhcp.ip (the store takes either family) is a static IPv6 address
+ * with its default route to ::/0; without a netmask a host gets /32 in
+ * IPv4 and /64 in IPv6 (the size of an IPv6 subnet). */
 static int iface_l3(const json_t *d, const char *ind, struct buf *out)
 {
 	const json_t *ip = json_object_get(d, "ip");
 	const char *addr = str(ip, "address"), *gw = str(ip, "gateway");
-	int len = mask_len(str(ip, "netmask"));
+	struct in6_addr a6;
+	int af = addr && inet_pton(AF_INET6, addr, &a6) == 1 ? AF_INET6 : AF_INET;
+	int len = mask_len(str(ip, "netmask"), af);
+	char cidr[INET6_ADDRSTRLEN + 8];
 	size_t i;
 	const json_t *v;
 
 	if (!addr)
 		return buf_printf(out, "%sdhcp4: true\n", ind) < 0 ? -E2BIG : 0;
 	if (len < 0)
-		len = 32;
-	if (buf_printf(out, "%sdhcp4: false\n%saddresses:\n%s  - ", ind, ind, ind) < 0 ||
-	    buf_printf(out, "\"%s/%d\"\n", addr, len) < 0)
+		len = af == AF_INET6 ? 64 : 32;
+	if ((size_t)snprintf(cidr, sizeof(cidr), "%s/%d", addr, len) >= sizeof(cidr))
+		return -EINVAL; /* the store's validation refuses such an address */
+	if (buf_printf(out, "%sdhcp4: false\n", ind) < 0 ||
+	    (af == AF_INET6 && buf_printf(out, "%sdhcp6: false\n", ind) < 0) ||
+	    buf_printf(out, "%saddresses:\n%s  - ", ind, ind) < 0 || yq(out, cidr) < 0 ||
+	    buf_putc(out, '\n') < 0)
 		return -E2BIG;
 	const json_t *routes = json_object_get(d, "classless_static_routes");
 	if ((gw || json_array_size(routes)) && buf_printf(out, "%sroutes:\n", ind) < 0)
 		return -E2BIG;
-	if (gw && (buf_printf(out, "%s  - to: \"0.0.0.0/0\"\n%s    via: ", ind, ind) < 0 ||
+	if (gw && (buf_printf(out, "%s  - to: \"%s\"\n%s    via: ", ind,
+			      af == AF_INET6 ? "::/0" : "0.0.0.0/0", ind) < 0 ||
 		   yq(out, gw) < 0 || buf_putc(out, '\n') < 0))
 		return -E2BIG;
 	json_array_foreach(routes, i, v)

@@ -24,6 +24,7 @@ struct config_cidrs; /* daemon/conf.h */
 #define MD_PATH_MAX 255        /* an EC2 path below the version */
 #define MD_ID_MAX 253          /* an instance id in a /tootles/ path */
 #define MD_XFF_MAX 64          /* addresses of X-Forwarded-For considered */
+#define MD_XFF_JOINED_MAX 4096  /* bytes of all X-Forwarded-For lines joined */
 #define MD_BODY_MAX (1u << 20) /* an answer (user data is the big one) */
 #define MD_MAX_KEYS 256        /* ssh_keys entries listed */
 

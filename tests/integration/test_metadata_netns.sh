@@ -140,6 +140,19 @@ is "$out" "secret of a" "a through the proxy is still a"
 from "$NS_b" $PX/2009-04-04/user-data -H "X-Forwarded-For: 10.77.0.10"
 is "$out" "secret of b" "b pretending to be a through the proxy gets b's"
 
+# A proxy that adds a line of its own (HAProxy's option forwardfor does)
+# rather than extending the client's: the lines are one list, and the
+# client's forged line, first, is not the one believed.
+from "$NS_proxy" $IB/2009-04-04/user-data -H "X-Forwarded-For: 10.77.0.10" \
+	-H "X-Forwarded-For: 10.77.0.11"
+is "$code $out" "200 secret of b" "of two X-Forwarded-For lines from a proxy, the last address counts"
+from "$NS_proxy" $IB/2009-04-04/user-data -H "X-Forwarded-For: 10.77.0.10" \
+	-H "X-Forwarded-For: 10.77.0.12"
+is "$code" 404 "and a forged first line gets nothing when the added one owns nothing"
+long=$(printf '10.77.0.10, %.0s' $(seq 400))
+from "$NS_proxy" $IB/2009-04-04/user-data -H "X-Forwarded-For: ${long}10.77.0.11"
+is "$code" 404 "an X-Forwarded-For too long to read whole is not believed"
+
 file_has "$IB_LOG" 'no metadata for 10\.77\.0\.12 \(peer 10\.77\.0\.20, X-Forwarded-For present\)'
 is "$?" 0 "the log names the client and the proxy it came through"
 

@@ -387,6 +387,27 @@ START_TEST(test_network_config_shapes)
 	ck_assert_ptr_nonnull(strstr(s, "macaddress: \"x\\\"\\x0aversion: 1\"\n"));
 	ck_assert_ptr_nonnull(strstr(s, "\"1.2.3.4/32\"")); /* a bad mask: a host route */
 	free(s);
+	/* IPv6: its own default route and prefix length; no netmask is a /64;
+	 * an address that is not one cannot break out of its scalar either. */
+	s = doc("{\"spec\":{\"interfaces\":["
+		"{\"dhcp\":{\"mac\":\"52:54:00:00:00:01\",\"ip\":{\"address\":\"2001:db8::5\","
+		"\"netmask\":\"ffff:ffff:ffff:ff00::\",\"gateway\":\"2001:db8::1\"}}},"
+		"{\"dhcp\":{\"mac\":\"52:54:00:00:00:02\",\"ip\":{\"address\":\"fd00::9\"}}},"
+		"{\"dhcp\":{\"mac\":\"52:54:00:00:00:03\",\"ip\":{\"address\":\"1.2.3.4\\\"x\"}}}]}}",
+		MD_NOCLOUD_NETWORK_CONFIG);
+	ck_assert_ptr_nonnull(strstr(s, "  nic0:\n"
+					"    match:\n"
+					"      macaddress: \"52:54:00:00:00:01\"\n"
+					"    dhcp4: false\n"
+					"    dhcp6: false\n"
+					"    addresses:\n"
+					"      - \"2001:db8::5/56\"\n"
+					"    routes:\n"
+					"      - to: \"::/0\"\n"
+					"        via: \"2001:db8::1\"\n"));
+	ck_assert_ptr_nonnull(strstr(s, "      - \"fd00::9/64\"\n"));
+	ck_assert_ptr_nonnull(strstr(s, "      - \"1.2.3.4\\\"x/32\"\n"));
+	free(s);
 	/* YAML refuses DEL and C1 controls raw: everything outside printable
 	 * ASCII is escaped. */
 	s = doc("{\"spec\":{\"interfaces\":[{\"dhcp\":{\"mac\":\"a\\u007fb\\u0085c\\u00e9"
