@@ -473,14 +473,13 @@ static int finish(struct ctx *c, enum dhcp_msg_type type, const char *why)
 
 /* RFC 2131 §4.3.2: a DHCPNAK carries only 53, 54 and a message (table 3),
  * plus the echoed identifiers; through a relay it has the broadcast bit. */
-static int nak(struct ctx *c, const char *why)
+static int nak(struct ctx *c, const char *why, const char *message)
 {
 	int e;
 
 	dhcp_reply_init(c->r, c->req, DHCP_NAK);
 	if ((e = dhcp_reply_set_ip(c->r, DHCP_OPT_SERVER_ID, c->cfg->server_id)) < 0 ||
-	    (e = dhcp_reply_set_string(c->r, DHCP_OPT_MESSAGE,
-				       "requested address is not reserved for this client")) < 0 ||
+	    (e = dhcp_reply_set_string(c->r, DHCP_OPT_MESSAGE, message)) < 0 ||
 	    (e = echo_ids(c)) < 0)
 		return e;
 	if (c->req->giaddr)
@@ -545,14 +544,25 @@ static int reservation(struct ctx *c)
 		 * so we stay silent too and let the lease run out. Every
 		 * other message from an unknown MAC is ignored (Smee). */
 		if (req->msg_type == DHCP_REQUEST && has_sid && sid == c->cfg->server_id)
-			return nak(c, "nak-no-reservation");
+			return nak(c, "nak-no-reservation", "no address is reserved for this client");
 		return silent(c, "unknown-mac");
 	}
 	if (!h->ip)
 		return silent(c, "no-address");
+	/* Through a relay, giaddr is an address on the client's network
+	 * (RFC 2131 §4.3.1). A reservation on another subnet (the machine
+	 * was moved, or two relays share a segment by mistake) would give
+	 * the client an address it cannot use: no offer, and a REQUEST for
+	 * it is on the wrong network (§4.3.2: "SHOULD send a DHCPNAK").
+	 * Directly attached clients are not checked: one link may carry
+	 * several subnets. */
+	bool wrong_net = req->giaddr && h->netmask && ((req->giaddr ^ h->ip) & h->netmask);
 
 	switch (req->msg_type) {
-	case DHCP_DISCOVER: return lease_reply(c, DHCP_OFFER, false, "offer");
+	case DHCP_DISCOVER:
+		if (wrong_net)
+			return silent(c, "wrong-subnet");
+		return lease_reply(c, DHCP_OFFER, false, "offer");
 	case DHCP_REQUEST:
 		if (has_sid) {
 			/* SELECTING (§4.3.2): the client chose a server; if
@@ -573,7 +583,11 @@ static int reservation(struct ctx *c)
 		 * have: any other address, on this subnet or another, is
 		 * wrong and gets a NAK (§4.3.2 "SHOULD send a DHCPNAK"). */
 		if (want != h->ip)
-			return nak(c, "nak-wrong-address");
+			return nak(c, "nak-wrong-address",
+				   "requested address is not reserved for this client");
+		if (wrong_net)
+			return nak(c, "nak-wrong-subnet",
+				   "the reserved address is not on the relay's network");
 		return lease_reply(c, DHCP_ACK, false, "ack");
 	case DHCP_DECLINE:
 	case DHCP_RELEASE:

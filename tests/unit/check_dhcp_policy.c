@@ -16,6 +16,7 @@
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 #define PUBLIC IP(10, 0, 0, 5)
 #define HOST_IP IP(10, 0, 0, 50)
+#define RELAY_IP IP(10, 0, 0, 254) /* a relay on the host's subnet */
 #define MAC_STR "52:54:00:12:34:56"
 
 static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
@@ -705,17 +706,55 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
-START_TEST(test_relay_and_client_id)
+/* Through a relay on another subnet than the reservation's: no offer, and
+ * a REQUEST for the reserved address is on the wrong network (RFC 2131
+ * §4.3.2). Without a netmask nothing tells the subnet: answered. */
+START_TEST(test_relay_wrong_subnet)
 {
 	struct tp t;
 	tp_start(&t, DHCP_DISCOVER, 0, IP(10, 2, 0, 1), false);
+	tp_end(&t);
+	expect_silent(67, &host, "wrong-subnet");
+	tp_start(&t, DHCP_REQUEST, 0, IP(10, 2, 0, 1), false);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
+	ck_assert_str_eq(dec.why, "nak-wrong-subnet");
+	ck_assert_int_eq(dec.dest, DHCP_DEST_RELAY);
+	ck_assert_uint_eq(dec.dest_ip, IP(10, 2, 0, 1));
+	ck_assert(dhcp_opt_present(&rp, DHCP_OPT_MESSAGE));
+	/* The same REQUEST through a relay on the reservation's subnet. */
+	tp_start(&t, DHCP_REQUEST, 0, RELAY_IP, false);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	/* A directly attached client is not checked (a link may carry
+	 * several subnets). */
+	request(0, HOST_IP, 0);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	struct dhcp_host nomask = host;
+	nomask.netmask = 0;
+	tp_start(&t, DHCP_DISCOVER, 0, IP(10, 2, 0, 1), false);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &nomask), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+}
+END_TEST
+
+START_TEST(test_relay_and_client_id)
+{
+	struct tp t;
+	tp_start(&t, DHCP_DISCOVER, 0, RELAY_IP, false);
 	tp_opt(&t, 61, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56);
 	tp_opt(&t, 82, 6, 1, 4, 'p', 'o', 'r', 't');
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_int_eq(dec.dest, DHCP_DEST_RELAY);
-	ck_assert_uint_eq(dec.dest_ip, IP(10, 2, 0, 1));
-	ck_assert_uint_eq(rp.giaddr, IP(10, 2, 0, 1));
+	ck_assert_uint_eq(dec.dest_ip, RELAY_IP);
+	ck_assert_uint_eq(rp.giaddr, RELAY_IP);
 	const uint8_t *d;
 	size_t n;
 	ck_assert_int_eq(dhcp_opt_get(&rp, 82, &d, &n), 0);
@@ -724,7 +763,7 @@ START_TEST(test_relay_and_client_id)
 	ck_assert_int_eq(dhcp_opt_get(&rp, 61, &d, &n), 0);
 	ck_assert_uint_eq(n, 7);
 	/* A NAK through a relay has the broadcast bit (RFC 2131 §4.3.2). */
-	tp_start(&t, DHCP_REQUEST, 0, IP(10, 2, 0, 1), false);
+	tp_start(&t, DHCP_REQUEST, 0, RELAY_IP, false);
 	tp_ip(&t, DHCP_OPT_REQUESTED_IP, IP(10, 0, 0, 77));
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &host), 1);
@@ -748,7 +787,7 @@ START_TEST(test_relay_and_client_id)
 	big[1] = 200;
 	big[202] = 2;
 	big[203] = 196;
-	tp_start(&t, DHCP_DISCOVER, 0, IP(10, 2, 0, 1), false);
+	tp_start(&t, DHCP_DISCOVER, 0, RELAY_IP, false);
 	tp_byte(&t, 82);
 	tp_byte(&t, 200);
 	tp_bytes(&t, big, 200);
@@ -1192,6 +1231,7 @@ static Suite *policy_suite(void)
 	UNIT_TEST(tc, test_inform);
 	UNIT_TEST(tc, test_silences);
 	UNIT_TEST(tc, test_bad_arguments);
+	UNIT_TEST(tc, test_relay_wrong_subnet);
 	UNIT_TEST(tc, test_relay_and_client_id);
 	suite_add_tcase(s, tc);
 
