@@ -198,7 +198,19 @@ int ipxe_script(const json_t *hw, const uint8_t mac[6], const struct ipxe_settin
 		if ((e = put_url(&osie, base)) < 0)
 			goto out;
 	} else if (s->osie_url) {
-		e = buf_puts(&osie, s->osie_url) < 0 ? -E2BIG : 0;
+		/* {{arch}} in the configured URL: one base per architecture
+		 * (the operator's own text is kept; the arch, from the
+		 * Hardware, is encoded). */
+		const char *u = s->osie_url, *m;
+		e = 0;
+		while (e == 0 && (m = strstr(u, "{{arch}}"))) {
+			e = buf_printf(&osie, "%.*s", (int)(m - u), u) < 0 || put_url(&osie, arch) < 0 ?
+				    -E2BIG :
+				    0;
+			u = m + 8;
+		}
+		if (e == 0)
+			e = buf_puts(&osie, u) < 0 ? -E2BIG : 0;
 	} else {
 		e = buf_printf(&osie, "%s/osie", s->base_url) < 0 ? -E2BIG : 0;
 	}

@@ -316,6 +316,19 @@ START_TEST(test_script_settings_and_overrides)
 	const char *tail = "console=ttyS1,115200 console=ttyS0 ip=${ip} quiet a=b";
 	ck_assert_str_eq(cl + strlen(cl) - strlen(tail), tail);
 
+	/* {{arch}} in the configured base URL: a base per architecture. */
+	s.osie_url = "http://cdn.example.com/{{arch}}/hook-{{arch}}";
+	buf_reset(&out);
+	ck_assert_int_eq(script(",\"arch\":\"aarch64\"},\"netboot\":{\"allowPXE\":true", &s, &out,
+				&k, err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(
+		out.data, "\nkernel http://cdn.example.com/aarch64/hook-aarch64/vmlinuz-aarch64 "));
+	buf_reset(&out);
+	ck_assert_int_eq(script("},\"netboot\":{\"allowPXE\":true", &s, &out, &k, err), 0);
+	ck_assert_ptr_nonnull(strstr(
+		out.data, " && initrd http://cdn.example.com/x86_64/hook-x86_64/initramfs-x86_64 "));
+
 	/* Per-Hardware osie: base URL (percent-encoded), kernel and initrd names;
 	 * spec.agentID as worker_id. */
 	json_t *hw = hw_new("},\"netboot\":{\"allowPXE\":true,\"osie\":{\"baseURL\":"
