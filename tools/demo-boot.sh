@@ -61,7 +61,10 @@ ip netns add "$NS" && ip -n "$NS" link set lo up &&
 
 say "Starting ironbelld there: DHCP on br0, TFTP, HTTP on 10.99.0.1:7080"
 mkdir -p "$tmp/state"
+# Debug level: the DHCP offers are logged there (the steps below pick
+# their lines out of the log).
 cat >"$tmp/ironbell.yaml" <<EOF
+log_level: debug
 state_dir: $tmp/state
 api:
   socket: $tmp/api.sock
@@ -100,16 +103,20 @@ spec:
 EOF
 "$IRONBELL" --socket "$tmp/api.sock" apply -f "$tmp/hw.yaml" || exit 1
 
-# The steps, as ironbelld logs them.
-tail -n 0 -F "$tmp/ironbelld.log" 2>/dev/null | while IFS= read -r line; do
+# The steps, as ironbelld logs them. tail and the reader run apart,
+# joined by a FIFO, so that cleanup can stop both.
+mkfifo "$tmp/steps" || exit 1
+tail -n 0 -F "$tmp/ironbelld.log" >"$tmp/steps" 2>/dev/null &
+tailer=$!
+while IFS= read -r line; do
 	case "$line" in
 	*"offer to $MAC"* | *"msg=\"ACK "*) echo "    DHCP:   $(echo "$line" | sed 's/.*msg="\([^"]*\)".*/\1/')" ;;
 	*"subsystem=tftp"*"sent "*) echo "    TFTP:   $(echo "$line" | sed 's/.*msg="\([^"]*\)".*/\1/')" ;;
 	*"script served"* | *"binary served"* | *"osie served"*)
 		echo "    HTTP:   $(echo "$line" | sed 's/.*msg="\([^"]*\)".*/\1/')" ;;
 	esac
-done &
-tailer=$!
+done <"$tmp/steps" &
+tailer="$tailer $!"
 
 set --
 if [ "$FIRMWARE" = bios ]; then

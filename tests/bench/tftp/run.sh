@@ -79,7 +79,7 @@ state_dir: $tmp/state
 api:
   socket: $tmp/api.sock
 http:
-  listen: 127.0.0.1:0
+  listen: 127.0.0.1:$((20000 + $$ % 20000))
 tftp:
   enabled: true
   listen: 0.0.0.0:69
@@ -107,11 +107,13 @@ start_server() {
 	spid=$!
 	pids="$pids $spid"
 	for _ in $(seq 100); do
+		kill -0 "$spid" 2>/dev/null || break
 		ip netns exec "$NS_C" timeout 5 atftp -g -r ipxe.efi -l "$tmp/probe" 10.70.0.1 \
 			>/dev/null 2>&1 && cmp -s "$tmp/probe" "$root/ipxe.efi" && return 0
 		sleep 0.1
 	done
-	say "bench-tftp: $1 does not serve"
+	say "bench-tftp: $1 does not serve; its log:"
+	tail -n 5 "$tmp/$1.log" 2>/dev/null
 	return 1
 }
 
