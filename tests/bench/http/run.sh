@@ -17,7 +17,11 @@
 #    single-row cache): the iPXE case rotates the MAC in the path, the
 #    metadata cases rotate X-Forwarded-For over the machines' addresses.
 #    BENCH_HTTP_SECONDS (10) per run, with keep-alive and with
-#    "Connection: close", WRK_CONNS connections (32) on 2 threads.
+#    "Connection: close", WRK_CONNS connections (32) on 2 threads; and once
+#    more with one connection and one request at a time ("light"), for the
+#    latency of an answer without the queueing of a saturated server (on a
+#    2-core machine wrk and the server share the cores, and the p99 of a
+#    saturated run mostly measures the scheduler, nginx's as much as ours).
 # Cases (BENCH_HTTP_CASES, default all three): ipxe
 # (/ipxe/script/<mac>/auto.ipxe), hostname (/2009-04-04/meta-data/hostname),
 # metadata (/metadata). It reports requests/s, latency p50/p99 (wrk's own
@@ -175,9 +179,10 @@ done
 results=$tmp/results
 : >"$results"
 run() {
-	local case=$1 name=$2 port=$3 mode=$4 hdr=() out rps p50 p99 non2xx errs
+	local case=$1 name=$2 port=$3 mode=$4 hdr=() out rps p50 p99 non2xx errs load=(-t2 -c"$CONNS")
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
-	out=$(wrk -t2 -c"$CONNS" -d"${SECS}s" --latency "${hdr[@]}" -s "$tmp/$case.lua" \
+	[ "$mode" = light ] && load=(-t1 -c1)
+	out=$(wrk "${load[@]}" -d"${SECS}s" --latency "${hdr[@]}" -s "$tmp/$case.lua" \
 		"http://127.0.0.1:$port/" 2>&1)
 	rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {print $2}')
 	p50=$(printf '%s\n' "$out" | awk '$1 == "50%" {print $2}')
@@ -195,7 +200,7 @@ for c in $CASES; do
 	say "   $c: $(wc -c <"$tmp/www/$c/body") bytes per answer"
 done
 for c in $CASES; do
-	for mode in keepalive close; do
+	for mode in keepalive close light; do
 		run "$c" ironbelld "$HPORT" "$mode"
 	done
 done
@@ -215,7 +220,7 @@ for w in 1 "$cores"; do
 	cmp -s <(curl -s "http://127.0.0.1:$port/metadata") "$tmp/www/metadata/body" ||
 		say "bench-http: nginx does not serve the same bytes"
 	for c in $CASES; do
-		for mode in keepalive close; do
+		for mode in keepalive close light; do
 			run "$c" "nginx-${w}worker" "$port" "$mode"
 		done
 	done
@@ -238,5 +243,10 @@ END {
 				cs[i], mode, rps[k] / rps[cs[i] " nginx-1worker " mode], cores,
 				rps[k] / rps[cs[i] " nginx-" cores "worker " mode], p99[k];
 		}
+	print "== latency with one connection (keep-alive, one request at a time: the answer time without queueing)";
+	for (i = 1; i <= n; i++)
+		printf "%-9s p99 ironbelld %.2f ms   nginx 1 worker %.2f ms   nginx %s workers %.2f ms\n", cs[i],
+			p99[cs[i] " ironbelld light"], p99[cs[i] " nginx-1worker light"], cores,
+			p99[cs[i] " nginx-" cores "worker light"];
 }' "$results"
 say "ironbelld RSS: $rss0 kB after loading, $rss1 kB after the load ($(( (rss1 - rss0) / 1024 )) MiB more)"
