@@ -1,10 +1,11 @@
 #!/bin/sh
-# test_dhcp_relay — ironbelld's DHCP server behind a relay agent. Three
-# namespaces in a row, two subnets:
+# test_dhcp_relay — ironbelld's DHCP server behind a relay agent. Four
+# namespaces, three subnets:
 #
 #   client (eth0, no address)  —  relay (r-down 192.168.77.1/24,
 #   r-up 10.0.0.2/24, ISC dhcrelay)  —  server (s0 10.0.0.1/24, ironbelld,
-#   a route back to 192.168.77.0/24 via the relay)
+#   routes back to 192.168.77.0/24 and 192.168.78.0/24 via the relay)
+#   client2 (eth0, no address)  —  relay (r-down2 192.168.78.1/24)
 #
 # dhclient in the client's namespace gets the address its Hardware
 # reserves on the client subnet, with the router and the static route,
@@ -12,8 +13,11 @@
 # reply went through giaddr: a tcpdump on the relay's upstream side sees
 # the server's replies to 192.168.77.1 port 67, the daemon logs the ACK
 # with via=192.168.77.1, and the scapy client sees giaddr in the replies
-# the relay hands it (for a PXE client too, with its boot file). Prints
-# TAP.
+# the relay hands it (for a PXE client too, with its boot file). Behind
+# the relay's second downstream interface, a client of the second subnet
+# gets its own reservation there, and a machine whose reservation is on
+# the first subnet gets no offer, and a NAK for that address (the wrong
+# network, RFC 2131 §4.3.2). Prints TAP.
 #
 # IB_DHCP_PEER=dnsmasq puts dnsmasq (a static range for the client subnet
 # and the same reservation) in the server's place: the rig's own check.
@@ -33,9 +37,12 @@ have tcpdump || skip_all "tcpdump is not installed"
 ns_new CLI cli || bail_out "cannot make a namespace"
 ns_new REL rel || bail_out "cannot make a namespace"
 ns_new SRV srv || bail_out "cannot make a namespace"
+ns_new CL2 cl2 || bail_out "cannot make a namespace"
 ns_veth "$CLI" eth0 - "$REL" r-down 192.168.77.1/24 || bail_out "cannot make a veth pair"
+ns_veth "$CL2" eth0 - "$REL" r-down2 192.168.78.1/24 || bail_out "cannot make a veth pair"
 ns_veth "$REL" r-up 10.0.0.2/24 "$SRV" s0 10.0.0.1/24 || bail_out "cannot make a veth pair"
 ip -n "$SRV" route add 192.168.77.0/24 via 10.0.0.2 || bail_out "cannot add the route back"
+ip -n "$SRV" route add 192.168.78.0/24 via 10.0.0.2 || bail_out "cannot add the route back"
 ip -n "$CLI" link set eth0 address 02:00:00:00:00:01
 
 SERVER=10.0.0.1
@@ -48,14 +55,17 @@ if [ "$PEER" = ironbelld ]; then
 	{
 		hw_doc m1 "$MAC" 192.168.77.21
 		hw_doc m2 02:00:00:00:00:02 192.168.77.22
+		hw_doc m3 02:00:00:00:00:03 192.168.78.23
 	} >"$IB_TMP/hw.yaml"
 	ib apply -f "$IB_TMP/hw.yaml"
-	is "$rc" 0 "apply two Hardware"
-	wait_hosts 2 || bail_out "the server did not load the Hardware"
+	is "$rc" 0 "apply three Hardware"
+	wait_hosts 3 || bail_out "the server did not load the Hardware"
 else
 	dnsmasq_start "$SRV" s0 --dhcp-range=192.168.77.0,static,255.255.255.0,600 \
 		$(dnsmasq_host_args m1 "$MAC" 192.168.77.21) \
-		$(dnsmasq_host_args m2 02:00:00:00:00:02 192.168.77.22) ||
+		--dhcp-range=192.168.78.0,static,255.255.255.0,600 \
+		$(dnsmasq_host_args m2 02:00:00:00:00:02 192.168.77.22) \
+		$(dnsmasq_host_args m3 02:00:00:00:00:03 192.168.78.23) ||
 		bail_out "dnsmasq did not start"
 	ok "dnsmasq listens on port 67" udp_listens "$SRV" 67
 fi
@@ -65,7 +75,7 @@ ns_bg "$REL" timeout 120 tcpdump -v -n -l -U -i r-up udp port 67 >"$IB_TMP/tcpdu
 ok "tcpdump listens on the relay's upstream side" \
 	wait_for 10 file_has "$IB_TMP/tcpdump.err" 'listening on r-up'
 
-ns_bg "$REL" /usr/sbin/dhcrelay -d -4 -pf "$IB_TMP/dhcrelay.pid" -id r-down -iu r-up "$SERVER" \
+ns_bg "$REL" /usr/sbin/dhcrelay -d -4 -pf "$IB_TMP/dhcrelay.pid" -id r-down -id r-down2 -iu r-up "$SERVER" \
 	>"$IB_TMP/dhcrelay.log" 2>&1 </dev/null
 relay_pid=$NS_PID
 ok "dhcrelay runs" wait_for 10 udp_listens "$REL" 67
@@ -104,6 +114,29 @@ if [ "$PEER" = ironbelld ]; then
 	like "$(cat "$IB_LOG")" "msg=\"ACK 192\.168\.77\.21 to $MAC \(hardware default/m1\)\".* via=$GIADDR( |\$)" \
 		"the daemon logged the ACK with via=$GIADDR"
 	ok "ironbell get leases: bound to 192.168.77.21" wait_for 5 lease_is "$MAC" "bound 192.168.77.21"
+fi
+
+# ---- the second subnet, through the same relay ----
+
+pxe "$CL2" -i eth0 --mac 02:00:00:00:00:03 --request --wait 3
+is "$(replies '[(x["type"], x["yiaddr"], x["giaddr"]) for x in r]')" \
+	"[('offer', '192.168.78.23', '192.168.78.1'), ('ack', '192.168.78.23', '192.168.78.1')]" \
+	"a client of the second subnet gets its reservation there, through giaddr 192.168.78.1"
+if [ "$PEER" = ironbelld ]; then
+	wrong0=$(metric 'ironbell_dhcp_ignored_total{why="wrong-subnet"}')
+	pxe "$CL2" -i eth0 --mac 02:00:00:00:00:02 --wait 2
+	is "$(replies 'len(r)')" 0 "a machine reserved on the first subnet gets no offer on the second"
+	wrong1=$(metric 'ironbell_dhcp_ignored_total{why="wrong-subnet"}')
+	ok "counted as wrong-subnet ($wrong0 -> $wrong1)" test "${wrong1:-0}" -gt "${wrong0:-0}"
+	pxe "$CL2" -i eth0 --mac 02:00:00:00:00:02 --init-reboot 192.168.77.22 --broadcast --wait 3
+	is "$(replies '[(x["type"], x["yiaddr"], x["giaddr"]) for x in r]')" \
+		"[('nak', '0.0.0.0', '192.168.78.1')]" \
+		"and a REQUEST for its address there gets a NAK: the wrong network"
+	like "$(cat "$IB_LOG")" "msg=\"NAK 192\.168\.77\.22 to 02:00:00:00:00:02 .*nak-wrong-subnet" \
+		"the NAK is logged with its reason"
+	pxe "$CLI" -i eth0 --mac 02:00:00:00:00:02 --init-reboot 192.168.77.22 --broadcast --wait 3
+	is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" "[('ack', '192.168.77.22')]" \
+		"the same REQUEST on its own subnet gets an ACK"
 fi
 
 # ---- the scapy client through the relay: giaddr and a PXE boot file ----

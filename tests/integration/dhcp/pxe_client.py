@@ -20,6 +20,10 @@ Modes:
                            server; the first reply is printed with its
                            source (every reply for --wait seconds with
                            --all-offers)
+  --init-reboot ADDR       a REQUEST for ADDR (option 50) without option 54
+                           and with ciaddr 0, as a client that rebooted
+                           asks to keep its address (RFC 2131 §4.3.2),
+                           then every reply for --wait seconds
   --release                a RELEASE of --ciaddr to --server (option 54)
   --dora-loop FILE         DORA for each MAC in FILE (one per line); each
                            ACK is appended to --record as "MAC IP" and
@@ -312,6 +316,18 @@ def choose_offer(a, replies):
     return None
 
 
+def mode_init_reboot(a):
+    c = Client(a)
+    mac = mac_bytes(a.mac)
+    try:
+        xid = new_xid()
+        c.send(c.bootp(REQUEST, mac, xid, requested=a.init_reboot))
+        got = c.collect("request", xid, mac, a.wait, stop=lambda j: j["type"] in ("ack", "nak"))
+    finally:
+        c.close()
+    return 0 if got else 1
+
+
 def mode_default(a):
     c = Client(a)
     try:
@@ -520,6 +536,7 @@ def main():
     g.add_argument("--request", action="store_true")
     g.add_argument("--proxy-request", metavar="SERVER")
     g.add_argument("--release", action="store_true")
+    g.add_argument("--init-reboot", metavar="ADDR")
     g.add_argument("--dora-loop", metavar="FILE")
     g.add_argument("--garbage", type=int, metavar="N")
     p.add_argument("--record", help="with --dora-loop: the file of ACKs")
@@ -538,6 +555,8 @@ def main():
         return mode_proxy_request(a)
     if a.release:
         return mode_release(a)
+    if a.init_reboot:
+        return mode_init_reboot(a)
     if a.dora_loop:
         return mode_dora_loop(a)
     if a.garbage is not None:
