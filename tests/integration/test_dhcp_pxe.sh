@@ -57,6 +57,17 @@ is "$(replies '[(x["file"], x["opt67"], x["opt43"], x["opt60"], x["siaddr"]) for
 	"[('', None, None, None, '0.0.0.0'), ('', None, None, None, '0.0.0.0')]" \
 	"a client that is not netbooting gets no boot options"
 
+# RFC 2131 §4.1: a client without an address that clears the broadcast
+# flag gets its replies unicast to chaddr at yiaddr (a packet socket: it
+# cannot answer ARP yet); one that sets the flag gets them broadcast.
+is "$(replies '[(x["eth_dst"], x["dst"], x["dport"]) for x in r]')" \
+	"[('$MAC', '192.168.77.21', 68), ('$MAC', '192.168.77.21', 68)]" \
+	"broadcast flag clear: both replies unicast to chaddr and yiaddr, port 68"
+pxe "$CLI" -i eth0 --mac "$MAC" --request --broadcast --wait 2
+is "$(replies '[(x["type"], x["eth_dst"], x["dst"], x["dport"]) for x in r]')" \
+	"[('offer', 'ff:ff:ff:ff:ff:ff', '255.255.255.255', 68), ('ack', 'ff:ff:ff:ff:ff:ff', '255.255.255.255', 68)]" \
+	"broadcast flag set: both replies broadcast"
+
 # ---- the boot table ----
 
 # boot DESC ARCH VENDOR_CLASS USER_CLASS FILE SIADDR OPT66 OPT60 [MAC IP]:
@@ -130,9 +141,9 @@ ok "unknown MACs are logged ($unknown_log lines)" test "$unknown_log" -ge 1
 
 # ---- counters ----
 
-is "$(metric 'ironbell_dhcp_sent_total{type="offer"}')" 13 "13 OFFERs counted"
-is "$(metric 'ironbell_dhcp_sent_total{type="ack"}')" 13 "13 ACKs counted"
-is "$(metric 'ironbell_dhcp_received_total{type="discover"}')" 16 "16 DISCOVERs counted"
+is "$(metric 'ironbell_dhcp_sent_total{type="offer"}')" 14 "14 OFFERs counted"
+is "$(metric 'ironbell_dhcp_sent_total{type="ack"}')" 14 "14 ACKs counted"
+is "$(metric 'ironbell_dhcp_received_total{type="discover"}')" 17 "17 DISCOVERs counted"
 
 # ---- a bulk apply: more Hardware than one page of the change log ----
 
