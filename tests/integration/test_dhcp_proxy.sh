@@ -9,8 +9,9 @@
 # address, a REQUEST to ironbelld's port 4011 gets an ACK with the boot
 # file, sent back to the request's source address and port. A plain
 # dhclient still gets its address from dnsmasq and nothing from ironbelld;
-# a netboot client without Hardware gets nothing from it either. Prints
-# TAP.
+# a netboot client without Hardware gets nothing from it either, until
+# the daemon restarts in auto-proxy mode, where it gets a boot file too.
+# Prints TAP.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -143,5 +144,31 @@ is "$(printf '%s' "$out" | "$PY" -c 'import json, sys; print(len(json.load(sys.s
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
 ok "no sanitizer report in the daemon's log" ib_log_clean
+
+# ---- auto-proxy: every netboot client, Hardware or not ----
+
+dhcp_daemon "$SRV" "  mode: auto-proxy
+  interfaces: [br0]" || bail_out "ironbelld did not start in auto-proxy mode"
+wait_hosts 2 || bail_out "the server did not load the Hardware"
+pxe "$CLI" -i eth0 --mac 02:00:00:00:00:77 $PXE_ARGS --wait 3
+is "$(replies 'sorted((x["type"], x["server_id"]) for x in r)')" \
+	"[('offer', '$IB'), ('offer', '$DNSMASQ')]" \
+	"auto-proxy: a netboot client without Hardware gets ironbelld's offer too"
+is "$(replies '[(x["yiaddr"], x["file"], x["siaddr"], x["opt60"], x["opt43"]) for x in r if x["server_id"] == "'$IB'"]')" \
+	"[('0.0.0.0', 'ipxe.efi', '$IB', 'PXEClient', '060108ff')]" \
+	"auto-proxy: no address, the binary for its architecture, 60 and 43"
+pxe "$CLI" -i eth0 --mac 02:00:00:00:00:77 $PXE_ARGS --user-class iPXE --wait 3
+is "$(replies '[x["file"] for x in r if x["server_id"] == "'$IB'"]')" \
+	"['http://$IB:$PORT/ipxe/script/02:00:00:00:00:77/auto.ipxe']" \
+	"auto-proxy: its iPXE gets the script URL of its MAC"
+notnb0=$(metric 'ironbell_dhcp_ignored_total{why="not-netboot"}')
+pxe "$CLI" -i eth0 --mac 02:00:00:00:00:78 --arch none --no-ndi --no-guid --wait 3
+is "$(replies 'sorted(x["server_id"] for x in r)')" "['$DNSMASQ']" \
+	"auto-proxy: a client that is not netbooting gets nothing from ironbelld"
+notnb1=$(metric 'ironbell_dhcp_ignored_total{why="not-netboot"}')
+ok "counted as not-netboot ($notnb0 -> $notnb1)" test "$notnb1" -gt "$notnb0"
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM (auto-proxy)"
+ok "no sanitizer report in the daemon's log (auto-proxy)" ib_log_clean
 
 tap_done
