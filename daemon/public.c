@@ -72,7 +72,7 @@ static void count_script(const char *outcome)
 	char labels[64];
 	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
 	count("ironbell_ipxe_scripts_total",
-	      "iPXE script requests, by outcome (default, url, contents, unknown, "
+	      "iPXE script requests, by outcome (default, url, contents, discovery, unknown, "
 	      "not_allowed, error).",
 	      labels);
 }
@@ -252,6 +252,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	struct buf out = BUF_INIT(IPXE_SCRIPT_MAX);
 	struct ipxe_settings s;
 	enum ipxe_script_kind kind;
+	bool discovery = false;
 	int e;
 
 	if (!r)
@@ -269,6 +270,21 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		if (e == 0)
 			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
 				 m[3], m[4], m[5]);
+	}
+	if (e == -ENOENT && route->has_mac && cfg->dhcp.mode == CONFIG_DHCP_AUTO_PROXY) {
+		/* auto-proxy boots machines no Hardware has, for discovery
+		 * (Smee's static script): the default script, for a machine
+		 * known only by its MAC (worker_id = hw_addr = the MAC, the
+		 * default architecture). */
+		hw = json_pack("{s:{s:s,s:s},s:{s:[{s:{s:s},s:{s:b}}]}}", "metadata", "name", "",
+			       "namespace", "", "spec", "interfaces", "dhcp", "mac", mac, "netboot",
+			       "allowPXE", 1);
+		e = hw ? 0 : -ENOMEM;
+		discovery = e == 0;
+		if (e == 0)
+			log_info("ipxe", "discovery script for %s from %s: no Hardware has this MAC "
+					 "(dhcp.mode auto-proxy)",
+				 mac, client);
 	}
 	if (e == -ENOENT) {
 		log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac, client,
@@ -302,8 +318,9 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		goto out;
 	}
 	log_info("ipxe", "script served: mac=%s hardware=%s kind=%s client=%s", mac,
-		 hw_name(hw, name), ipxe_script_kind_name(kind), client);
-	count_script(ipxe_script_kind_name(kind));
+		 discovery ? "none" : hw_name(hw, name),
+		 discovery ? "discovery" : ipxe_script_kind_name(kind), client);
+	count_script(discovery ? "discovery" : ipxe_script_kind_name(kind));
 	e = reply_buf(200, CT_TEXT, &out, rep);
 out:
 	json_decref(hw);

@@ -266,6 +266,28 @@ like "$out" 'ironbell_http_requests_total\{listener="public",path="/ipxe/script/
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
+
+# ---- auto-proxy: a discovery script for machines without Hardware ----
+
+ib_write_config "dhcp:
+  mode: auto-proxy
+ipxe:
+  binary_dir: $BIN
+  osie_dir: $OSIE" || bail_out "cannot write the config"
+ib_start_daemon || bail_out "ironbelld did not start in auto-proxy mode"
+get /ipxe/script/52:54:00:99:99:99/auto.ipxe
+is "$code" 200 "auto-proxy: a MAC no Hardware has gets a script"
+like "$out" "worker_id=52:54:00:99:99:99 hw_addr=52:54:00:99:99:99 " \
+	"the default script, with the MAC as worker_id and hw_addr"
+like "$out" "kernel $BASE/osie/vmlinuz-x86_64 " "booting the default architecture's OSIE"
+get /ipxe/script/52:54:00:12:34:57/auto.ipxe
+is "$code" 404 "and a Hardware with allowPXE false still gets 404"
+file_has "$IB_LOG" 'discovery script for 52:54:00:99:99:99 from 127\.0\.0\.1'
+is "$?" 0 "the discovery script is logged"
+run curl -s --max-time 10 "$BASE/metrics"
+like "$out" 'ironbell_ipxe_scripts_total\{outcome="discovery"\} 1' "and counted"
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly (auto-proxy)"
 ib_log_clean
 is "$?" 0 "no sanitizer report in the log"
 tap_done
