@@ -516,6 +516,19 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* A DISCOVER with option code of len bytes, parsed into pkt. */
+static void with_opt(struct tp *t, uint8_t code, uint8_t len, const uint8_t *data)
+{
+	b_discover(t);
+	t->len--;
+	tp_byte(t, code);
+	tp_byte(t, len);
+	if (len)
+		tp_bytes(t, data, len);
+	tp_byte(t, 255);
+	parse_ok(t);
+}
+
 START_TEST(test_malformed_accessors)
 {
 	struct tp t;
@@ -539,6 +552,38 @@ START_TEST(test_malformed_accessors)
 	b_43_pxe(&t);
 	parse_ok(&t);
 	ck_assert_int_eq(dhcp_pxe_subopt(&pkt, 6, &d, &n), -EBADMSG);
+
+	/* Fixed-size address options of the wrong length (54, 50 and 51
+	 * reject the whole packet: the "bad cases" table). */
+	uint32_t ip, ips[4];
+	with_opt(&t, 28, 3, (const uint8_t *)"\x0a\x00\x00");
+	ck_assert_int_eq(dhcp_opt_ip(&pkt, 28, &ip), -EBADMSG);
+	with_opt(&t, 1, 5, (const uint8_t *)"\xff\xff\xff\x00\x00");
+	ck_assert_int_eq(dhcp_opt_ip(&pkt, 1, &ip), -EBADMSG);
+	with_opt(&t, 3, 6, (const uint8_t *)"\x0a\x00\x00\x01\x0a\x00");
+	ck_assert_int_eq(dhcp_opt_ips(&pkt, 3, ips, 4, &n), -EBADMSG);
+	with_opt(&t, 6, 0, NULL);
+	ck_assert_int_eq(dhcp_opt_ips(&pkt, 6, ips, 4, &n), -EBADMSG);
+
+	/* 121 (RFC 3442): a prefix over 32; a descriptor cut short; a
+	 * router cut short. */
+	struct dhcp_route rt[4];
+	with_opt(&t, 121, 5, (const uint8_t *)"\x21\x0a\x00\x00\x01");
+	ck_assert_int_eq(dhcp_opt_routes(&pkt, rt, 4, &n), -EBADMSG);
+	with_opt(&t, 121, 3, (const uint8_t *)"\x18\x0a\x00");
+	ck_assert_int_eq(dhcp_opt_routes(&pkt, rt, 4, &n), -EBADMSG);
+	with_opt(&t, 121, 5, (const uint8_t *)"\x08\x0a\xc0\xa8\x01");
+	ck_assert_int_eq(dhcp_opt_routes(&pkt, rt, 4, &n), -EBADMSG);
+
+	/* 119 (RFC 1035 §4.1.4 names): a label past the end; a pointer to
+	 * itself; a pointer past the option. */
+	char dom[4][DHCP_MAX_DOMAIN + 1];
+	with_opt(&t, 119, 4, (const uint8_t *)"\x07lab");
+	ck_assert_int_eq(dhcp_opt_domain_search(&pkt, dom, 4, &n), -EBADMSG);
+	with_opt(&t, 119, 2, (const uint8_t *)"\xc0\x00");
+	ck_assert_int_eq(dhcp_opt_domain_search(&pkt, dom, 4, &n), -EBADMSG);
+	with_opt(&t, 119, 7, (const uint8_t *)"\x03lab\xc0\x40\x00");
+	ck_assert_int_eq(dhcp_opt_domain_search(&pkt, dom, 4, &n), -EBADMSG);
 }
 END_TEST
 

@@ -653,8 +653,24 @@ START_TEST(test_inform)
 	ck_assert_int_eq(dec.dest, DHCP_DEST_CIADDR);
 	ck_assert_uint_eq(dec.dest_ip, HOST_IP);
 	ck_assert_uint_eq(dec.lease_time, 0);
+	ck_assert(!dhcp_opt_present(&rp, DHCP_OPT_BOOTFILE));
+	/* Explicit boot information is configuration: INFORM gets it too
+	 * (RFC 2131 §4.3.5: "local configuration parameters"). */
+	snprintf(host.tftp_server_name, sizeof(host.tftp_server_name), "10.9.9.9");
+	snprintf(host.boot_file_name, sizeof(host.boot_file_name), "pxelinux.0");
+	tp_start(&t, DHCP_INFORM, HOST_IP, 0, false);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	ck_assert_int_eq(dec.boot, DHCP_BOOT_EXPLICIT);
+	expect_str(DHCP_OPT_BOOTFILE, "pxelinux.0");
+	expect_str(DHCP_OPT_TFTP_SERVER, "10.9.9.9");
+	ck_assert_uint_eq(rp.siaddr, IP(10, 9, 9, 9));
+	ck_assert_uint_eq(rp.yiaddr, 0);
 }
 END_TEST
+
+static void pxe_request(uint8_t type, const char *vendor, uint16_t arch, const char *user_class);
 
 START_TEST(test_silences)
 {
@@ -672,6 +688,21 @@ START_TEST(test_silences)
 	discover(true);
 	req.op = DHCP_BOOTREPLY;
 	expect_silent(67, &host, "not-a-request");
+	/* Not Ethernet (htype 6, IEEE 802), or an Ethernet hlen other
+	 * than 6: chaddr cannot be a Hardware MAC. */
+	discover(true);
+	req.htype = 6;
+	expect_silent(67, &host, "not-ethernet");
+	discover(true);
+	req.hlen = 8;
+	expect_silent(67, &host, "not-ethernet");
+	/* Proxy mode with netboot options turned off has nothing to say. */
+	cfg.mode = DHCP_MODE_PROXY;
+	cfg.netboot = false;
+	pxe_request(DHCP_DISCOVER, "PXEClient:Arch:00007:UNDI:003000", 7, NULL);
+	expect_silent(67, &host, "netboot-disabled");
+	cfg.netboot = true;
+	cfg.mode = DHCP_MODE_RESERVATION;
 	/* Port 4011 outside the proxy modes. */
 	discover(true);
 	expect_silent(DHCP_PROXY_PORT, &host, "not-proxy-mode");
