@@ -10,6 +10,7 @@
 # iPXE binary and a file big enough that block numbers wrap, each compared
 # by sha256; 50 transfers at once; 5% loss each way (nftables in the
 # client's namespace) and a 20 ms round trip, still complete and correct;
+# a client that acknowledges every block twice gets each block once;
 # "..", a symlink, a directory, a missing file and a write are refused with
 # a TFTP error and a log line; a <mac>/ prefix, a leading '/' and the
 # snp.efi alias are served; the metrics count it all. Wall times are
@@ -153,6 +154,20 @@ in_ns "$CLI" tftp -m binary 10.66.0.1 -c put "$D/up" uploaded
 like "$out$err" "Error code 2" "a write request is refused with error 2"
 [ ! -e "$ROOT/uploaded" ]
 is "$?" 0 "and nothing is written"
+
+# ---- every ACK twice (the Sorcerer's Apprentice, RFC 1123 §4.2.3.1) ----
+
+run ip netns exec "$CLI" /usr/bin/python3 "$top_srcdir/tests/integration/tftp/dup_ack.py" \
+	10.66.0.1 undionly.kpxe "$D/dup"
+is "$rc" 0 "a client that ACKs every block twice still gets to the last block"
+same undionly.kpxe "$D/dup"
+is "$?" 0 "and the file is whole"
+blocks=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["blocks"])')
+dgrams=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["datagrams"])')
+# A server that answered each duplicate ACK would send every block twice
+# from the first one on: about 2 x blocks datagrams.
+ok "duplicate ACKs do not double the blocks sent ($dgrams datagrams for $blocks blocks)" \
+	test "$dgrams" -le $((blocks + blocks / 10 + 2))
 
 # ---- 50 at once ----
 
