@@ -96,8 +96,11 @@ static uint32_t slot_of(uint32_t ip, uint32_t n)
 static bool take_token(struct syslog_server *s, uint32_t ip, uint64_t now)
 {
 	struct source *src = &s->sources[slot_of(ip, SYSLOG_MAX_SOURCES)];
-	if (src->ip != ip)
-		*src = (struct source){ .ip = ip };
+	/* A source that takes over a slot keeps the bucket as it is, not a
+	 * full one: two (spoofed) addresses that share a slot share its
+	 * budget, instead of refilling each other's by turns. A fresh slot's
+	 * bucket is zeroed, which syslog_bucket_take fills to the burst. */
+	src->ip = ip;
 	return syslog_bucket_take(&src->b, now, s->cfg->syslog.rate, s->cfg->syslog.burst);
 }
 
