@@ -1,7 +1,8 @@
 /* http — the HTTP listeners of ironbelld (libmicrohttpd): the admin API on
  * a unix socket and, when configured, on TCP with a bearer token; the
- * public listener (http.listen) that serves /healthz, /readyz and /metrics
- * for now (iPXE and metadata routes join it later).
+ * public listener (http.listen) that serves the machines being provisioned:
+ * iPXE scripts and binaries, /httpboot, the OSIE files and the metadata
+ * routes (daemon/public.c), with /healthz, /readyz and /metrics.
  *
  * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
  * bind failure names its address and the unix socket gets its mode and its

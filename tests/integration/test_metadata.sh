@@ -187,6 +187,26 @@ local-hostname: "m1.lab.example"
 public-keys:
   - "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAAA alice@laptop"
   - "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ"' "NoCloud meta-data"
+like "$ctype" '^text/yaml' "NoCloud meta-data is YAML"
+get /nocloud/network-config
+like "$out" '^version: 2' "NoCloud network-config, version 2"
+like "$ctype" '^text/yaml' "as YAML"
+get /nocloud/user-data
+like "$out" '^#cloud-config' "NoCloud user-data"
+like "$ctype" '^text/plain' "as it is, text/plain"
+get /nocloud/vendor-data
+like "$out" 'runcmd: \[echo vendor\]' "NoCloud vendor-data"
+get /nocloud/
+is "$code" 200 "the /nocloud/ listing"
+for f in meta-data user-data vendor-data network-config; do
+	like "$out" "^$f\$" "lists $f"
+done
+get /nocloud/nope
+is "$code" 404 "an unknown NoCloud file: 404"
+get /latest/meta-data/hostname
+is "$code $out" "200 m1.lab.example" "/latest/ is 2009-04-04"
+get /latest/user-data
+like "$out" '^#cloud-config' "/latest/user-data"
 get /ignition/$UUID
 is "$code" 404 "Ignition: the user data is cloud-config, not Ignition: 404"
 
