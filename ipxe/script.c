@@ -23,7 +23,9 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,19 @@ const char *ipxe_script_kind_name(enum ipxe_script_kind k)
 	return k < IPXE_SCRIPT_KIND_MAX ? names[k] : "unknown";
 }
 
+/* Do a and b name the same address? Compared as addresses, not text: the
+ * store finds "2001:DB8::5" for the client 2001:db8::5 (its index holds
+ * the canonical form), and so must this. */
+static bool same_address(const char *a, const char *b)
+{
+	uint8_t x[16], y[16];
+	if (inet_pton(AF_INET, a, x) == 1)
+		return inet_pton(AF_INET, b, y) == 1 && memcmp(x, y, 4) == 0;
+	if (inet_pton(AF_INET6, a, x) == 1)
+		return inet_pton(AF_INET6, b, y) == 1 && memcmp(x, y, 16) == 0;
+	return false;
+}
+
 int ipxe_mac_by_ip(const json_t *hw, const char *ip, uint8_t ret[6])
 {
 	const json_t *ifs = json_object_get(json_object_get(hw, "spec"), "interfaces");
@@ -334,7 +349,7 @@ int ipxe_mac_by_ip(const json_t *hw, const char *ip, uint8_t ret[6])
 		const json_t *dhcp = json_object_get(it, "dhcp");
 		const char *a = str_at(json_object_get(dhcp, "ip"), "address");
 		const char *m = str_at(dhcp, "mac");
-		if (a && m && strcmp(a, ip) == 0 && ipxe_mac_parse(m, strlen(m), ret))
+		if (a && m && same_address(a, ip) && ipxe_mac_parse(m, strlen(m), ret))
 			return 0;
 	}
 	return -ENOENT;

@@ -480,6 +480,13 @@ START_TEST(test_mac_by_ip_and_httpboot)
 	ck_assert_int_eq(ipxe_mac_by_ip(hw, "192.0.2.10", m), 0);
 	ck_assert_mem_eq(m, mac1, 6);
 	ck_assert_int_eq(ipxe_mac_by_ip(hw, "192.0.2.11", m), -ENOENT);
+	ck_assert_int_eq(ipxe_mac_by_ip(hw, "::ffff:192.0.2.10", m), -ENOENT);
+	/* IPv6: compared as addresses, whatever the case and form. */
+	json_t *v6 = json_pack("{s:{s:[{s:{s:s,s:{s:s}}}]}}", "spec", "interfaces", "dhcp", "mac",
+			       "52:54:00:12:34:56", "ip", "address", "2001:DB8:0:0::5");
+	ck_assert_int_eq(ipxe_mac_by_ip(v6, "2001:db8::5", m), 0);
+	ck_assert_int_eq(ipxe_mac_by_ip(v6, "2001:db8::6", m), -ENOENT);
+	json_decref(v6);
 	ck_assert_int_eq(ipxe_httpboot(hw, "192.0.2.10", "http://s:7080", &out), 0);
 	ck_assert_str_eq(out.data, "{\"ClientIPs\":\"192.0.2.10\",\"UKIURL\":"
 				   "\"http://s:7080/ipxe/binary/52:54:00:12:34:56/snp-arm64.efi\","
