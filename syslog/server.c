@@ -22,7 +22,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -36,6 +35,7 @@
 #include <jansson.h>
 
 #include "common/common.h"
+#include "common/net.h"
 #include "daemon/conf.h"
 #include "store/store.h"
 #include "syslog/syslog-server.h"
@@ -204,37 +204,6 @@ static void *run(void *arg)
 	return NULL;
 }
 
-static int bind_udp(const char *listen, char *err, size_t errlen)
-{
-	char host[256];
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
-			*ai = NULL;
-	int fd, e;
-	if (!colon || (size_t)(colon - listen) >= sizeof(host)) {
-		snprintf(err, errlen, "syslog.listen: cannot use \"%s\"", listen);
-		return -EINVAL;
-	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai)) != 0) {
-		snprintf(err, errlen, "cannot listen on %s (syslog): %s", listen, gai_strerror(e));
-		return -EADDRNOTAVAIL;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot listen on %s (syslog): %s", listen, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return e;
-	}
-	freeaddrinfo(ai);
-	return fd;
-}
-
 int syslog_server_new(struct store *store, const struct ib_config *cfg,
 		      struct syslog_server **ret, char *err, size_t errlen)
 {
@@ -251,7 +220,7 @@ int syslog_server_new(struct store *store, const struct ib_config *cfg,
 		free(s);
 		return -ENOMEM;
 	}
-	if ((e = s->fd = bind_udp(cfg->syslog.listen, err, errlen)) < 0)
+	if ((e = s->fd = net_bind_udp4(cfg->syslog.listen, "syslog", false, err, errlen)) < 0)
 		goto fail;
 	if ((s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		e = -errno;

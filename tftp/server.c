@@ -38,7 +38,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -52,6 +51,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/net.h"
 #include "daemon/conf.h"
 #include "tftp/tftp-internal.h"
 #include "tftp/tftp-server.h"
@@ -708,40 +708,6 @@ static void *run(void *arg)
 
 /* ---- life cycle ---- */
 
-static int bind_listen(const char *listen, char *err, size_t errlen)
-{
-	char host[256] = "";
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
-			*ai = NULL;
-	int fd = -1, one = 1, e;
-
-	if (!colon || (size_t)(colon - listen) >= sizeof(host)) {
-		snprintf(err, errlen, "tftp.listen: cannot use \"%s\"", listen);
-		return -EINVAL;
-	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
-	if (e != 0) {
-		snprintf(err, errlen, "cannot listen on %s (TFTP): %s", listen, gai_strerror(e));
-		return -EADDRNOTAVAIL;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot listen on %s (TFTP): %s", listen, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return e;
-	}
-	freeaddrinfo(ai);
-	return fd;
-}
-
 int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char *err,
 		    size_t errlen)
 {
@@ -759,7 +725,7 @@ int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char 
 			 cfg->ipxe.binary_dir, strerror(errno));
 		goto fail;
 	}
-	if ((e = s->lfd = bind_listen(cfg->tftp.listen, err, errlen)) < 0)
+	if ((e = s->lfd = net_bind_udp4(cfg->tftp.listen, "TFTP", true, err, errlen)) < 0)
 		goto fail;
 	s->efd = epoll_create1(EPOLL_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
