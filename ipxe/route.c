@@ -38,17 +38,6 @@ static bool component_ok(const char *s, size_t n, size_t max)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 bool ipxe_mac_parse(const char *s, size_t n, uint8_t ret[6])
 {
 	uint8_t m[6];
@@ -58,7 +47,7 @@ bool ipxe_mac_parse(const char *s, size_t n, uint8_t ret[6])
 	if (sep != ':' && sep != '-')
 		return false;
 	for (int i = 0; i < 6; i++) {
-		int hi = hexval(s[i * 3]), lo = hexval(s[i * 3 + 1]);
+		int hi = num_hex_digit(s[i * 3]), lo = num_hex_digit(s[i * 3 + 1]);
 		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != sep))
 			return false;
 		m[i] = (uint8_t)(hi << 4 | lo);
@@ -111,7 +100,7 @@ static long decode(const char *in, size_t n, char *out)
 		if (c == '%') {
 			if (n - i < 3)
 				return -1;
-			int hi = hexval(in[i + 1]), lo = hexval(in[i + 2]);
+			int hi = num_hex_digit(in[i + 1]), lo = num_hex_digit(in[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = (char)(hi << 4 | lo);
