@@ -211,6 +211,14 @@ is "$?" 0 "with 5% loss each way, tftp-hpa still gets undionly.kpxe whole"
 diag "undionly.kpxe with 5% loss, lock-step: $(($(now_ms) - t0)) ms"
 t0=$(now_ms)
 in_ns "$CLI" atftp --option "windowsize 8" --option "blksize 1428" -g -r ipxe.efi -l "$D/loss-w" 10.66.0.1
+# atftp gives up on a second OACK ("unexpected OACK"), which is what a
+# server sends, as RFC 2347 says, when the client's ACK of the first one
+# is among the 5% lost: that is atftp's limit, not a failed transfer, and
+# a PXE ROM would ask again. Once more then; any other failure stands.
+if ! same ipxe.efi "$D/loss-w" && printf '%s' "$out$err" | grep -q 'unexpected OACK'; then
+	diag "atftp stopped at a retransmitted OACK (its ACK 0 was dropped); asking again"
+	in_ns "$CLI" atftp --option "windowsize 8" --option "blksize 1428" -g -r ipxe.efi -l "$D/loss-w" 10.66.0.1
+fi
 same ipxe.efi "$D/loss-w"
 is "$?" 0 "with 5% loss each way, atftp with windowsize 8 gets ipxe.efi whole"
 diag "ipxe.efi with 5% loss, windowsize 8: $(($(now_ms) - t0)) ms"
