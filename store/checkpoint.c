@@ -17,8 +17,9 @@
  * checkpoint always ends a few frames behind, and the WAL would grow
  * without end. So the checkpointer runs passes back to back until one
  * finds nothing new (each copies only what arrived during the last,
- * until none did), and publishes how far it got. Should the writer keep
- * ahead of it, when the writer's hook sees that less than
+ * until none did), and publishes how far it got; if the last of its
+ * passes still found new frames, it starts again at once. Should the
+ * writer keep ahead of it, when the writer's hook sees that less than
  * STORE_CHECKPOINT_TAIL frames remain (or the WAL passed
  * STORE_WAL_MAX_PAGES), the writer copies the rest itself before its
  * next transaction, which then starts the WAL over.
@@ -96,8 +97,8 @@ static void *ckpt_main(void *arg)
 		 * writer appended during the one before, fewer frames each
 		 * time, so the WAL ends fully copied and the writer's next
 		 * transaction starts it over, with no copying of its own. */
-		int prev = -1, rc = SQLITE_OK;
-		for (int pass = 0; pass < STORE_CHECKPOINT_PASSES; pass++) {
+		int prev = -1, rc = SQLITE_OK, pass;
+		for (pass = 0; pass < STORE_CHECKPOINT_PASSES; pass++) {
 			uint64_t t0 = now_mono_ns();
 			uint64_t gen = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
 			int log = 0, done = 0;
@@ -122,6 +123,14 @@ static void *ckpt_main(void *arg)
 
 		pthread_mutex_lock(&s->ckpt_lock);
 		s->checkpoints++;
+		/* Every pass still found new frames: the writer kept ahead
+		 * (this thread lost the CPU, or the passes ran long). Go on
+		 * rather than wait for another STORE_CHECKPOINT_PAGES, or the
+		 * WAL would never get within the writer's tail and start
+		 * over. Ends as soon as a pass finds nothing new, so when
+		 * the writes stop. */
+		if (rc == SQLITE_OK && pass == STORE_CHECKPOINT_PASSES)
+			s->ckpt_want = true;
 	}
 	pthread_mutex_unlock(&s->ckpt_lock);
 	return NULL;
