@@ -156,6 +156,7 @@ struct store {
 	pthread_cond_t ckpt_cond;
 	bool ckpt_want, ckpt_stopping;
 	bool ckpt_not_idle;         /* opts.checkpoint_not_idle */
+	int ckpt_every;             /* WAL growth in pages between wakes */
 	uint64_t checkpoints;       /* run (for tests) */
 	struct metric *m_checkpoint_seconds, *m_checkpoint_tail_seconds;
 
@@ -180,7 +181,7 @@ uint64_t store_test_transactions(struct store *s);
 
 /* ---- checkpoint.c ---- */
 
-#define STORE_CHECKPOINT_PAGES 1000 /* WAL growth that wakes the checkpointer */
+#define STORE_CHECKPOINT_PAGES 4000 /* WAL growth that wakes the checkpointer (default) */
 #define STORE_CHECKPOINT_TAIL 16     /* frames left that the writer copies itself */
 #define STORE_CHECKPOINT_PASSES 8    /* back-to-back passes of the checkpointer */
 #define STORE_WAL_MAX_PAGES 16384    /* past this, the writer copies what is left */

@@ -77,6 +77,8 @@ struct store_options {
 	bool checkpoint_not_idle;   /* tests: the checkpointer at normal priority rather
 				     * than SCHED_IDLE, so that a busy machine cannot
 				     * starve it (see store/checkpoint.c) */
+	uint32_t checkpoint_pages;  /* WAL growth in pages that wakes the checkpointer
+				     * (default 4000; tests use less) */
 };
 
 #define STORE_DEFAULT_COMMIT_DELAY 500u /* microseconds */

@@ -726,6 +726,9 @@ int store_open(const char *path, const struct store_options *opts, struct store 
 		goto out;
 	register_metrics(s);
 	s->ckpt_not_idle = opts && opts->checkpoint_not_idle;
+	s->ckpt_every = STORE_CHECKPOINT_PAGES;
+	if (opts && opts->checkpoint_pages && opts->checkpoint_pages <= STORE_WAL_MAX_PAGES)
+		s->ckpt_every = (int)opts->checkpoint_pages;
 	e = store_ckpt_start(s, err, errlen);
 	if (e < 0)
 		goto out;

@@ -353,15 +353,19 @@ START_TEST(test_commit_delay)
 }
 END_TEST
 
-/* Checkpoints run on their own thread: after more than
- * STORE_CHECKPOINT_PAGES pages of commits, one has run, and the WAL has
- * started over rather than grown with every commit. */
+/* Checkpoints run on their own thread: after more than PAGES pages of
+ * commits (the wake-up interval, set below the default for a quicker
+ * test), one has run, and the WAL has started over rather than grown
+ * with every commit. */
+#define PAGES 1000
 START_TEST(test_checkpoint_thread)
 {
 	/* At normal priority: an idle-class thread may be starved for
 	 * seconds on a busy test machine, and this tests the WAL's restart,
 	 * not the scheduler. */
-	struct store_options o = { .no_commit_delay = true, .checkpoint_not_idle = true };
+	struct store_options o = { .no_commit_delay = true,
+				   .checkpoint_not_idle = true,
+				   .checkpoint_pages = PAGES };
 	char wal[600];
 	struct stat sb;
 	uint64_t t0 = now_mono_ns();
@@ -370,7 +374,7 @@ START_TEST(test_checkpoint_thread)
 	open_store(&o);
 	ck_assert_uint_eq(store_test_checkpoints(st), 0);
 	/* Each put is a transaction of its own: at least one WAL page. */
-	for (unsigned i = 0; i < 2 * STORE_CHECKPOINT_PAGES + 100; i++) {
+	for (unsigned i = 0; i < 2 * PAGES + 100; i++) {
 		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
 		mac_of(i, mac);
 		ip_of(i, ip);
@@ -387,7 +391,7 @@ START_TEST(test_checkpoint_thread)
 	ck_assert_msg(sb.st_size < 6 * 1024 * 1024, "WAL of %lld bytes", (long long)sb.st_size);
 	json_t *arr = NULL;
 	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
-	ck_assert_uint_eq(json_array_size(arr), 2 * STORE_CHECKPOINT_PAGES + 100);
+	ck_assert_uint_eq(json_array_size(arr), 2 * PAGES + 100);
 	json_decref(arr);
 	/* At close, the last connection checkpoints the rest and removes the
 	 * WAL. */
