@@ -24,6 +24,12 @@
 #     ironbelld; taken together the median would fall between the two),
 #     from a capture on the server's interface: each request paired with
 #     its reply (latency.py);
+#   - right after that, the disk's own floor for such an ACK: fio writing
+#     1 KiB and fdatasyncing it, one at a time, 1,000 a second, for as long
+#     as the latency step, in the same file system as the server's state
+#     (an ACK that waits for its lease to be on disk cannot come sooner
+#     than one flush; this says what one flush took in that same minute,
+#     the disk of a shared VM being far from steady);
 # then the ratios of ironbelld to Kea. The server is pinned to CPU 1 and
 # perfdhcp to CPU 0 (BENCH_DHCP_SERVER_CPU, BENCH_DHCP_CLIENT_CPU).
 #
@@ -36,7 +42,7 @@
 #
 # It asserts nothing about time; it fails only when a server does not
 # answer at all. Needs root, perfdhcp (kea-admin), kea-dhcp4, dnsmasq,
-# tcpdump and the built ironbelld and ironbell ($top_builddir); without
+# tcpdump, fio and the built ironbelld and ironbell ($top_builddir); without
 # them it says why and exits 0. BENCH_DHCP_SERVERS chooses and orders the
 # servers ("kea dnsmasq dnsmasq-ro ironbelld").
 set -u
@@ -59,7 +65,7 @@ skip() {
 }
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
-for t in perfdhcp kea-dhcp4 dnsmasq tcpdump taskset ip; do
+for t in perfdhcp kea-dhcp4 dnsmasq tcpdump taskset ip fio; do
 	command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || skip "$t is not installed"
 done
 PATH=$PATH:/usr/sbin
@@ -350,6 +356,25 @@ latency() {
 		print $3, $4 }' "$tmp/lat.txt")
 }
 
+# disk_floor: sets fp50 and fp99 (ms), the latency of fdatasync after a
+# 1 KiB write at 1,000 writes a second, from fio's own percentiles, on a
+# file beside the server's state (pinned like the server).
+disk_floor() {
+	fp50=-
+	fp99=-
+	taskset -c "$SCPU" fio --name=flush --filename="$tmp/fio.dat" --size=4m --bs=1k --rw=write \
+		--ioengine=sync --fdatasync=1 --rate_iops=1000 --time_based --runtime="$STEP" \
+		--output-format=json >"$tmp/fio.json" 2>"$tmp/fio.err" || {
+		say "   fio failed: $(head -c 300 "$tmp/fio.err")"
+		return
+	}
+	read -r fp50 fp99 < <("$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))["jobs"][0]["sync"]["lat_ns"]["percentile"]
+print("%.3f %.3f" % (p["50.000000"] / 1e6, p["99.000000"] / 1e6))' "$tmp/fio.json")
+	rm -f "$tmp/fio.dat"
+	say "    disk: 1 KiB write + fdatasync at 1,000/s (fio) p50=$fp50 p99=$fp99 ms"
+}
+
 results=
 failed=0
 for srv in $SERVERS; do
@@ -366,20 +391,24 @@ for srv in $SERVERS; do
 	search
 	latency
 	rss=$(sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/$spid/status" 2>/dev/null)
+	rss=${rss// /}
 	stop_server
+	disk_floor
 	[ "$best" = 0 ] && best="<$lowest"
-	results="$results$srv $best $best_us $cmp_us $op50/$op99 $ap50/$ap99 ${rss// /}
+	results="$results$srv $best $best_us $cmp_us $op50/$op99 $ap50/$ap99 ${rss:--} $fp50/$fp99
 "
 done
 
 say ""
 say "== dhcp results: $N reservations, $STEP s steps (server CPU $SCPU, perfdhcp CPU $CCPU)"
-printf '%-11s %15s %11s %12s %18s %18s %10s\n' server "max DORA/s <1%" "CPU us@max" \
-	"CPU us@$CMP" "OFFER p50/p99 ms" "ACK p50/p99 ms" "peak RSS"
-printf '%s' "$results" | while read -r s r u c o a m; do
-	[ -n "$s" ] && printf '%-11s %15s %11s %12s %18s %18s %10s\n' "$s" "$r" "$u" "$c" "$o" "$a" "$m"
+printf '%-11s %15s %11s %12s %18s %18s %10s %16s\n' server "max DORA/s <1%" "CPU us@max" \
+	"CPU us@$CMP" "OFFER p50/p99 ms" "ACK p50/p99 ms" "peak RSS" "disk p50/p99 ms"
+printf '%s' "$results" | while read -r s r u c o a m d; do
+	[ -n "$s" ] && printf '%-11s %15s %11s %12s %18s %18s %10s %16s\n' "$s" "$r" "$u" "$c" "$o" \
+		"$a" "$m" "$d"
 done
-say "(latency at 1,000 DORA/s, on the server's interface; CPU of the whole server process)"
+say "(latency at 1,000 DORA/s, on the server's interface; CPU of the whole server process;"
+say " disk: fio's fdatasync of 1 KiB at 1,000/s right after, the floor of a durable ACK)"
 printf '%s' "$results" | awk '{ atleast = sub(/^>=/, "", $2); sub(/^</, "", $2) }
 	$1 == "kea" { kr = $2; ku = $3; kc = $4 }
 	$1 == "ironbelld" { ir = $2; iu = $3; ic = $4; igeq = atleast }
@@ -388,5 +417,8 @@ printf '%s' "$results" | awk '{ atleast = sub(/^>=/, "", $2); sub(/^</, "", $2) 
 			igeq ? ">=" : "", ir / kr, iu / ku;
 	      if (kc + 0 && ic + 0) printf ", at %s DORA/s x%.2f", '"$CMP"', ic / kc;
 	      print "" }'
+printf '%s' "$results" | awk '$1 == "ironbelld" { split($6, a, "/"); split($8, d, "/");
+	if (d[2] + 0 > 0) printf "ironbelld ACK p99 / the disk'"'"'s flush p99 in the same minute: x%.2f\n",
+		a[2] / d[2] }'
 say "(>= N: the server kept up with all perfdhcp could send, N DORA/s on its one core)"
 exit "$failed"
