@@ -57,6 +57,24 @@ int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t (*bufs)[DHCP_MAX_MESSAGE +
 int dhcp_sock_send(const struct dhcp_sock *s, const void *data, size_t len, uint32_t ip,
 		   uint16_t port, int ifindex, uint32_t local_ip);
 
+/* One datagram of a batch for dhcp_sock_send_many(): as dhcp_sock_send()'s
+ * arguments, and its outcome. */
+struct dhcp_tx {
+	const void *data;
+	size_t len;
+	uint32_t ip;
+	uint16_t port;
+	int ifindex;
+	uint32_t local_ip;
+	int error; /* out: 0 sent, or a negative errno */
+};
+
+#define DHCP_TX_BATCH 32 /* replies held for one sendmmsg */
+
+/* Sends n (<= DHCP_TX_BATCH) datagrams on s with sendmmsg, as few calls as
+ * it takes: one, unless one of them fails, which then fails alone. */
+void dhcp_sock_send_many(const struct dhcp_sock *s, struct dhcp_tx *tx, size_t n);
+
 /* A packet socket (AF_PACKET, SOCK_DGRAM) for unicast replies to clients
  * that have no address yet and cannot answer ARP (RFC 2131 §4.1): the
  * frame goes straight to the client's hardware address. The fd, or a

@@ -105,6 +105,15 @@ struct target {
 	uint8_t chaddr[6];
 };
 
+/* A reply held for the next sendmmsg on its socket (tx_flush). */
+struct queued {
+	const struct dhcp_sock *sock;
+	struct dhcp_tx tx; /* tx.data points at pkt */
+	enum dhcp_msg_type type;
+	uint64_t t_ns; /* the request's receive time, or 0 */
+	uint8_t pkt[DHCP_MAX_PACKET];
+};
+
 /* An ACK waiting for its lease to be committed. */
 struct parked {
 	bool used;
@@ -163,6 +172,8 @@ struct dhcp_server {
 	struct ratelimit rl_unknown, rl_misc;
 	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
+	struct queued txq[DHCP_TX_BATCH]; /* replies to send at the end of the turn */
+	size_t ntxq;
 	struct dhcp_packet req;
 	struct dhcp_reply reply;
 	struct dhcp_host host;
@@ -403,38 +414,16 @@ static const struct dhcp_policy_config *policy_cfg(struct dhcp_server *S, uint32
 
 /* ---- sending ---- */
 
-static int deliver(struct dhcp_server *S, const struct target *t, const uint8_t *pkt, size_t len)
+/* Counts a reply sent (e == 0) or not. */
+static void sent(struct dhcp_server *S, int e, uint32_t ip, enum dhcp_msg_type type,
+		 uint64_t t_ns)
 {
-	switch (t->dest) {
-	case DHCP_DEST_RELAY:
-		return dhcp_sock_send(t->sock, pkt, len, t->ip, DHCP_SERVER_PORT, 0, 0);
-	case DHCP_DEST_CIADDR:
-		return dhcp_sock_send(t->sock, pkt, len, t->ip, DHCP_CLIENT_PORT, 0, 0);
-	case DHCP_DEST_SOURCE: return dhcp_sock_send(t->sock, pkt, len, t->ip, t->port, 0, 0);
-	case DHCP_DEST_UNICAST:
-		if (S->raw_fd >= 0 && t->ifindex && t->local_ip)
-			return dhcp_raw_send(S->raw_fd, t->ifindex, t->chaddr, t->local_ip, t->ip,
-					     pkt, len);
-		/* Without a packet socket, a broadcast reaches it too. */
-		/* fall through */
-	case DHCP_DEST_BROADCAST:
-		return dhcp_sock_send(t->sock, pkt, len, 0xffffffffu, DHCP_CLIENT_PORT, t->ifindex,
-				      t->local_ip);
-	default: return -EINVAL;
-	}
-}
-
-/* Sends, counts and logs a reply. */
-static void send_reply(struct dhcp_server *S, const struct target *t, const uint8_t *pkt,
-		       size_t len, enum dhcp_msg_type type, uint64_t t_ns)
-{
-	int e = deliver(S, t, pkt, len);
 	if (e < 0) {
-		char ip[16];
+		char a[16];
 		drop(S, DROP_SEND_FAILED);
-		ip_str(t->ip, ip);
+		ip_str(ip, a);
 		if (rl_allow(&S->rl_misc))
-			log_warn("dhcp", "sending a DHCP %s to %s: %s", dhcp_msg_type_name(type), ip,
+			log_warn("dhcp", "sending a DHCP %s to %s: %s", dhcp_msg_type_name(type), a,
 				 strerror(-e));
 		return;
 	}
@@ -443,6 +432,61 @@ static void send_reply(struct dhcp_server *S, const struct target *t, const uint
 		uint64_t now = now_real_ns();
 		metric_observe(S->m_reply_seconds, now > t_ns ? (double)(now - t_ns) / 1e9 : 0);
 	}
+}
+
+/* Sends the replies held this turn: one sendmmsg for each run of them on
+ * the same socket, rather than a sendmsg each. */
+static void tx_flush(struct dhcp_server *S)
+{
+	struct dhcp_tx tx[DHCP_TX_BATCH];
+
+	for (size_t i = 0, j; i < S->ntxq; i = j) {
+		for (j = i; j < S->ntxq && S->txq[j].sock == S->txq[i].sock; j++)
+			tx[j - i] = S->txq[j].tx;
+		dhcp_sock_send_many(S->txq[i].sock, tx, j - i);
+		for (size_t k = i; k < j; k++)
+			sent(S, tx[k - i].error, tx[k - i].ip, S->txq[k].type, S->txq[k].t_ns);
+	}
+	S->ntxq = 0;
+}
+
+/* Sends (or holds, to go with the others of this turn), counts and logs a
+ * reply. */
+static void send_reply(struct dhcp_server *S, const struct target *t, const uint8_t *pkt,
+		       size_t len, enum dhcp_msg_type type, uint64_t t_ns)
+{
+	struct dhcp_tx tx = { .data = pkt, .len = len, .ip = t->ip, .port = DHCP_CLIENT_PORT };
+	enum dhcp_dest d = t->dest;
+
+	if (d == DHCP_DEST_UNICAST && S->raw_fd >= 0 && t->ifindex && t->local_ip) {
+		/* The packet socket, at once. */
+		sent(S,
+		     dhcp_raw_send(S->raw_fd, t->ifindex, t->chaddr, t->local_ip, t->ip, pkt, len),
+		     t->ip, type, t_ns);
+		return;
+	}
+	if (d == DHCP_DEST_UNICAST)
+		d = DHCP_DEST_BROADCAST; /* without a packet socket, a broadcast reaches it too */
+	switch (d) {
+	case DHCP_DEST_RELAY: tx.port = DHCP_SERVER_PORT; break;
+	case DHCP_DEST_CIADDR: break;
+	case DHCP_DEST_SOURCE: tx.port = t->port; break;
+	case DHCP_DEST_BROADCAST:
+		tx.ip = 0xffffffffu;
+		tx.ifindex = t->ifindex;
+		tx.local_ip = t->local_ip;
+		break;
+	default: sent(S, -EINVAL, t->ip, type, t_ns); return;
+	}
+	if (S->ntxq == DHCP_TX_BATCH)
+		tx_flush(S);
+	struct queued *q = &S->txq[S->ntxq++];
+	memcpy(q->pkt, pkt, len);
+	tx.data = q->pkt;
+	q->sock = t->sock;
+	q->tx = tx;
+	q->type = type;
+	q->t_ns = t_ns;
 }
 
 static void log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw)
@@ -785,6 +829,8 @@ static void loop(struct dhcp_server *S)
 				read_socket(S, &S->socks[id]);
 			}
 		}
+		/* Every reply of this turn, in as few calls as it takes. */
+		tx_flush(S);
 		if (S->sync_more && !S->stopping)
 			hosts_sync(S);
 	}

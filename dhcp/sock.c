@@ -156,37 +156,78 @@ int dhcp_sock_recv(const struct dhcp_sock *s, uint8_t (*bufs)[DHCP_MAX_MESSAGE +
 	return got;
 }
 
-int dhcp_sock_send(const struct dhcp_sock *s, const void *data, size_t len, uint32_t ip,
+union pktinfo_cmsg {
+	char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	struct cmsghdr align;
+};
+
+/* msg for one datagram to ip:port, from local_ip on ifindex when ifindex
+ * is set; dst, iov and ctl are the caller's, and outlive msg's use. */
+static void tx_msg(struct msghdr *msg, struct sockaddr_in *dst, struct iovec *iov,
+		   union pktinfo_cmsg *ctl, const void *data, size_t len, uint32_t ip,
 		   uint16_t port, int ifindex, uint32_t local_ip)
 {
-	struct sockaddr_in dst = { .sin_family = AF_INET,
-				   .sin_port = htons(port),
-				   .sin_addr.s_addr = htonl(ip) };
-	struct iovec iov = { (void *)data, len };
-	union {
-		char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-		struct cmsghdr align;
-	} ctl;
-	struct msghdr msg = { .msg_name = &dst,
-			      .msg_namelen = sizeof(dst),
-			      .msg_iov = &iov,
-			      .msg_iovlen = 1 };
-
+	*dst = (struct sockaddr_in){ .sin_family = AF_INET,
+				     .sin_port = htons(port),
+				     .sin_addr.s_addr = htonl(ip) };
+	*iov = (struct iovec){ (void *)data, len };
+	*msg = (struct msghdr){ .msg_name = dst,
+				.msg_namelen = sizeof(*dst),
+				.msg_iov = iov,
+				.msg_iovlen = 1 };
 	if (ifindex) {
 		struct in_pktinfo pi = { .ipi_ifindex = ifindex,
 					 .ipi_spec_dst.s_addr = htonl(local_ip) };
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		memset(ctl, 0, sizeof(*ctl));
+		msg->msg_control = ctl->buf;
+		msg->msg_controllen = sizeof(ctl->buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(msg);
 		c->cmsg_level = IPPROTO_IP;
 		c->cmsg_type = IP_PKTINFO;
 		c->cmsg_len = CMSG_LEN(sizeof(pi));
 		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
 	}
-	if (sendmsg(s->fd, &msg, MSG_DONTWAIT) < 0)
-		return -errno;
-	return 0;
+}
+
+void dhcp_sock_send_many(const struct dhcp_sock *s, struct dhcp_tx *tx, size_t n)
+{
+	struct sockaddr_in dst[DHCP_TX_BATCH];
+	struct iovec iov[DHCP_TX_BATCH];
+	union pktinfo_cmsg ctl[DHCP_TX_BATCH];
+	struct mmsghdr m[DHCP_TX_BATCH];
+
+	if (n > DHCP_TX_BATCH)
+		n = DHCP_TX_BATCH;
+	for (size_t i = 0; i < n; i++) {
+		tx_msg(&m[i].msg_hdr, &dst[i], &iov[i], &ctl[i], tx[i].data, tx[i].len, tx[i].ip,
+		       tx[i].port, tx[i].ifindex, tx[i].local_ip);
+		m[i].msg_len = 0;
+		tx[i].error = 0;
+	}
+	/* sendmmsg stops at the first datagram it cannot send and returns
+	 * how many went; called again from there, it fails with that one's
+	 * error. Each turn sends at least one or fails one: bounded by n. */
+	for (size_t i = 0; i < n;) {
+		int r = sendmmsg(s->fd, m + i, (unsigned)(n - i), MSG_DONTWAIT);
+		if (r <= 0)
+			tx[i++].error = r < 0 ? -errno : -EAGAIN;
+		else
+			i += (size_t)r;
+	}
+}
+
+int dhcp_sock_send(const struct dhcp_sock *s, const void *data, size_t len, uint32_t ip,
+		   uint16_t port, int ifindex, uint32_t local_ip)
+{
+	struct dhcp_tx tx = { .data = data,
+			      .len = len,
+			      .ip = ip,
+			      .port = port,
+			      .ifindex = ifindex,
+			      .local_ip = local_ip };
+
+	dhcp_sock_send_many(s, &tx, 1);
+	return tx.error;
 }
 
 int dhcp_raw_open(void)
