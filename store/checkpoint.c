@@ -215,3 +215,9 @@ uint64_t store_test_checkpoints(struct store *s)
 	pthread_mutex_unlock(&s->ckpt_lock);
 	return n;
 }
+
+void store_test_wal(struct store *s, uint64_t *ret_restarts, int *ret_pages)
+{
+	*ret_restarts = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
+	*ret_pages = s->ckpt_pages_last;
+}

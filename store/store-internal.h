@@ -198,6 +198,9 @@ void store_ckpt_stop(struct store *s);
 void store_ckpt_finish(struct store *s);
 /* For tests: checkpoints run so far. */
 uint64_t store_test_checkpoints(struct store *s);
+/* For tests, after a write has returned: how many times the WAL has
+ * started over, and its size in pages after the last commit. */
+void store_test_wal(struct store *s, uint64_t *ret_restarts, int *ret_pages);
 
 /* ---- lease.c ---- */
 
