@@ -110,6 +110,7 @@ struct queued {
 	const struct dhcp_sock *sock;
 	struct dhcp_tx tx; /* tx.data points at pkt */
 	enum dhcp_msg_type type;
+	uint32_t to;   /* the client's address, for the log */
 	uint64_t t_ns; /* the request's receive time, or 0 */
 	uint8_t pkt[DHCP_MAX_PACKET];
 };
@@ -445,7 +446,7 @@ static void tx_flush(struct dhcp_server *S)
 			tx[j - i] = S->txq[j].tx;
 		dhcp_sock_send_many(S->txq[i].sock, tx, j - i);
 		for (size_t k = i; k < j; k++)
-			sent(S, tx[k - i].error, tx[k - i].ip, S->txq[k].type, S->txq[k].t_ns);
+			sent(S, tx[k - i].error, S->txq[k].to, S->txq[k].type, S->txq[k].t_ns);
 	}
 	S->ntxq = 0;
 }
@@ -486,6 +487,7 @@ static void send_reply(struct dhcp_server *S, const struct target *t, const uint
 	q->sock = t->sock;
 	q->tx = tx;
 	q->type = type;
+	q->to = t->ip;
 	q->t_ns = t_ns;
 }
 
