@@ -396,10 +396,12 @@ START_TEST(test_checkpoint_thread)
 		usleep(10000);
 	ck_assert_uint_ge(store_test_checkpoints(st), 1);
 	store_test_wal(st, &restarts, &pages);
-	ck_assert_int_gt(pages, 0);
-	/* At a pace it can follow, at most 1000 more commits or WAIT_MS. */
+	uint64_t r0 = restarts;
+	/* At a pace it can follow, at most 1000 more commits or WAIT_MS,
+	 * until the WAL starts over once more (whether it did during the
+	 * burst depends on the machine). */
 	t0 = now_mono_ns();
-	for (unsigned k = 0; restarts == 0 && k < 1000 &&
+	for (unsigned k = 0; restarts == r0 && k < 1000 &&
 			     now_mono_ns() - t0 < (uint64_t)WAIT_MS * 1000000u;
 	     k++, n++) {
 		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
@@ -410,8 +412,9 @@ START_TEST(test_checkpoint_thread)
 		store_test_wal(st, &restarts, &pages);
 		usleep(5000);
 	}
-	ck_assert_msg(restarts >= 1, "the WAL never started over (%d pages)", pages);
-	ck_assert_int_lt(pages, PAGES);
+	ck_assert_msg(restarts > r0, "the WAL did not start over (%d pages)", pages);
+	/* just after it did: the commits since, not the burst's */
+	ck_assert_int_lt(pages, 16);
 	json_t *arr = NULL;
 	ck_assert_int_eq(store_leases_list(rd, &arr), 0);
 	ck_assert_uint_eq(json_array_size(arr), n);
