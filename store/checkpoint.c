@@ -22,7 +22,8 @@
  * without end. So the checkpointer runs passes back to back until one
  * finds nothing new (each copies only what arrived during the last,
  * until none did), and publishes how far it got; if the last of its
- * passes still found new frames, it starts again at once. Should the
+ * passes still found more than the writer's tail, it starts again at
+ * once, up to STORE_CHECKPOINT_REARMS times in a row. Should the
  * writer keep ahead of it, when the writer's hook sees that less than
  * STORE_CHECKPOINT_TAIL frames remain (or the WAL passed
  * STORE_WAL_MAX_PAGES), the writer copies the rest itself before its
@@ -88,6 +89,8 @@ static void *ckpt_main(void *arg)
 	if (!s->ckpt_not_idle && pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
 		log_debug("store", "checkpoint thread: SCHED_IDLE refused");
 
+	unsigned rearms = 0; /* times in a row this thread woke itself */
+
 	pthread_mutex_lock(&s->ckpt_lock);
 	for (;;) {
 		while (!s->ckpt_want && !s->ckpt_stopping)
@@ -101,7 +104,7 @@ static void *ckpt_main(void *arg)
 		 * writer appended during the one before, fewer frames each
 		 * time, so the WAL ends fully copied and the writer's next
 		 * transaction starts it over, with no copying of its own. */
-		int prev = -1, rc = SQLITE_OK, pass;
+		int prev = -1, grew = 0, rc = SQLITE_OK, pass;
 		for (pass = 0; pass < STORE_CHECKPOINT_PASSES; pass++) {
 			uint64_t t0 = now_mono_ns();
 			uint64_t gen = __atomic_load_n(&s->ckpt_gen, __ATOMIC_ACQUIRE);
@@ -120,6 +123,7 @@ static void *ckpt_main(void *arg)
 			log_debug("store", "checkpoint: %d of %d WAL pages copied", done, log);
 			if (done < log || log == prev)
 				break; /* a reader holds the rest, or nothing new */
+			grew = prev < 0 ? log : log - prev;
 			prev = log;
 		}
 		if (rc != SQLITE_OK && rc != SQLITE_BUSY)
@@ -127,14 +131,21 @@ static void *ckpt_main(void *arg)
 
 		pthread_mutex_lock(&s->ckpt_lock);
 		s->checkpoints++;
-		/* Every pass still found new frames: the writer kept ahead
-		 * (this thread lost the CPU, or the passes ran long). Go on
-		 * rather than wait for another STORE_CHECKPOINT_PAGES, or the
-		 * WAL would never get within the writer's tail and start
-		 * over. Ends as soon as a pass finds nothing new, so when
-		 * the writes stop. */
-		if (rc == SQLITE_OK && pass == STORE_CHECKPOINT_PASSES)
+		/* Every pass still found new frames, the last more than the
+		 * writer's tail: the writer kept ahead (this thread lost the
+		 * CPU, or the passes ran long). Go on rather than wait for
+		 * another wake, or the WAL might never get within the tail
+		 * and start over; but a few times only, so that a writer
+		 * that always keeps ahead does not have this thread flush
+		 * the database without end (the WAL is then bounded by
+		 * STORE_WAL_MAX_PAGES). */
+		if (rc == SQLITE_OK && pass == STORE_CHECKPOINT_PASSES &&
+		    grew > STORE_CHECKPOINT_TAIL && rearms < STORE_CHECKPOINT_REARMS) {
 			s->ckpt_want = true;
+			rearms++;
+		} else {
+			rearms = 0;
+		}
 	}
 	pthread_mutex_unlock(&s->ckpt_lock);
 	return NULL;
@@ -200,8 +211,9 @@ void store_ckpt_finish(struct store *s)
 		return;
 	s->ckpt_finish = false;
 	uint64_t t0 = now_mono_ns();
-	if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) !=
-	    SQLITE_OK)
+	int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	/* Busy or locked: the checkpointer is copying it right now. */
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
 		log_warn("store", "checkpoint of the WAL's tail: %s", sqlite3_errmsg(s->db));
 	metric_observe(s->m_checkpoint_tail_seconds, (double)(now_mono_ns() - t0) / 1e9);
 }
