@@ -817,6 +817,7 @@ static void loop(struct dhcp_server *S)
 			uint32_t id = ev[i].data.u32;
 			if (id == ID_DONE) {
 				drain(S);
+				tx_flush(S);
 			} else if (S->stopping) {
 				continue;
 			} else if (id == ID_STOP) {
@@ -829,6 +830,7 @@ static void loop(struct dhcp_server *S)
 				expire(S);
 			} else if (id < S->nsocks) {
 				read_socket(S, &S->socks[id]);
+				tx_flush(S); /* not behind the other events' work */
 			}
 		}
 		/* Every reply of this turn, in as few calls as it takes. */
