@@ -1,10 +1,11 @@
-/* net — the listening UDP sockets of the daemon's datagram services.
+/* net — resolving and binding the daemon's listening sockets: TCP for the
+ * HTTP listeners, UDP for TFTP and syslog.
  *
  * DESIGN: the configuration has already checked the form of each listen
- * address (daemon/config-types.c); this only splits it at the last ':',
- * resolves the host (numeric or a name, IPv4: the DHCP, TFTP and syslog
- * services are IPv4 today) and binds, so that a failure names the
- * address and the service in one message.
+ * address (daemon/config-types.c); this splits it ("host:port",
+ * "[v6]:port", ":port"), resolves the host (numeric or a name) in the
+ * family asked and binds, so that a failure names the address (and the
+ * service, when given) in one message.
  */
 #include "config.h"
 
@@ -17,33 +18,77 @@
 #include <unistd.h>
 
 #include "common/net.h"
+#include "common/num.h"
 
-int net_bind_udp4(const char *listen, const char *what, bool pktinfo, char *err, size_t errlen)
+int net_split_hostport(const char *s, char *host, size_t hostlen, uint16_t *ret_port)
 {
-	char host[256];
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM,
+	const char *h, *colon;
+	size_t hl;
+	uint64_t port;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		h = s + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+		if (hl == 0)
+			return -EINVAL;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		h = s;
+		hl = (size_t)(colon - s);
+		if (memchr(h, ':', hl)) /* a bare IPv6 address needs brackets */
+			return -EINVAL;
+	}
+	if (num_parse_u64_str(colon + 1, 65535, &port) < 0 || port == 0)
+		return -EINVAL;
+	if (hl >= hostlen)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	if (strcmp(host, "*") == 0)
+		host[0] = '\0';
+	*ret_port = (uint16_t)port;
+	return 0;
+}
+
+int net_bind(const char *hostport, int family, int socktype, unsigned flags, const char *what,
+	     char *err, size_t errlen)
+{
+	char host[256], port[8], svc[64] = "";
+	uint16_t p;
+	struct addrinfo hints = { .ai_family = family,
+				  .ai_socktype = socktype,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
 			*ai = NULL;
 	int fd, one = 1, e;
 
-	if (!colon || (size_t)(colon - listen) >= sizeof(host)) {
-		snprintf(err, errlen, "cannot listen on \"%s\" (%s): not a host:port address",
-			 listen, what);
+	if (what)
+		snprintf(svc, sizeof(svc), " (%s)", what);
+	if (net_split_hostport(hostport, host, sizeof(host), &p) < 0) {
+		snprintf(err, errlen, "cannot listen on \"%s\"%s: not a host:port address", hostport,
+			 svc);
 		return -EINVAL;
 	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	if ((e = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai)) != 0) {
-		snprintf(err, errlen, "cannot listen on %s (%s): %s", listen, what, gai_strerror(e));
+	snprintf(port, sizeof(port), "%u", p);
+	if ((e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai)) != 0) {
+		snprintf(err, errlen, "cannot listen on %s%s: %s", hostport, svc, gai_strerror(e));
 		return -EADDRNOTAVAIL;
 	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ai->ai_family, socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 ||
-	    (pktinfo && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0) ||
+	    ((flags & NET_REUSEADDR) &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) ||
+	    ((flags & NET_PKTINFO) && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 		e = -errno;
-		snprintf(err, errlen, "cannot listen on %s (%s): %s", listen, what, strerror(errno));
+		snprintf(err, errlen, "cannot listen on %s%s: %s", hostport, svc, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		freeaddrinfo(ai);

@@ -1,15 +1,25 @@
-/* net — the listening UDP sockets of the daemon's datagram services
- * (TFTP, syslog). */
+/* net — resolving and binding the daemon's listening sockets (HTTP,
+ * TFTP, syslog). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* Binds a non-blocking IPv4 UDP socket to listen, "host:port" with a
- * numeric port (host empty: every address), for the service what (named
- * in errors: "TFTP", "syslog"); with pktinfo, IP_PKTINFO is on so that
- * each datagram says the local address it came to. Returns the fd, or a
- * negative errno with a message naming the address in err (errlen
- * bytes): -EINVAL for a listen without a port, -EADDRNOTAVAIL when the
- * host does not resolve, else the socket's error. */
-int net_bind_udp4(const char *listen, const char *what, bool pktinfo, char *err, size_t errlen);
+/* Splits "host:port", "[v6]:port" or ":port" (host "" or "*" = any
+ * address; the port 1-65535). host gets the host without brackets.
+ * Returns 0 or -EINVAL. */
+int net_split_hostport(const char *s, char *host, size_t hostlen, uint16_t *ret_port);
+
+#define NET_REUSEADDR 1u /* SO_REUSEADDR */
+#define NET_PKTINFO 2u   /* IP_PKTINFO: each datagram says the local address it came to */
+
+/* Binds a non-blocking socket of socktype (SOCK_STREAM, SOCK_DGRAM) to
+ * hostport, resolved in family (AF_INET, or AF_UNSPEC for either), with
+ * the options of flags. what names the service in errors ("TFTP"; NULL:
+ * none). Returns the fd (not yet listening), or a negative errno with a
+ * message naming the address in err (errlen bytes): -EINVAL for a
+ * malformed hostport, -EADDRNOTAVAIL when the host does not resolve, else
+ * the socket's error. */
+int net_bind(const char *hostport, int family, int socktype, unsigned flags, const char *what,
+	     char *err, size_t errlen);

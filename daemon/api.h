@@ -168,10 +168,6 @@ enum api_content_type api_content_type_parse(const char *ct);
  * only on their lengths, not on where they differ. */
 bool api_token_equal(const char *given, size_t given_len, const char *want, size_t want_len);
 
-/* Splits "host:port", "[v6]:port" or ":port" (host "" = any address). host
- * gets the host without brackets. Returns 0 or -EINVAL. */
-int api_split_hostport(const char *s, char *host, size_t hostlen, uint16_t *ret_port);
-
 /* ---- the listeners (daemon/http.c) ---- */
 
 struct api;

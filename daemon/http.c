@@ -29,7 +29,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -46,6 +45,7 @@
 #include <microhttpd.h>
 
 #include "common/common.h"
+#include "common/net.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
 #include "daemon/public.h"
@@ -583,36 +583,17 @@ fail:
 	return e;
 }
 
-/* Binds "host:port" (host "" or "*": every address). */
+/* Binds "host:port" (host "" or "*": every address) and listens. */
 static int bind_tcp(const char *hostport, char *err, size_t errlen)
 {
-	char host[256];
-	char port[8];
-	uint16_t p;
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
-	int fd = -1, e, one = 1;
+	int fd = net_bind(hostport, AF_UNSPEC, SOCK_STREAM, NET_REUSEADDR, NULL, err, errlen);
 
-	if (api_split_hostport(hostport, host, sizeof(host), &p) < 0) {
-		snprintf(err, errlen, "cannot listen on %s: not a host:port address", hostport);
-		return -EINVAL;
-	}
-	snprintf(port, sizeof(port), "%u", p);
-	e = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
-	if (e != 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", hostport, gai_strerror(e));
-		return -EADDRNOTAVAIL;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-		e = -errno;
+	if (fd >= 0 && listen(fd, LISTEN_BACKLOG) < 0) {
+		int e = -errno;
 		snprintf(err, errlen, "cannot listen on %s: %s", hostport, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
+		close(fd);
 		return e;
 	}
-	freeaddrinfo(ai);
 	return fd;
 }
 

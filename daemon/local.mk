@@ -31,9 +31,10 @@ TESTS += tests/fuzz/fuzz_api_route.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_api_route.fuzz
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_api_route
-# api.c and kinds.c are compiled into the target so that they are instrumented.
+# api.c, kinds.c and net.c (the host:port parser) are compiled into the
+# target so that they are instrumented.
 tests_fuzz_fuzz_api_route_SOURCES = tests/fuzz/fuzz_api_route.c tests/fuzz/fuzz.h \
-	daemon/api.c daemon/api.h store/kinds.c
+	daemon/api.c daemon/api.h store/kinds.c common/net.c common/net.h
 tests_fuzz_fuzz_api_route_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_api_route_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_api_route_LDADD = $(COMMON_LIBS)

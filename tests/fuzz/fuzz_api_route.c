@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/net.h"
 #include "daemon/api.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -40,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char host[64];
 	uint16_t port;
 	api_content_type_parse(s);
-	api_split_hostport(s, host, sizeof(host), &port);
+	net_split_hostport(s, host, sizeof(host), &port);
 	free(s);
 	return 0;
 }

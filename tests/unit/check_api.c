@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "common/net.h"
 #include "daemon/api.h"
 #include "tests/unit/unit.h"
 
@@ -397,24 +398,24 @@ START_TEST(test_split_hostport)
 {
 	char host[64];
 	uint16_t port = 0;
-	ck_assert_int_eq(api_split_hostport("0.0.0.0:7080", host, sizeof(host), &port), 0);
+	ck_assert_int_eq(net_split_hostport("0.0.0.0:7080", host, sizeof(host), &port), 0);
 	ck_assert_str_eq(host, "0.0.0.0");
 	ck_assert_uint_eq(port, 7080);
-	ck_assert_int_eq(api_split_hostport("[::1]:9", host, sizeof(host), &port), 0);
+	ck_assert_int_eq(net_split_hostport("[::1]:9", host, sizeof(host), &port), 0);
 	ck_assert_str_eq(host, "::1");
 	ck_assert_uint_eq(port, 9);
-	ck_assert_int_eq(api_split_hostport(":8080", host, sizeof(host), &port), 0);
+	ck_assert_int_eq(net_split_hostport(":8080", host, sizeof(host), &port), 0);
 	ck_assert_str_eq(host, "");
-	ck_assert_int_eq(api_split_hostport("*:8080", host, sizeof(host), &port), 0);
+	ck_assert_int_eq(net_split_hostport("*:8080", host, sizeof(host), &port), 0);
 	ck_assert_str_eq(host, "");
-	ck_assert_int_eq(api_split_hostport("localhost:65535", host, sizeof(host), &port), 0);
+	ck_assert_int_eq(net_split_hostport("localhost:65535", host, sizeof(host), &port), 0);
 	ck_assert_uint_eq(port, 65535);
 	static const char *const bad[] = { "",       "host",    "host:", "host:0", "host:65536",
 					   "::1:80", "[::1]80", "[]:80", "h:8x",   NULL };
 	for (int i = 0; bad[i]; i++)
-		ck_assert_msg(api_split_hostport(bad[i], host, sizeof(host), &port) == -EINVAL,
+		ck_assert_msg(net_split_hostport(bad[i], host, sizeof(host), &port) == -EINVAL,
 			      "%s", bad[i]);
-	ck_assert_int_eq(api_split_hostport("averyveryverylonghostname:1", host, 8, &port),
+	ck_assert_int_eq(net_split_hostport("averyveryverylonghostname:1", host, 8, &port),
 			 -EINVAL);
 }
 END_TEST
