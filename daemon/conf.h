@@ -105,6 +105,9 @@ struct ib_config {
 		uint32_t syslog_address;    /* option 7; 0: not sent */
 		uint32_t lease_time;        /* seconds, 60..31536000, default 86400 */
 		struct config_arch_map arch; /* overrides of the built-in arch table */
+		bool subnet_check;          /* dhcp.subnet_check, default true: a
+					     * directly attached client's reservation
+					     * must be on its interface's subnets */
 	} dhcp;
 
 	/* The TFTP server (tftp/); read at start. */

@@ -108,6 +108,8 @@ static const struct cfg_key cfg_dhcp_keys[] = {
 	  "lease seconds when a Hardware sets none" },
 	{ "arch", CFG_ARCH_MAP, FIELD(dhcp.arch), 0, 0, "{}", NULL,
 	  "option 93 code: binary, overriding the built-in table" },
+	{ "subnet_check", CFG_BOOL, FIELD(dhcp.subnet_check), 0, 0, "true", NULL,
+	  "a directly attached client's reservation must be on its interface's subnets" },
 	{ 0 }
 };
 

@@ -220,6 +220,7 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "dhcp.syslog_address", a->dhcp.syslog_address != b->dhcp.syslog_address },
 		{ "dhcp.lease_time", a->dhcp.lease_time != b->dhcp.lease_time },
 		{ "dhcp.arch", memcmp(&a->dhcp.arch, &b->dhcp.arch, sizeof(a->dhcp.arch)) != 0 },
+		{ "dhcp.subnet_check", a->dhcp.subnet_check != b->dhcp.subnet_check },
 		{ "tftp.enabled", a->tftp.enabled != b->tftp.enabled },
 		{ "tftp.listen", str_differs(a->tftp.listen, b->tftp.listen) },
 		{ "tftp.max_transfers", a->tftp.max_transfers != b->tftp.max_transfers },

@@ -176,9 +176,28 @@ struct dhcp_decision {
 	uint32_t dest_ip;
 };
 
+/* The IPv4 subnets of the interface a request came in on (dhcp/link.c),
+ * host order; /32 addresses are left out, as they name no subnet. */
+#define DHCP_LINK_MAX_NETS 16
+struct dhcp_link_net {
+	uint32_t addr, mask;
+};
+struct dhcp_link {
+	size_t n;
+	struct dhcp_link_net net[DHCP_LINK_MAX_NETS];
+};
+
+/* Whether ip is on none of link's subnets; false when link is NULL or has
+ * none (nothing to check against). */
+bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip);
+
 /* Decides the answer to req, which arrived on UDP port `port` (67, or
  * DHCP_PROXY_PORT in the proxy modes). host is the Hardware interface for
- * req's chaddr, or NULL when there is none; it must carry req's MAC. All
+ * req's chaddr, or NULL when there is none; it must carry req's MAC. link,
+ * when not NULL, holds the subnets of the interface it came in on: in
+ * reservation mode a directly attached client (no giaddr) whose reserved
+ * address is on none of them is on the wrong network (no OFFER; a REQUEST
+ * gets a NAK), as a relayed one is whose address is off giaddr's. All
  * inputs are borrowed, read-only. Returns 1 and fills *reply (ready for
  * dhcp_write) when a reply must be sent; 0 when the server stays silent
  * (ret->why says why; RELEASE and DECLINE also return 0, with why
@@ -187,5 +206,5 @@ struct dhcp_decision {
  * reply option space; -ENAMETOOLONG: a URL pattern expands past its
  * limit). *ret is always written; *reply is scribbled on when 0 or < 0. */
 int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_host *host,
-		const struct dhcp_policy_config *cfg, struct dhcp_reply *reply,
-		struct dhcp_decision *ret);
+		const struct dhcp_link *link, const struct dhcp_policy_config *cfg,
+		struct dhcp_reply *reply, struct dhcp_decision *ret);

@@ -116,6 +116,7 @@ const char *dhcp_boot_name(enum dhcp_boot b)
 struct ctx {
 	const struct dhcp_packet *req;
 	const struct dhcp_host *host; /* NULL: no Hardware (auto-proxy, or a NAK) */
+	const struct dhcp_link *link; /* NULL: the interface's subnets unknown */
 	const struct dhcp_policy_config *cfg;
 	struct dhcp_reply *r;
 	struct dhcp_decision *d;
@@ -550,13 +551,17 @@ static int reservation(struct ctx *c)
 	if (!h->ip)
 		return silent(c, "no-address");
 	/* Through a relay, giaddr is an address on the client's network
-	 * (RFC 2131 §4.3.1). A reservation on another subnet (the machine
-	 * was moved, or two relays share a segment by mistake) would give
-	 * the client an address it cannot use: no offer, and a REQUEST for
-	 * it is on the wrong network (§4.3.2: "SHOULD send a DHCPNAK").
-	 * Directly attached clients are not checked: one link may carry
-	 * several subnets. */
-	bool wrong_net = req->giaddr && h->netmask && ((req->giaddr ^ h->ip) & h->netmask);
+	 * (RFC 2131 §4.3.1); a directly attached client is on one of the
+	 * subnets of the interface its request came in on. A reservation
+	 * elsewhere (the machine was moved, two relays share a segment by
+	 * mistake, a cable in the wrong port) would give the client an
+	 * address it cannot use: no offer, and a REQUEST for it is on the
+	 * wrong network (§4.3.2: "SHOULD send a DHCPNAK"). One link may
+	 * carry several subnets: each needs an address of ours on the
+	 * interface (as Kea and ISC dhcpd need a subnet declared for it), or
+	 * the check off (the server passes no link). */
+	bool wrong_net = req->giaddr ? h->netmask && ((req->giaddr ^ h->ip) & h->netmask)
+				     : dhcp_link_off(c->link, h->ip);
 
 	switch (req->msg_type) {
 	case DHCP_DISCOVER:
@@ -587,7 +592,9 @@ static int reservation(struct ctx *c)
 				   "requested address is not reserved for this client");
 		if (wrong_net)
 			return nak(c, "nak-wrong-subnet",
-				   "the reserved address is not on the relay's network");
+				   req->giaddr ? "the reserved address is not on the relay's network"
+					       : "the reserved address is not on this interface's "
+						 "subnets");
 		return lease_reply(c, DHCP_ACK, false, "ack");
 	case DHCP_DECLINE:
 	case DHCP_RELEASE:
@@ -649,9 +656,19 @@ static int proxy(struct ctx *c)
 
 /* ---- entry point ---- */
 
+bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip)
+{
+	if (!link || !link->n)
+		return false;
+	for (size_t i = 0; i < link->n && i < DHCP_LINK_MAX_NETS; i++)
+		if (((ip ^ link->net[i].addr) & link->net[i].mask) == 0)
+			return false;
+	return true;
+}
+
 int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_host *host,
-		const struct dhcp_policy_config *cfg, struct dhcp_reply *reply,
-		struct dhcp_decision *ret)
+		const struct dhcp_link *link, const struct dhcp_policy_config *cfg,
+		struct dhcp_reply *reply, struct dhcp_decision *ret)
 {
 	struct ctx c;
 
@@ -664,6 +681,7 @@ int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_
 		return -EINVAL;
 	c = (struct ctx){ .req = req,
 			  .host = host,
+			  .link = link,
 			  .cfg = cfg,
 			  .r = reply,
 			  .d = ret,

@@ -92,3 +92,26 @@ int dhcp_build_udp4(uint8_t *out, size_t cap, uint32_t src_ip, uint32_t dst_ip, 
  * negative errno. */
 int dhcp_raw_send(int fd, int ifindex, const uint8_t mac[6], uint32_t local_ip, uint32_t dst_ip,
 		  const void *payload, size_t len);
+
+/* ---- the subnets of each interface (dhcp/link.c) ---- */
+
+struct dhcp_link;
+struct dhcp_links;
+
+/* A table of every interface's IPv4 subnets, read with getifaddrs, and a
+ * netlink socket (RTMGRP_IPV4_IFADDR) that says when an address came or
+ * went. 0 or -ENOMEM; without netlink (refused), the table is read again
+ * when it is DHCP_LINKS_MAX_AGE seconds old. */
+#define DHCP_LINKS_MAX_AGE 10
+int dhcp_links_new(struct dhcp_links **ret);
+void dhcp_links_free(struct dhcp_links *l);
+/* The netlink socket to watch for input, or -1. */
+int dhcp_links_fd(const struct dhcp_links *l);
+/* Its input: drained; the table is read again at the next lookup. */
+void dhcp_links_changed(struct dhcp_links *l);
+/* The subnets of interface ifindex (none, n = 0, when it has no IPv4
+ * address or is not known), valid until the next call; its name into
+ * ifname ("" when not known). */
+const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, char ifname[16]);
+/* "a.b.c.d/n, ..." of link into out (cap bytes, truncated). */
+void dhcp_link_str(const struct dhcp_link *link, char *out, size_t cap);

@@ -29,9 +29,10 @@
  * DHCP_STOP_WAIT_MS) for the leases being committed, and sends their ACKs.
  *
  * Logs: one line per ACK and NAK (info), per DECLINE (warn), RELEASE
- * (info); unknown clients at info, at most DHCP_LOG_BURST lines per
- * DHCP_LOG_INTERVAL seconds; malformed packets at debug (they are
- * counted). Metrics: see man/ironbelld.8, "DHCP".
+ * (info); unknown clients at info and clients whose reservation is on
+ * none of their interface's subnets (link.c) at warn, each at most
+ * DHCP_LOG_BURST lines per DHCP_LOG_INTERVAL seconds; malformed packets
+ * at debug (they are counted). Metrics: see man/ironbelld.8, "DHCP".
  */
 #include "config.h"
 
@@ -75,6 +76,7 @@ enum {
 	ID_DONE,
 	ID_CHANGES,
 	ID_TIMER,
+	ID_LINKS,
 };
 
 /* Drop reasons beyond the codec's (enum dhcp_bad). */
@@ -170,7 +172,8 @@ struct dhcp_server {
 	struct parked *parked; /* DHCP_INFLIGHT_MAX slots */
 	uint32_t free_slots[DHCP_INFLIGHT_MAX];
 	size_t nfree;
-	struct ratelimit rl_unknown, rl_misc;
+	struct ratelimit rl_unknown, rl_misc, rl_subnet;
+	struct dhcp_links *links; /* NULL: no subnet check (dhcp.subnet_check, proxy) */
 	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
 	struct queued txq[DHCP_TX_BATCH]; /* replies to send at the end of the turn */
@@ -673,6 +676,28 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 		  h ? "/" : "", h ? h->name : "none", S->dec.why);
 }
 
+/* A directly attached client whose reservation is on none of the subnets
+ * of the interface it asked on: what the operator must fix (the cable,
+ * the reservation, or an address of ours on that subnet). */
+static void log_off_link(struct dhcp_server *S, const struct dhcp_host *h,
+			 const struct dhcp_link *link, const char *ifname)
+{
+	char mac[18], ip[16], nets[256];
+	if (!rl_allow(&S->rl_subnet))
+		return;
+	mac_str(S->req.chaddr, mac);
+	ip_str(h->ip, ip);
+	dhcp_link_str(link, nets, sizeof(nets));
+	log_write(LOG_LVL_WARN, "dhcp",
+		  LOG_FIELDS({ "MAC", mac }, { "IP", ip }, { "HARDWARE", h->name },
+			     { "INTERFACE", ifname[0] ? ifname : NULL }, { "REASON", S->dec.why }),
+		  "%s from %s (hardware %s/%s) on %s: its address %s is on none of the "
+		  "interface's subnets (%s); %s",
+		  dhcp_msg_type_name(S->req.msg_type), mac, h->namespace_, h->name,
+		  ifname[0] ? ifname : "an interface", ip, nets,
+		  S->dec.type == DHCP_NAK ? "NAK sent" : "no reply");
+}
+
 static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const uint8_t *data,
 		   const struct dhcp_rx *rx)
 {
@@ -701,7 +726,14 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 		drop(S, DROP_NO_ADDRESS);
 		return;
 	}
-	r = dhcp_policy(&S->req, sock->port, h, cfg, &S->reply, &S->dec);
+	/* A directly attached client: the subnets of its interface. */
+	const struct dhcp_link *link = NULL;
+	char ifname[16] = "";
+	if (S->links && h && !S->req.giaddr)
+		link = dhcp_links_get(S->links, rx->ifindex, ifname);
+	r = dhcp_policy(&S->req, sock->port, h, link, cfg, &S->reply, &S->dec);
+	if (r >= 0 && link && strstr(S->dec.why, "wrong-subnet"))
+		log_off_link(S, h, link, ifname);
 	if (r < 0) {
 		drop(S, DROP_INTERNAL);
 		if (rl_allow(&S->rl_misc))
@@ -828,6 +860,8 @@ static void loop(struct dhcp_server *S)
 				hosts_sync(S);
 			} else if (id == ID_TIMER) {
 				expire(S);
+			} else if (id == ID_LINKS) {
+				dhcp_links_changed(S->links);
 			} else if (id < S->nsocks) {
 				read_socket(S, &S->socks[id]);
 				tx_flush(S); /* not behind the other events' work */
@@ -919,6 +953,10 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 	S->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	S->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	S->sub = store_subscribe(store, 1u << STORE_KIND_HARDWARE);
+	if (!proxy && cfg->dhcp.subnet_check && dhcp_links_new(&S->links) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (S->ep < 0 || S->stop_fd < 0 || S->timer_fd < 0 || !S->sub ||
 	    timerfd_settime(S->timer_fd, 0, &its, NULL) < 0) {
 		e = errno ? -errno : -ENOMEM;
@@ -936,6 +974,8 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 		e = ep_add(S->ep, store_subscription_fd(S->sub), ID_CHANGES);
 	if (e == 0)
 		e = ep_add(S->ep, S->timer_fd, ID_TIMER);
+	if (e == 0 && dhcp_links_fd(S->links) >= 0)
+		e = ep_add(S->ep, dhcp_links_fd(S->links), ID_LINKS);
 	if (e < 0) {
 		snprintf(err, errlen, "DHCP: epoll: %s", strerror(-e));
 		goto fail;
@@ -993,6 +1033,7 @@ void dhcp_server_free(struct dhcp_server *S)
 		close(S->stop_fd);
 	if (S->timer_fd >= 0)
 		close(S->timer_fd);
+	dhcp_links_free(S->links);
 	free(S->parked);
 	free(S);
 }

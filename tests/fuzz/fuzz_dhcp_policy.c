@@ -55,11 +55,19 @@ static void hosts_init(const uint8_t mac[6])
 	snprintf(h->boot_file_name, sizeof(h->boot_file_name), "pxelinux.0");
 }
 
-static void check(uint16_t port, const struct dhcp_host *h)
+/* The subnets of the request's interface: none known, the reservation's
+ * (192.168.77.0/24) among others, and only others. */
+static const struct dhcp_link links[] = {
+	{ 0 },
+	{ .n = 2, .net = { { 0x0a000000, 0xff000000 }, { 0xc0a84d00, 0xffffff00 } } },
+	{ .n = 1, .net = { { 0x0a000000, 0xff000000 } } },
+};
+
+static void check(uint16_t port, const struct dhcp_host *h, const struct dhcp_link *link)
 {
 	struct dhcp_decision d;
 	enum dhcp_bad bad;
-	int r = dhcp_policy(&req, port, h, &cfg, &rep, &d);
+	int r = dhcp_policy(&req, port, h, link, &cfg, &rep, &d);
 
 	if (r < 0) {
 		/* only an over-long URL may fail, and this config has none */
@@ -85,6 +93,9 @@ static void check(uint16_t port, const struct dhcp_host *h)
 	if (cfg.mode == DHCP_MODE_RESERVATION) {
 		if (d.type != DHCP_NAK && back.yiaddr && (!h || back.yiaddr != h->ip))
 			abort();
+		/* No address for a directly attached client off its link. */
+		if (!req.giaddr && h && dhcp_link_off(link, h->ip) && back.yiaddr)
+			abort();
 	} else if (back.yiaddr) {
 		abort();
 	}
@@ -108,9 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.syslog_ip = 0xc0a84d01;
 		for (int port = 0; port < 2; port++) {
 			uint16_t p = port ? DHCP_PROXY_PORT : 67;
-			check(p, &hosts[0]);
-			check(p, &hosts[1]);
-			check(p, NULL);
+			for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
+				const struct dhcp_link *l = k ? &links[k] : NULL;
+				check(p, &hosts[0], l);
+				check(p, &hosts[1], l);
+				check(p, NULL, l);
+			}
 		}
 	}
 	return 0;

@@ -30,6 +30,8 @@ ns_new SRV srv || bail_out "cannot make a namespace"
 ns_new CLI cli || bail_out "cannot make a namespace"
 ns_new CL2 cl2 || bail_out "cannot make a namespace"
 ns_bridge "$SRV" br0 192.168.77.1/24 || bail_out "cannot make the bridge"
+# The stream's reservations are on a second subnet of the same link.
+ip -n "$SRV" addr add 10.80.0.1/16 dev br0 || bail_out "cannot add a second address"
 ns_veth "$SRV" p-cli - "$CLI" eth0 - || bail_out "cannot make a veth pair"
 ns_veth "$SRV" p-cl2 - "$CL2" eth0 - || bail_out "cannot make a veth pair"
 ns_port "$SRV" p-cli br0 || bail_out "cannot add a bridge port"
@@ -40,8 +42,8 @@ ip -n "$CL2" link set eth0 address 02:00:00:00:00:04
 dhcp_daemon "$SRV" "  mode: reservation
   interfaces: [br0]" || bail_out "ironbelld did not start"
 
-# m1..m4 on 192.168.77.0/24; the stream's hosts s000.. on 10.80.0.0/16
-# (the server does not care which subnet a reservation is on).
+# m1..m4 on 192.168.77.0/24; the stream's hosts s000.. on 10.80.0.0/16,
+# the link's second subnet.
 {
 	hw_doc m1 02:00:00:00:00:01 192.168.77.21
 	hw_doc m2 02:00:00:00:00:02 192.168.77.22

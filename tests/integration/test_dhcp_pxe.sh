@@ -8,7 +8,9 @@
 # the table below. An unknown architecture and an unknown MAC get no
 # reply (and the daemon counts why); a Hardware with allowPXE false gets
 # /netboot-not-allowed; a client that is not netbooting gets an address
-# without boot options. Prints TAP.
+# without boot options; a reservation on a subnet that the server's
+# interface does not carry gets no offer and a NAK, until the server has
+# an address there too. Prints TAP.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -158,9 +160,36 @@ awk 'BEGIN { for (i = 0; i < 2500; i++) {
 ib apply -f "$IB_TMP/bulk.yaml"
 is "$rc" 0 "apply 2500 Hardware at once"
 ok "all 2502 reservations reach the server's table" wait_hosts 2502
+
+# ---- the subnet check of directly attached clients ----
+
+# Those reservations are on 10.90.0.0/16, which srv0 does not carry: a
+# client asking on it is on the wrong network (RFC 2131 §4.3.2). Once the
+# server has an address on that subnet too (one link, two subnets), the
+# same client gets its address: the address change reaches the server by
+# netlink, with no restart.
+wrong0=$(metric 'ironbell_dhcp_ignored_total{why="wrong-subnet"}')
 pxe "$CLI" -i eth0 --mac 02:00:00:10:09:c3 --request --wait 2
-is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" \
-	"[('offer', '10.90.12.109'), ('ack', '10.90.12.109')]" "the last of them gets its address"
+is "$(replies 'len(r)')" 0 "a reservation on a subnet srv0 does not carry: no offer"
+wrong1=$(metric 'ironbell_dhcp_ignored_total{why="wrong-subnet"}')
+ok "counted as wrong-subnet (${wrong0:-0} -> ${wrong1:-0})" test "${wrong1:-0}" -gt "${wrong0:-0}"
+like "$(cat "$IB_LOG")" \
+	'level=warn .*msg="discover from 02:00:00:10:09:c3 \(hardware default/bulk-2499\) on srv0: its address 10\.90\.12\.109 is on none of the interface.s subnets \(192\.168\.77\.0/24\); no reply"' \
+	"the daemon says why, naming the interface and its subnets"
+pxe "$CLI" -i eth0 --mac 02:00:00:10:09:c3 --init-reboot 10.90.12.109 --broadcast --wait 2
+is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" "[('nak', '0.0.0.0')]" \
+	"an INIT-REBOOT REQUEST for it there gets a NAK"
+like "$(cat "$IB_LOG")" 'msg="NAK 10\.90\.12\.109 to 02:00:00:10:09:c3 .*nak-wrong-subnet' \
+	"the NAK is logged with its reason"
+ip -n "$SRV" addr add 10.90.0.1/16 dev srv0 || bail_out "cannot add a second address"
+got=
+for _ in 1 2 3 4 5; do
+	pxe "$CLI" -i eth0 --mac 02:00:00:10:09:c3 --request --wait 2
+	got=$(replies '[(x["type"], x["yiaddr"]) for x in r]')
+	[ "$got" = "[]" ] || break
+done
+is "$got" "[('offer', '10.90.12.109'), ('ack', '10.90.12.109')]" \
+	"with 10.90.0.1/16 on srv0 too, the last of them gets its address"
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"

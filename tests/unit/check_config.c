@@ -161,6 +161,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->dhcp.syslog_address, 0);
 	ck_assert_uint_eq(d->dhcp.lease_time, 86400);
 	ck_assert_uint_eq(d->dhcp.arch.n, 0);
+	ck_assert(d->dhcp.subnet_check);
 	config_free(d);
 	config_free(NULL);
 }
@@ -229,6 +230,7 @@ START_TEST(test_every_key)
 		 "    7: snp-x86_64.efi\n"
 		 "    \"0\": ipxe.efi\n"
 		 "    65535: my_Boot-1.efi\n"
+		 "  subnet_check: false\n"
 		 "tftp:\n"
 		 "  enabled: true\n"
 		 "  listen: 10.0.0.1:6969\n"
@@ -289,6 +291,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->dhcp.http_base_url, "https://boot.example.com:8443/tb");
 	ck_assert_uint_eq(c->dhcp.syslog_address, 0xcb0071ff);
 	ck_assert_uint_eq(c->dhcp.lease_time, 31536000);
+	ck_assert(!c->dhcp.subnet_check);
 	ck_assert_uint_eq(c->dhcp.arch.n, 3);
 	ck_assert_uint_eq(c->dhcp.arch.e[0].code, 7);
 	ck_assert_str_eq(c->dhcp.arch.e[0].binary, "snp-x86_64.efi");
@@ -657,7 +660,7 @@ static const struct {
 	{ "dhcp:\n  foo: 1\n",
 	  NAME ":2:3: unknown key \"foo\" in \"dhcp\" (valid keys: enabled, mode, interfaces, "
 	       "server_address, public_address, tftp_address, http_base_url, syslog_address, "
-	       "lease_time, arch)" },
+	       "lease_time, arch, subnet_check)" },
 	{ "dhcp: [a]\n", NAME ":1:7: dhcp: expected a mapping, got a sequence" },
 	{ "dhcp:\n  enabled: yes\n", NAME ":2:12: dhcp.enabled: \"yes\" is not true or false" },
 	{ "dhcp:\n  enabled: True\n", NAME ":2:12: dhcp.enabled: \"True\" is not true or false" },

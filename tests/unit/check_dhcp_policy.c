@@ -77,6 +77,7 @@ static struct dhcp_decision dec;
 static struct dhcp_host host;
 static struct dhcp_policy_config cfg;
 static struct dhcp_write_info winfo;
+static const struct dhcp_link *link_in; /* the interface's subnets; NULL: none known */
 static uint8_t out[DHCP_MAX_MESSAGE + 64];
 
 static void tp_end(struct tp *t)
@@ -91,7 +92,7 @@ static void tp_end(struct tp *t)
  * into rp. Returns what dhcp_policy returned. */
 static int run(uint16_t port, const struct dhcp_host *h)
 {
-	int e = dhcp_policy(&req, port, h, &cfg, &rep, &dec);
+	int e = dhcp_policy(&req, port, h, link_in, &cfg, &rep, &dec);
 	ck_assert_ptr_nonnull(dec.why);
 	if (e == 1) {
 		int n = dhcp_write(&rep, out, sizeof(out), &winfo);
@@ -718,12 +719,12 @@ START_TEST(test_bad_arguments)
 	struct dhcp_host other = host;
 	other.mac[5] ^= 1;
 	discover(true);
-	ck_assert_int_eq(dhcp_policy(&req, 67, &other, &cfg, &rep, &dec), -EINVAL);
-	ck_assert_int_eq(dhcp_policy(&req, 68, &host, &cfg, &rep, &dec), -EINVAL);
-	ck_assert_int_eq(dhcp_policy(NULL, 67, &host, &cfg, &rep, &dec), -EINVAL);
-	ck_assert_int_eq(dhcp_policy(&req, 67, &host, &cfg, &rep, NULL), -EINVAL);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &other, NULL, &cfg, &rep, &dec), -EINVAL);
+	ck_assert_int_eq(dhcp_policy(&req, 68, &host, NULL, &cfg, &rep, &dec), -EINVAL);
+	ck_assert_int_eq(dhcp_policy(NULL, 67, &host, NULL, &cfg, &rep, &dec), -EINVAL);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, NULL), -EINVAL);
 	cfg.mode = DHCP_MODE_MAX;
-	ck_assert_int_eq(dhcp_policy(&req, 67, &host, &cfg, &rep, &dec), -EINVAL);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), -EINVAL);
 	/* A URL pattern that expands past its limit is an internal error. */
 	cfg.mode = DHCP_MODE_RESERVATION;
 	memset(cfg.script_url, 'x', DHCP_POLICY_URL_MAX - 5);
@@ -733,7 +734,7 @@ START_TEST(test_bad_arguments)
 	tp_pxe(&t, "PXEClient:Arch:00007:UNDI:003000", 7);
 	tp_opt_str(&t, 77, "iPXE");
 	tp_end(&t);
-	ck_assert_int_eq(dhcp_policy(&req, 67, &host, &cfg, &rep, &dec), -ENAMETOOLONG);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), -ENAMETOOLONG);
 }
 END_TEST
 
@@ -761,8 +762,8 @@ START_TEST(test_relay_wrong_subnet)
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
-	/* A directly attached client is not checked (a link may carry
-	 * several subnets). */
+	/* A directly attached client is checked against its interface's
+	 * subnets, not the relay's: none known here, so none checked. */
 	request(0, HOST_IP, 0);
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
@@ -772,6 +773,75 @@ START_TEST(test_relay_wrong_subnet)
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &nomask), 1);
 	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+}
+END_TEST
+
+/* A directly attached client: its reservation must be on one of the
+ * subnets of the interface the request came in on (the server passes
+ * them; several for a link that carries several). */
+START_TEST(test_direct_wrong_subnet)
+{
+	struct dhcp_link other = { .n = 2,
+				   .net = { { IP(192, 168, 77, 0), 0xffffff00 },
+					    { IP(172, 16, 0, 0), 0xffff0000 } } };
+	struct dhcp_link ours = other;
+	struct tp t;
+
+	ours.net[ours.n++] = (struct dhcp_link_net){ IP(10, 0, 0, 0), 0xff000000 };
+	ck_assert(dhcp_link_off(&other, HOST_IP));
+	ck_assert(!dhcp_link_off(&ours, HOST_IP));
+	ck_assert(!dhcp_link_off(&ours, IP(172, 16, 200, 1)));
+	ck_assert(!dhcp_link_off(NULL, HOST_IP));
+	struct dhcp_link none = { 0 };
+	ck_assert(!dhcp_link_off(&none, HOST_IP));
+
+	link_in = &other;
+	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
+	tp_end(&t);
+	expect_silent(67, &host, "wrong-subnet");
+	/* INIT-REBOOT for the reserved address, broadcast: a NAK, broadcast. */
+	tp_start(&t, DHCP_REQUEST, 0, 0, true);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
+	ck_assert_str_eq(dec.why, "nak-wrong-subnet");
+	ck_assert_int_eq(dec.dest, DHCP_DEST_BROADCAST);
+	ck_assert_uint_eq(rp.yiaddr, 0);
+	/* Another address is wrong before the subnet is looked at. */
+	tp_start(&t, DHCP_REQUEST, 0, 0, true);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, IP(192, 168, 77, 9));
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_str_eq(dec.why, "nak-wrong-address");
+	/* A relay's giaddr decides for relayed requests, not the interface
+	 * the relay reached us by. */
+	tp_start(&t, DHCP_DISCOVER, 0, RELAY_IP, false);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+
+	/* On an interface that carries the reservation's subnet among
+	 * others: the DORA as usual. */
+	link_in = &ours;
+	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+	ck_assert_uint_eq(rp.yiaddr, HOST_IP);
+	tp_start(&t, DHCP_REQUEST, 0, 0, true);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+
+	/* No subnets known (an unnumbered interface): nothing to check. */
+	link_in = &none;
+	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+	link_in = NULL;
 }
 END_TEST
 
@@ -1263,6 +1333,7 @@ static Suite *policy_suite(void)
 	UNIT_TEST(tc, test_silences);
 	UNIT_TEST(tc, test_bad_arguments);
 	UNIT_TEST(tc, test_relay_wrong_subnet);
+	UNIT_TEST(tc, test_direct_wrong_subnet);
 	UNIT_TEST(tc, test_relay_and_client_id);
 	suite_add_tcase(s, tc);
 
