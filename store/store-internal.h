@@ -203,6 +203,16 @@ uint64_t store_test_checkpoints(struct store *s);
  * started over, and its size in pages after the last commit. */
 void store_test_wal(struct store *s, uint64_t *ret_restarts, int *ret_pages);
 
+/* ---- walbuf.c ---- */
+
+/* The VFS of the writer's connection: the default one, but for its WAL
+ * writes, gathered into one write per commit. */
+#define STORE_WALBUF_VFS "ironbell-walbuf"
+/* Registers it (once per process; not the default VFS). 0 or -EIO. */
+int store_walbuf_register(void);
+/* For tests: write calls made to WAL files through it so far. */
+unsigned long store_walbuf_writes(void);
+
 /* ---- lease.c ---- */
 
 /* Runs a LEASE or LEASE_EXPIRE request inside the writer's transaction

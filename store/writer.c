@@ -643,13 +643,21 @@ void store_unsubscribe(struct store *s, struct store_subscription *sub)
 /* ---- open and close ---- */
 
 /* WAL for concurrent readers; synchronous=FULL so that COMMIT fsyncs the
- * WAL (NORMAL would lose the last commits on power loss). */
+ * WAL (NORMAL would lose the last commits on power loss); the WAL written
+ * one commit at a time (walbuf.c). */
 static int open_db(struct store *s, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
+	const char *vfs = NULL;
+	if (store_walbuf_register() == 0)
+		vfs = STORE_WALBUF_VFS;
+	else
+		log_warn("store", "%s: the WAL's writes go out one by one (cannot register the "
+				  "gathering VFS)",
+			 s->path);
 	int rc = sqlite3_open_v2(s->path, &s->db,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-				 NULL);
+				 vfs);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", s->path,
 			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
