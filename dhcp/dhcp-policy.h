@@ -177,8 +177,10 @@ struct dhcp_decision {
 };
 
 /* The IPv4 subnets of the interface a request came in on (dhcp/link.c),
- * host order; /32 addresses are left out, as they name no subnet. */
-#define DHCP_LINK_MAX_NETS 16
+ * host order, each once; /32 and link-local (169.254.0.0/16) addresses
+ * are left out, as they name no subnet that clients are given addresses
+ * on. An interface with more subnets than this is not checked. */
+#define DHCP_LINK_MAX_NETS 64
 struct dhcp_link_net {
 	uint32_t addr, mask;
 };
@@ -187,18 +189,21 @@ struct dhcp_link {
 	struct dhcp_link_net net[DHCP_LINK_MAX_NETS];
 };
 
-/* Whether ip is on none of link's subnets; false when link is NULL or has
- * none (nothing to check against). */
-bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip);
+/* Whether a reservation of ip (with netmask, 0 when it has none) is off
+ * link: on none of its subnets, and none of them has an address in
+ * ip/netmask. False when link is NULL or has none (nothing to check
+ * against). */
+bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip, uint32_t netmask);
 
 /* Decides the answer to req, which arrived on UDP port `port` (67, or
  * DHCP_PROXY_PORT in the proxy modes). host is the Hardware interface for
  * req's chaddr, or NULL when there is none; it must carry req's MAC. link,
  * when not NULL, holds the subnets of the interface it came in on: in
- * reservation mode a directly attached client (no giaddr) whose reserved
- * address is on none of them is on the wrong network (no OFFER; a REQUEST
- * gets a NAK), as a relayed one is whose address is off giaddr's. All
- * inputs are borrowed, read-only. Returns 1 and fills *reply (ready for
+ * reservation mode a directly attached client without an address yet (no
+ * giaddr; a DISCOVER, or a REQUEST with option 50) whose reservation is
+ * off that link (dhcp_link_off) is on the wrong network (no OFFER; a
+ * REQUEST gets a NAK), as a relayed one is whose address is off giaddr's.
+ * All inputs are borrowed, read-only. Returns 1 and fills *reply (ready for
  * dhcp_write) when a reply must be sent; 0 when the server stays silent
  * (ret->why says why; RELEASE and DECLINE also return 0, with why
  * "release"/"decline", for the caller to record); a negative errno on an

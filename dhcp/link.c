@@ -8,7 +8,8 @@
  * only drained: any of them marks the table stale, and the next lookup
  * reads it again. Addresses change seldom, lookups happen per packet: a
  * lookup is a scan of a few entries. Where netlink is refused, the table
- * is read again once it is DHCP_LINKS_MAX_AGE seconds old.
+ * is read again once it is DHCP_LINKS_MAX_AGE seconds old; a read that
+ * fails leaves the last table in use, and is tried again as seldom.
  *
  * Owned by the DHCP thread; no lock. */
 #include "config.h"
@@ -34,49 +35,69 @@
 struct link_entry {
 	int ifindex;
 	char name[IF_NAMESIZE];
+	bool overflow; /* more subnets than DHCP_LINK_MAX_NETS: not checked */
 	struct dhcp_link link;
 };
 
 struct dhcp_links {
 	int nl_fd;
 	bool stale;
-	uint64_t read_at; /* CLOCK_MONOTONIC ns of the last read */
+	bool failing;     /* the last read failed: warned once */
+	uint64_t read_at; /* CLOCK_MONOTONIC ns of the last read attempt */
 	struct link_entry *e;
 	size_t n, cap;
 	struct dhcp_link none;
 };
 
-static struct link_entry *entry_for(struct dhcp_links *l, int ifindex, const char *name)
+static struct link_entry *entry_for(struct link_entry **tab, size_t *n, size_t *cap, int ifindex,
+				    const char *name)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (l->e[i].ifindex == ifindex)
-			return &l->e[i];
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct link_entry *e = realloc(l->e, cap * sizeof(*e));
+	for (size_t i = 0; i < *n; i++)
+		if ((*tab)[i].ifindex == ifindex)
+			return &(*tab)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		struct link_entry *e = realloc(*tab, c * sizeof(*e));
 		if (!e)
 			return NULL;
-		l->e = e;
-		l->cap = cap;
+		*tab = e;
+		*cap = c;
 	}
-	struct link_entry *e = &l->e[l->n++];
+	struct link_entry *e = &(*tab)[(*n)++];
 	memset(e, 0, sizeof(*e));
 	e->ifindex = ifindex;
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	return e;
 }
 
+static void add_net(struct link_entry *e, uint32_t ip, uint32_t mask)
+{
+	struct dhcp_link_net net = { ip & mask, mask };
+	for (size_t i = 0; i < e->link.n; i++)
+		if (e->link.net[i].addr == net.addr && e->link.net[i].mask == net.mask)
+			return;
+	if (e->link.n < DHCP_LINK_MAX_NETS)
+		e->link.net[e->link.n++] = net;
+	else
+		e->overflow = true;
+}
+
+/* Reads the table again. On failure the one read before stays in use,
+ * and the next try comes DHCP_LINKS_MAX_AGE seconds later. */
 static void links_read(struct dhcp_links *l)
 {
 	struct ifaddrs *ifa = NULL;
+	struct link_entry *tab = NULL;
+	size_t n = 0, cap = 0;
 
-	l->n = 0;
-	l->stale = false;
 	l->read_at = now_mono_ns();
+	l->stale = false;
 	if (getifaddrs(&ifa) < 0) {
-		log_warn("dhcp", "reading the interfaces' addresses: %s; the subnet check is off "
-				 "until they can be read",
-			 strerror(errno));
+		if (!l->failing)
+			log_warn("dhcp", "reading the interfaces' addresses: %s; the subnets read "
+					 "before stay in use, and it is tried again every %d s",
+				 strerror(errno), DHCP_LINKS_MAX_AGE);
+		l->failing = true;
 		l->stale = true;
 		return;
 	}
@@ -86,21 +107,34 @@ static void links_read(struct dhcp_links *l)
 			continue;
 		uint32_t ip = ntohl(((const struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr);
 		uint32_t mask = ntohl(((const struct sockaddr_in *)a->ifa_netmask)->sin_addr.s_addr);
-		if (mask == 0xffffffffu)
-			continue; /* a /32 names no subnet */
+		/* A /32 names no subnet; a link-local address (RFC 3927) is
+		 * not one that clients get reservations on. */
+		if (mask == 0xffffffffu || (ip & 0xffff0000u) == 0xa9fe0000u)
+			continue;
 		/* An address with a label ("eth0:1") is the interface's. */
 		char name[IF_NAMESIZE];
 		snprintf(name, sizeof(name), "%s", a->ifa_name);
 		name[strcspn(name, ":")] = '\0';
 		unsigned idx = if_nametoindex(name);
 		struct link_entry *e;
-		if (!idx || !(e = entry_for(l, (int)idx, name)))
+		if (!idx || !(e = entry_for(&tab, &n, &cap, (int)idx, name)))
 			continue;
-		if (e->link.n < DHCP_LINK_MAX_NETS)
-			e->link.net[e->link.n++] = (struct dhcp_link_net){ ip & mask, mask };
+		add_net(e, ip, mask);
 	}
 	freeifaddrs(ifa);
-	log_debug("dhcp", "interface subnets read: %zu interfaces with IPv4 subnets", l->n);
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].overflow)
+			log_warn("dhcp", "interface %s has more than %d IPv4 subnets: its clients' "
+					 "subnets are not checked",
+				 tab[i].name, DHCP_LINK_MAX_NETS);
+	free(l->e);
+	l->e = tab;
+	l->n = n;
+	l->cap = cap;
+	if (l->failing)
+		log_info("dhcp", "the interfaces' addresses are read again");
+	l->failing = false;
+	log_debug("dhcp", "interface subnets read: %zu interfaces with IPv4 subnets", n);
 }
 
 int dhcp_links_new(struct dhcp_links **ret)
@@ -154,14 +188,18 @@ void dhcp_links_changed(struct dhcp_links *l)
 
 const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, char ifname[16])
 {
+	uint64_t age = now_mono_ns() - l->read_at;
+	bool due = age > DHCP_LINKS_MAX_AGE * 1000000000ull;
+
 	ifname[0] = '\0';
-	if (l->stale ||
-	    (l->nl_fd < 0 && now_mono_ns() - l->read_at > DHCP_LINKS_MAX_AGE * 1000000000ull))
+	/* A failed read is tried again only once it is old, and so is the
+	 * table when no netlink says when it changes. */
+	if ((l->stale && (!l->failing || due)) || (l->nl_fd < 0 && due))
 		links_read(l);
 	for (size_t i = 0; i < l->n; i++)
 		if (l->e[i].ifindex == ifindex) {
 			snprintf(ifname, 16, "%s", l->e[i].name);
-			return &l->e[i].link;
+			return l->e[i].overflow ? &l->none : &l->e[i].link;
 		}
 	return &l->none;
 }

@@ -551,17 +551,22 @@ static int reservation(struct ctx *c)
 	if (!h->ip)
 		return silent(c, "no-address");
 	/* Through a relay, giaddr is an address on the client's network
-	 * (RFC 2131 §4.3.1); a directly attached client is on one of the
-	 * subnets of the interface its request came in on. A reservation
-	 * elsewhere (the machine was moved, two relays share a segment by
-	 * mistake, a cable in the wrong port) would give the client an
-	 * address it cannot use: no offer, and a REQUEST for it is on the
-	 * wrong network (§4.3.2: "SHOULD send a DHCPNAK"). One link may
-	 * carry several subnets: each needs an address of ours on the
-	 * interface (as Kea and ISC dhcpd need a subnet declared for it), or
-	 * the check off (the server passes no link). */
-	bool wrong_net = req->giaddr ? h->netmask && ((req->giaddr ^ h->ip) & h->netmask)
-				     : dhcp_link_off(c->link, h->ip);
+	 * (RFC 2131 §4.3.1); a directly attached client that has no address
+	 * yet (DISCOVER, and a REQUEST with option 50: SELECTING, INIT-REBOOT)
+	 * broadcast on the link of the interface its request came in on. A
+	 * reservation elsewhere (the machine was moved, two relays share a
+	 * segment by mistake, a cable in the wrong port) would give the
+	 * client an address it cannot use: no offer, and a REQUEST for it is
+	 * on the wrong network (§4.3.2: "SHOULD send a DHCPNAK"). A renewal
+	 * (ciaddr, no option 50) is not checked against the interface: it is
+	 * unicast, and from a client behind a router it arrives on whichever
+	 * interface faces that router; §4.3.2 has the server trust ciaddr. */
+	bool wrong_net;
+	if (req->giaddr)
+		wrong_net = h->netmask && ((req->giaddr ^ h->ip) & h->netmask);
+	else
+		wrong_net = (req->msg_type == DHCP_DISCOVER || has_want) &&
+			    dhcp_link_off(c->link, h->ip, h->netmask);
 
 	switch (req->msg_type) {
 	case DHCP_DISCOVER:
@@ -656,13 +661,19 @@ static int proxy(struct ctx *c)
 
 /* ---- entry point ---- */
 
-bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip)
+bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip, uint32_t netmask)
 {
 	if (!link || !link->n)
 		return false;
-	for (size_t i = 0; i < link->n && i < DHCP_LINK_MAX_NETS; i++)
-		if (((ip ^ link->net[i].addr) & link->net[i].mask) == 0)
+	/* On the link when either subnet holds the other's address: the
+	 * interface's subnet holds ip, or the reservation's (ip/netmask)
+	 * holds the interface's address, so that the client reaches us
+	 * directly either way. */
+	for (size_t i = 0; i < link->n && i < DHCP_LINK_MAX_NETS; i++) {
+		uint32_t mask = link->net[i].mask & (netmask ? netmask : 0xffffffffu);
+		if (((ip ^ link->net[i].addr) & mask) == 0)
 			return false;
+	}
 	return true;
 }
 

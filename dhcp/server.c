@@ -732,7 +732,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 	if (S->links && h && !S->req.giaddr)
 		link = dhcp_links_get(S->links, rx->ifindex, ifname);
 	r = dhcp_policy(&S->req, sock->port, h, link, cfg, &S->reply, &S->dec);
-	if (r >= 0 && link && strstr(S->dec.why, "wrong-subnet"))
+	if (r >= 0 && link && link->n && strstr(S->dec.why, "wrong-subnet"))
 		log_off_link(S, h, link, ifname);
 	if (r < 0) {
 		drop(S, DROP_INTERNAL);
@@ -953,13 +953,13 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 	S->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	S->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	S->sub = store_subscribe(store, 1u << STORE_KIND_HARDWARE);
-	if (!proxy && cfg->dhcp.subnet_check && dhcp_links_new(&S->links) < 0) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
 	if (S->ep < 0 || S->stop_fd < 0 || S->timer_fd < 0 || !S->sub ||
 	    timerfd_settime(S->timer_fd, 0, &its, NULL) < 0) {
 		e = errno ? -errno : -ENOMEM;
+		snprintf(err, errlen, "DHCP: %s", strerror(-e));
+		goto fail;
+	}
+	if (!proxy && cfg->dhcp.subnet_check && (e = dhcp_links_new(&S->links)) < 0) {
 		snprintf(err, errlen, "DHCP: %s", strerror(-e));
 		goto fail;
 	}

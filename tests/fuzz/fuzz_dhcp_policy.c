@@ -55,13 +55,14 @@ static void hosts_init(const uint8_t mac[6])
 	snprintf(h->boot_file_name, sizeof(h->boot_file_name), "pxelinux.0");
 }
 
-/* The subnets of the request's interface: none known, the reservation's
- * (192.168.77.0/24) among others, and only others. */
+/* The subnets of the request's interface: none, the reservation's
+ * (192.168.77.0/24) among others, and only others; and (NULL) not known. */
 static const struct dhcp_link links[] = {
 	{ 0 },
 	{ .n = 2, .net = { { 0x0a000000, 0xff000000 }, { 0xc0a84d00, 0xffffff00 } } },
 	{ .n = 1, .net = { { 0x0a000000, 0xff000000 } } },
 };
+#define NLINKS (sizeof(links) / sizeof(links[0]))
 
 static void check(uint16_t port, const struct dhcp_host *h, const struct dhcp_link *link)
 {
@@ -93,8 +94,11 @@ static void check(uint16_t port, const struct dhcp_host *h, const struct dhcp_li
 	if (cfg.mode == DHCP_MODE_RESERVATION) {
 		if (d.type != DHCP_NAK && back.yiaddr && (!h || back.yiaddr != h->ip))
 			abort();
-		/* No address for a directly attached client off its link. */
-		if (!req.giaddr && h && dhcp_link_off(link, h->ip) && back.yiaddr)
+		/* No address for a directly attached client off its link
+		 * that has none yet (a renewal, from ciaddr, is trusted). */
+		if (!req.giaddr && h && dhcp_link_off(link, h->ip, h->netmask) && back.yiaddr &&
+		    (req.msg_type == DHCP_DISCOVER ||
+		     dhcp_opt_present(&req, DHCP_OPT_REQUESTED_IP)))
 			abort();
 	} else if (back.yiaddr) {
 		abort();
@@ -119,8 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.syslog_ip = 0xc0a84d01;
 		for (int port = 0; port < 2; port++) {
 			uint16_t p = port ? DHCP_PROXY_PORT : 67;
-			for (size_t k = 0; k < sizeof(links) / sizeof(links[0]); k++) {
-				const struct dhcp_link *l = k ? &links[k] : NULL;
+			for (size_t k = 0; k <= NLINKS; k++) {
+				const struct dhcp_link *l = k < NLINKS ? &links[k] : NULL;
 				check(p, &hosts[0], l);
 				check(p, &hosts[1], l);
 				check(p, NULL, l);

@@ -122,6 +122,18 @@ pxe "$CL2" -i eth0 --mac 02:00:00:00:00:03 --request --wait 3
 is "$(replies '[(x["type"], x["yiaddr"], x["giaddr"]) for x in r]')" \
 	"[('offer', '192.168.78.23', '192.168.78.1'), ('ack', '192.168.78.23', '192.168.78.1')]" \
 	"a client of the second subnet gets its reservation there, through giaddr 192.168.78.1"
+# Bound, it renews by unicast to the server (RFC 2131 §4.4.5): no relay,
+# no giaddr, and the request arrives on the server's uplink, whose subnet
+# is not the client's. The server trusts ciaddr (§4.3.2) and ACKs it.
+ip -n "$CL2" addr add 192.168.78.23/24 dev eth0 || bail_out "cannot give the client its address"
+ip -n "$CL2" route add 10.0.0.0/24 via 192.168.78.1 || bail_out "cannot add the client's route"
+ip netns exec "$REL" sysctl -qw net.ipv4.ip_forward=1 || bail_out "cannot make the relay route"
+pxe "$CL2" -i eth0 --mac 02:00:00:00:00:03 --renew "$SERVER" --ciaddr 192.168.78.23 --wait 3
+is "$(replies '[(x["type"], x["yiaddr"], x["src"], x["dport"]) for x in r]')" \
+	"[('ack', '192.168.78.23', '$SERVER', 68)]" \
+	"its renewal, unicast past the relay to the server, gets an ACK from $SERVER"
+ip -n "$CL2" addr flush dev eth0
+ip -n "$CL2" route flush table main 2>/dev/null
 if [ "$PEER" = ironbelld ]; then
 	wrong0=$(metric 'ironbell_dhcp_ignored_total{why="wrong-subnet"}')
 	pxe "$CL2" -i eth0 --mac 02:00:00:00:00:02 --wait 2

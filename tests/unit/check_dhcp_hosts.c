@@ -1,5 +1,6 @@
-/* check_dhcp_hosts — the DHCP server's reservation table (dhcp/hosts.c)
- * and its IPv4/UDP header builder (dhcp/sock.c).
+/* check_dhcp_hosts — the DHCP server's reservation table (dhcp/hosts.c),
+ * its IPv4/UDP header builder (dhcp/sock.c) and its table of the
+ * interfaces' subnets (dhcp/link.c).
  *
  * The table must give back, for every MAC, exactly what
  * dhcp_host_from_hardware makes of the Hardware (every field, at every
@@ -11,10 +12,12 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dhcp/dhcp-policy.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/server-internal.h"
 #include "tests/unit/unit.h"
@@ -424,6 +427,44 @@ START_TEST(test_udp4)
 }
 END_TEST
 
+/* The loopback interface, which every machine has with 127.0.0.1/8: its
+ * subnets as the kernel has them; an unknown interface has none. */
+START_TEST(test_links)
+{
+	struct dhcp_links *l = NULL;
+	char name[16], str[256];
+	int lo = (int)if_nametoindex("lo");
+
+	ck_assert_int_gt(lo, 0);
+	ck_assert_int_eq(dhcp_links_new(&l), 0);
+	const struct dhcp_link *k = dhcp_links_get(l, lo, name);
+	ck_assert_str_eq(name, "lo");
+	dhcp_link_str(k, str, sizeof(str));
+	ck_assert_msg(strstr(str, "127.0.0.0/8") != NULL, "lo: %s", str);
+	ck_assert(!dhcp_link_off(k, 0x7f000005, 0));
+	ck_assert(dhcp_link_off(k, 0x0a000005, 0xffffff00));
+	for (size_t i = 0; i < k->n; i++)
+		ck_assert_uint_eq(k->net[i].addr & ~k->net[i].mask, 0);
+	/* a change said by netlink: read again at the next lookup */
+	if (dhcp_links_fd(l) >= 0)
+		dhcp_links_changed(l);
+	k = dhcp_links_get(l, lo, name);
+	ck_assert_str_eq(name, "lo");
+	ck_assert(!dhcp_link_off(k, 0x7f000005, 0));
+	k = dhcp_links_get(l, 0x7ffffff0, name);
+	ck_assert_uint_eq(k->n, 0);
+	ck_assert_str_eq(name, "");
+	dhcp_links_free(l);
+
+	/* the text form, truncated to what fits */
+	struct dhcp_link two = { .n = 2, .net = { { 0xc0a84d00, 0xffffff00 }, { 0x0a000000, 0xff000000 } } };
+	dhcp_link_str(&two, str, sizeof(str));
+	ck_assert_str_eq(str, "192.168.77.0/24, 10.0.0.0/8");
+	dhcp_link_str(&two, str, 10);
+	ck_assert_str_eq(str, "192.168.7");
+}
+END_TEST
+
 static Suite *hosts_suite(void)
 {
 	Suite *s = suite_create("dhcp_hosts");
@@ -435,6 +476,7 @@ static Suite *hosts_suite(void)
 	UNIT_TEST(tc, test_refused_interface);
 	UNIT_TEST(tc, test_churn);
 	UNIT_TEST(tc, test_udp4);
+	UNIT_TEST(tc, test_links);
 	suite_add_tcase(s, tc);
 	return s;
 }

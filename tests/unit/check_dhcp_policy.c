@@ -788,12 +788,19 @@ START_TEST(test_direct_wrong_subnet)
 	struct tp t;
 
 	ours.net[ours.n++] = (struct dhcp_link_net){ IP(10, 0, 0, 0), 0xff000000 };
-	ck_assert(dhcp_link_off(&other, HOST_IP));
-	ck_assert(!dhcp_link_off(&ours, HOST_IP));
-	ck_assert(!dhcp_link_off(&ours, IP(172, 16, 200, 1)));
-	ck_assert(!dhcp_link_off(NULL, HOST_IP));
+	ck_assert(dhcp_link_off(&other, HOST_IP, 0xffffff00));
+	ck_assert(dhcp_link_off(&other, HOST_IP, 0));
+	ck_assert(!dhcp_link_off(&ours, HOST_IP, 0xffffff00));
+	ck_assert(!dhcp_link_off(&ours, IP(172, 16, 200, 1), 0xffffff00));
+	ck_assert(!dhcp_link_off(NULL, HOST_IP, 0));
 	struct dhcp_link none = { 0 };
-	ck_assert(!dhcp_link_off(&none, HOST_IP));
+	ck_assert(!dhcp_link_off(&none, HOST_IP, 0));
+	/* A reservation whose own subnet holds the interface's address is
+	 * on the link too: 192.168.76.9/23 holds 192.168.77.0/24. */
+	ck_assert(!dhcp_link_off(&other, IP(192, 168, 76, 9), 0xfffffe00));
+	ck_assert(dhcp_link_off(&other, IP(192, 168, 78, 9), 0xfffffe00));
+	ck_assert(dhcp_link_off(&other, IP(192, 168, 76, 9), 0xffffff00));
+	ck_assert(dhcp_link_off(&other, IP(192, 168, 76, 9), 0));
 
 	link_in = &other;
 	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
@@ -814,6 +821,13 @@ START_TEST(test_direct_wrong_subnet)
 	tp_end(&t);
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_str_eq(dec.why, "nak-wrong-address");
+	/* A renewal (ciaddr, no option 50) is unicast: from a client behind
+	 * a router it comes in on the interface facing that router, whose
+	 * subnets say nothing of the client's. It is trusted (§4.3.2). */
+	request(0, 0, HOST_IP);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	ck_assert_str_eq(dec.why, "ack");
 	/* A relay's giaddr decides for relayed requests, not the interface
 	 * the relay reached us by. */
 	tp_start(&t, DHCP_DISCOVER, 0, RELAY_IP, false);

@@ -20,6 +20,10 @@ Modes:
                            server; the first reply is printed with its
                            source (every reply for --wait seconds with
                            --all-offers)
+  --renew SERVER           a REQUEST from --ciaddr:68 to SERVER:67 over a
+                           UDP socket, with ciaddr and neither option 50
+                           nor 54: a client in RENEWING state (RFC 2131
+                           §4.3.2); the reply is printed with its source
   --init-reboot ADDR       a REQUEST for ADDR (option 50) without option 54
                            and with ciaddr 0, as a client that rebooted
                            asks to keep its address (RFC 2131 §4.3.2),
@@ -352,9 +356,9 @@ def mode_request(a):
     return 0 if got else 1
 
 
-def mode_proxy_request(a):
+def mode_proxy_request(a, server=None, port=4011, stage="proxy-request"):
     if not a.ciaddr:
-        print("--proxy-request needs --ciaddr", file=sys.stderr)
+        print("--%s needs --ciaddr" % stage, file=sys.stderr)
         return 2
     c = Client(a)
     mac = mac_bytes(a.mac)
@@ -365,7 +369,7 @@ def mode_proxy_request(a):
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((a.ciaddr, a.sport))
-        s.sendto(payload, (a.proxy_request, 4011))
+        s.sendto(payload, (server or a.proxy_request, port))
         end = time.monotonic() + a.wait
         n = 0
         while True:
@@ -379,7 +383,7 @@ def mode_proxy_request(a):
             f = parse_bootp(data)
             if not f or f["op"] != 2 or f["xid"] != xid:
                 continue
-            emit(reply_json("proxy-request", f, src, sport, a.ciaddr, a.sport, None))
+            emit(reply_json(stage, f, src, sport, a.ciaddr, a.sport, None))
             n += 1
             if not a.all_offers:
                 break
@@ -537,6 +541,7 @@ def main():
     g.add_argument("--proxy-request", metavar="SERVER")
     g.add_argument("--release", action="store_true")
     g.add_argument("--init-reboot", metavar="ADDR")
+    g.add_argument("--renew", metavar="SERVER")
     g.add_argument("--dora-loop", metavar="FILE")
     g.add_argument("--garbage", type=int, metavar="N")
     p.add_argument("--record", help="with --dora-loop: the file of ACKs")
@@ -557,6 +562,8 @@ def main():
         return mode_release(a)
     if a.init_reboot:
         return mode_init_reboot(a)
+    if a.renew:
+        return mode_proxy_request(a, a.renew, 67, "renew")
     if a.dora_loop:
         return mode_dora_loop(a)
     if a.garbage is not None:
