@@ -8,13 +8,19 @@
  * the writer's connection has no automatic checkpoint; its WAL hook (run
  * by the writer after each commit, with the WAL's size in pages) wakes a
  * checkpointer thread whenever the WAL has grown by STORE_CHECKPOINT_PAGES
- * since the last wake (4000 pages, 16 MiB, rather than SQLite's 1000: a
+ * since the last wake (16000 pages, 64 MiB, rather than SQLite's 1000: a
  * checkpoint copies only the newest frame of each page, so a longer
- * interval copies a page that many commits changed once for all of them;
- * at 4,000 leases a second this took the checkpointer from about 2% of a
- * core to 0.6%). The checkpointer owns a read-write connection of
- * its own and runs PASSIVE checkpoints: they copy what no reader still
- * needs and never block the writer, which goes on appending.
+ * interval copies a page that many commits changed once for all of them.
+ * With 100,000 leases renewed at random, 4000 frames are mostly distinct
+ * pages of the lease table, each copied and flushed again at every wake;
+ * 16000 span more renewals than the table has pages, so a page is copied
+ * once for several of its changes. At 8,000 DORA/s on 100,000 reservations the whole daemon's CPU
+ * fell 25-30% (4000: 493-549 ticks per 8 s, 16000: 363-412, alternating
+ * runs), and its ACKs waited behind a checkpoint's flush less often. The
+ * WAL file keeps its largest size, 64 MiB or so, between restarts.) The
+ * checkpointer owns a read-write connection of its own and runs PASSIVE
+ * checkpoints: they copy what no reader still needs and never block the
+ * writer, which goes on appending.
  *
  * SQLite starts the WAL over only when, as a write transaction begins,
  * every frame in it has been copied. Under a steady stream of commits one

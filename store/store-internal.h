@@ -181,11 +181,11 @@ uint64_t store_test_transactions(struct store *s);
 
 /* ---- checkpoint.c ---- */
 
-#define STORE_CHECKPOINT_PAGES 4000 /* WAL growth that wakes the checkpointer (default) */
+#define STORE_CHECKPOINT_PAGES 16000 /* WAL growth that wakes the checkpointer (default) */
 #define STORE_CHECKPOINT_TAIL 16     /* frames left that the writer copies itself */
 #define STORE_CHECKPOINT_PASSES 8    /* back-to-back passes of the checkpointer */
 #define STORE_CHECKPOINT_REARMS 4    /* rounds of passes it starts itself, in a row */
-#define STORE_WAL_MAX_PAGES 16384    /* past this, the writer copies what is left */
+#define STORE_WAL_MAX_PAGES 32768    /* past this, the writer copies what is left */
 
 /* Opens the checkpointer's connection, starts its thread and hooks the
  * writer's connection (s->db, already open) to wake it. 0, or -EIO /
