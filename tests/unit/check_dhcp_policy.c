@@ -738,21 +738,31 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/* The reservation is on the wrong network for a client through giaddr
+ * (0: directly attached, broadcasting): no offer, and its INIT-REBOOT
+ * REQUEST gets a NAK (RFC 2131 §4.3.2). */
+static void expect_wrong_net(uint32_t giaddr)
+{
+	struct tp t;
+	tp_start(&t, DHCP_DISCOVER, 0, giaddr, !giaddr);
+	tp_end(&t);
+	expect_silent(67, &host, "wrong-subnet");
+	tp_start(&t, DHCP_REQUEST, 0, giaddr, !giaddr);
+	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+	tp_end(&t);
+	ck_assert_int_eq(run(67, &host), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
+	ck_assert_str_eq(dec.why, "nak-wrong-subnet");
+	ck_assert_uint_eq(rp.yiaddr, 0);
+}
+
 /* Through a relay on another subnet than the reservation's: no offer, and
  * a REQUEST for the reserved address is on the wrong network (RFC 2131
  * §4.3.2). Without a netmask nothing tells the subnet: answered. */
 START_TEST(test_relay_wrong_subnet)
 {
 	struct tp t;
-	tp_start(&t, DHCP_DISCOVER, 0, IP(10, 2, 0, 1), false);
-	tp_end(&t);
-	expect_silent(67, &host, "wrong-subnet");
-	tp_start(&t, DHCP_REQUEST, 0, IP(10, 2, 0, 1), false);
-	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
-	tp_end(&t);
-	ck_assert_int_eq(run(67, &host), 1);
-	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
-	ck_assert_str_eq(dec.why, "nak-wrong-subnet");
+	expect_wrong_net(IP(10, 2, 0, 1));
 	ck_assert_int_eq(dec.dest, DHCP_DEST_RELAY);
 	ck_assert_uint_eq(dec.dest_ip, IP(10, 2, 0, 1));
 	ck_assert(dhcp_opt_present(&rp, DHCP_OPT_MESSAGE));
@@ -803,18 +813,9 @@ START_TEST(test_direct_wrong_subnet)
 	ck_assert(dhcp_link_off(&other, IP(192, 168, 76, 9), 0));
 
 	link_in = &other;
-	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
-	tp_end(&t);
-	expect_silent(67, &host, "wrong-subnet");
 	/* INIT-REBOOT for the reserved address, broadcast: a NAK, broadcast. */
-	tp_start(&t, DHCP_REQUEST, 0, 0, true);
-	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
-	tp_end(&t);
-	ck_assert_int_eq(run(67, &host), 1);
-	ck_assert_int_eq(rp.msg_type, DHCP_NAK);
-	ck_assert_str_eq(dec.why, "nak-wrong-subnet");
+	expect_wrong_net(0);
 	ck_assert_int_eq(dec.dest, DHCP_DEST_BROADCAST);
-	ck_assert_uint_eq(rp.yiaddr, 0);
 	/* Another address is wrong before the subnet is looked at. */
 	tp_start(&t, DHCP_REQUEST, 0, 0, true);
 	tp_ip(&t, DHCP_OPT_REQUESTED_IP, IP(192, 168, 77, 9));
@@ -836,25 +837,22 @@ START_TEST(test_direct_wrong_subnet)
 	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
 
 	/* On an interface that carries the reservation's subnet among
-	 * others: the DORA as usual. */
-	link_in = &ours;
-	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
-	tp_end(&t);
-	ck_assert_int_eq(run(67, &host), 1);
-	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
-	ck_assert_uint_eq(rp.yiaddr, HOST_IP);
-	tp_start(&t, DHCP_REQUEST, 0, 0, true);
-	tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
-	tp_end(&t);
-	ck_assert_int_eq(run(67, &host), 1);
-	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
-
-	/* No subnets known (an unnumbered interface): nothing to check. */
-	link_in = &none;
-	tp_start(&t, DHCP_DISCOVER, 0, 0, true);
-	tp_end(&t);
-	ck_assert_int_eq(run(67, &host), 1);
-	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+	 * others: the DORA as usual; and so with no subnets known (an
+	 * unnumbered interface): nothing to check. */
+	const struct dhcp_link *answered[] = { &ours, &none };
+	for (size_t i = 0; i < 2; i++) {
+		link_in = answered[i];
+		tp_start(&t, DHCP_DISCOVER, 0, 0, true);
+		tp_end(&t);
+		ck_assert_int_eq(run(67, &host), 1);
+		ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+		ck_assert_uint_eq(rp.yiaddr, HOST_IP);
+		tp_start(&t, DHCP_REQUEST, 0, 0, true);
+		tp_ip(&t, DHCP_OPT_REQUESTED_IP, HOST_IP);
+		tp_end(&t);
+		ck_assert_int_eq(run(67, &host), 1);
+		ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	}
 	link_in = NULL;
 }
 END_TEST
