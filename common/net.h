@@ -2,7 +2,6 @@
  * TFTP, syslog). */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

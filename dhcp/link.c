@@ -186,19 +186,20 @@ void dhcp_links_changed(struct dhcp_links *l)
 	l->stale = true;
 }
 
-const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, char ifname[16])
+const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, const char **ret_name)
 {
-	uint64_t age = now_mono_ns() - l->read_at;
-	bool due = age > DHCP_LINKS_MAX_AGE * 1000000000ull;
-
-	ifname[0] = '\0';
 	/* A failed read is tried again only once it is old, and so is the
-	 * table when no netlink says when it changes. */
-	if ((l->stale && (!l->failing || due)) || (l->nl_fd < 0 && due))
-		links_read(l);
+	 * table when no netlink says when it changes; the clock is read
+	 * only then. */
+	if (l->stale || l->nl_fd < 0) {
+		bool due = now_mono_ns() - l->read_at > DHCP_LINKS_MAX_AGE * 1000000000ull;
+		if ((l->stale && (!l->failing || due)) || (l->nl_fd < 0 && due))
+			links_read(l);
+	}
+	*ret_name = "";
 	for (size_t i = 0; i < l->n; i++)
 		if (l->e[i].ifindex == ifindex) {
-			snprintf(ifname, 16, "%s", l->e[i].name);
+			*ret_name = l->e[i].name;
 			return l->e[i].overflow ? &l->none : &l->e[i].link;
 		}
 	return &l->none;

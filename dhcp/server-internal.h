@@ -110,8 +110,8 @@ int dhcp_links_fd(const struct dhcp_links *l);
 /* Its input: drained; the table is read again at the next lookup. */
 void dhcp_links_changed(struct dhcp_links *l);
 /* The subnets of interface ifindex (none, n = 0, when it has no IPv4
- * address or is not known), valid until the next call; its name into
- * ifname ("" when not known). */
-const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, char ifname[16]);
+ * address or is not known) and its name ("" when not known), both valid
+ * until the next call. */
+const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, const char **ret_name);
 /* "a.b.c.d/n, ..." of link into out (cap bytes, truncated). */
 void dhcp_link_str(const struct dhcp_link *link, char *out, size_t cap);

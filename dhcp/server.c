@@ -728,11 +728,12 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 	}
 	/* A directly attached client: the subnets of its interface. */
 	const struct dhcp_link *link = NULL;
-	char ifname[16] = "";
+	const char *ifname = "";
 	if (S->links && h && !S->req.giaddr)
-		link = dhcp_links_get(S->links, rx->ifindex, ifname);
+		link = dhcp_links_get(S->links, rx->ifindex, &ifname);
 	r = dhcp_policy(&S->req, sock->port, h, link, cfg, &S->reply, &S->dec);
-	if (r >= 0 && link && link->n && strstr(S->dec.why, "wrong-subnet"))
+	if (r >= 0 && link &&
+	    (strcmp(S->dec.why, "wrong-subnet") == 0 || strcmp(S->dec.why, "nak-wrong-subnet") == 0))
 		log_off_link(S, h, link, ifname);
 	if (r < 0) {
 		drop(S, DROP_INTERNAL);

@@ -57,14 +57,21 @@ static unsigned long wb_writes; /* writes made to WAL files (atomic) */
 
 #define WB(f) ((struct wb_file *)(f))
 
+/* A write to the default VFS's file, counted when it is a WAL's. */
+static int write_real(struct wb_file *p, const void *data, int amt, sqlite3_int64 off)
+{
+	if (p->wal)
+		__atomic_add_fetch(&wb_writes, 1, __ATOMIC_RELAXED);
+	return p->real->pMethods->xWrite(p->real, data, amt, off);
+}
+
 static int flush(struct wb_file *p)
 {
 	if (!p->len)
 		return SQLITE_OK;
-	int rc = p->real->pMethods->xWrite(p->real, p->buf, (int)p->len, p->off);
-	__atomic_add_fetch(&wb_writes, 1, __ATOMIC_RELAXED);
+	size_t len = p->len;
 	p->len = 0;
-	return rc;
+	return write_real(p, p->buf, (int)len, p->off);
 }
 
 static int wb_close(sqlite3_file *f)
@@ -89,20 +96,16 @@ static int wb_write(sqlite3_file *f, const void *data, int amt, sqlite3_int64 of
 	struct wb_file *p = WB(f);
 	int rc;
 
-	if (!p->wal || amt <= 0 || !p->buf) {
+	/* Not a buffered WAL (buf is NULL), or a write larger than the
+	 * buffer: straight through, after what is held. */
+	if (!p->buf || amt <= 0 || (size_t)amt > WALBUF_CAP) {
 		if ((rc = flush(p)) != SQLITE_OK)
 			return rc;
-		if (p->wal)
-			__atomic_add_fetch(&wb_writes, 1, __ATOMIC_RELAXED);
-		return p->real->pMethods->xWrite(p->real, data, amt, off);
+		return write_real(p, data, amt, off);
 	}
 	if (p->len && (off != p->off + (sqlite3_int64)p->len || p->len + (size_t)amt > WALBUF_CAP))
 		if ((rc = flush(p)) != SQLITE_OK)
 			return rc;
-	if ((size_t)amt > WALBUF_CAP) {
-		__atomic_add_fetch(&wb_writes, 1, __ATOMIC_RELAXED);
-		return p->real->pMethods->xWrite(p->real, data, amt, off);
-	}
 	if (!p->len)
 		p->off = off;
 	memcpy(p->buf + p->len, data, (size_t)amt);

@@ -220,7 +220,8 @@ int syslog_server_new(struct store *store, const struct ib_config *cfg,
 		free(s);
 		return -ENOMEM;
 	}
-	if ((e = s->fd = net_bind(cfg->syslog.listen, AF_INET, SOCK_DGRAM, 0, "syslog", err, errlen)) < 0)
+	if ((e = s->fd = net_bind(cfg->syslog.listen, AF_INET, SOCK_DGRAM, 0, "syslog", err,
+				  errlen)) < 0)
 		goto fail;
 	if ((s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		e = -errno;

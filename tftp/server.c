@@ -725,7 +725,8 @@ int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char 
 			 cfg->ipxe.binary_dir, strerror(errno));
 		goto fail;
 	}
-	if ((e = s->lfd = net_bind(cfg->tftp.listen, AF_INET, SOCK_DGRAM, NET_PKTINFO, "TFTP", err, errlen)) < 0)
+	if ((e = s->lfd = net_bind(cfg->tftp.listen, AF_INET, SOCK_DGRAM, NET_PKTINFO, "TFTP", err,
+				   errlen)) < 0)
 		goto fail;
 	s->efd = epoll_create1(EPOLL_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

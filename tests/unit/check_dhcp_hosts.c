@@ -432,12 +432,13 @@ END_TEST
 START_TEST(test_links)
 {
 	struct dhcp_links *l = NULL;
-	char name[16], str[256];
+	const char *name = NULL;
+	char str[256];
 	int lo = (int)if_nametoindex("lo");
 
 	ck_assert_int_gt(lo, 0);
 	ck_assert_int_eq(dhcp_links_new(&l), 0);
-	const struct dhcp_link *k = dhcp_links_get(l, lo, name);
+	const struct dhcp_link *k = dhcp_links_get(l, lo, &name);
 	ck_assert_str_eq(name, "lo");
 	dhcp_link_str(k, str, sizeof(str));
 	ck_assert_msg(strstr(str, "127.0.0.0/8") != NULL, "lo: %s", str);
@@ -448,16 +449,17 @@ START_TEST(test_links)
 	/* a change said by netlink: read again at the next lookup */
 	if (dhcp_links_fd(l) >= 0)
 		dhcp_links_changed(l);
-	k = dhcp_links_get(l, lo, name);
+	k = dhcp_links_get(l, lo, &name);
 	ck_assert_str_eq(name, "lo");
 	ck_assert(!dhcp_link_off(k, 0x7f000005, 0));
-	k = dhcp_links_get(l, 0x7ffffff0, name);
+	k = dhcp_links_get(l, 0x7ffffff0, &name);
 	ck_assert_uint_eq(k->n, 0);
 	ck_assert_str_eq(name, "");
 	dhcp_links_free(l);
 
 	/* the text form, truncated to what fits */
-	struct dhcp_link two = { .n = 2, .net = { { 0xc0a84d00, 0xffffff00 }, { 0x0a000000, 0xff000000 } } };
+	struct dhcp_link two = { .n = 2,
+				 .net = { { 0xc0a84d00, 0xffffff00 }, { 0x0a000000, 0xff000000 } } };
 	dhcp_link_str(&two, str, sizeof(str));
 	ck_assert_str_eq(str, "192.168.77.0/24, 10.0.0.0/8");
 	dhcp_link_str(&two, str, 10);
