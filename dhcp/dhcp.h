@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- limits ---- */
 
@@ -142,6 +143,12 @@ const char *dhcp_bad_reason_name(enum dhcp_bad bad);
 /* The message type's name in lower case ("discover", "ack"), for logs and
  * metric labels; "none" for 0, "unknown" out of range. */
 const char *dhcp_msg_type_name(enum dhcp_msg_type t);
+
+/* "a.b.c.d" of ip (host order, as everywhere here) into out. */
+static inline void dhcp_ip_str(uint32_t ip, char out[16])
+{
+	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+}
 
 /* Options, indexed by code: each code's data is the concatenation, in
  * order, of every instance of it in the packet (RFC 3396), stored in data[].

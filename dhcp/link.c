@@ -212,10 +212,10 @@ void dhcp_link_str(const struct dhcp_link *link, char *out, size_t cap)
 	if (cap)
 		out[0] = '\0';
 	for (size_t i = 0; i < link->n && len < cap; i++) {
-		uint32_t a = link->net[i].addr, m = link->net[i].mask;
-		int bits = __builtin_popcount(m);
-		int k = snprintf(out + len, cap - len, "%s%u.%u.%u.%u/%d", i ? ", " : "", a >> 24,
-				 (a >> 16) & 255, (a >> 8) & 255, a & 255, bits);
+		char a[16];
+		dhcp_ip_str(link->net[i].addr, a);
+		int k = snprintf(out + len, cap - len, "%s%s/%d", i ? ", " : "", a,
+				 __builtin_popcount(link->net[i].mask));
 		if (k < 0)
 			break;
 		len += (size_t)k;

@@ -63,11 +63,6 @@ static const struct {
 	{ 41, "snp-arm64.efi" }, /* ARM 64-bit "uboot" (Raspberry Pi) */
 };
 
-static void ip_str(uint32_t ip, char out[16])
-{
-	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
-}
-
 void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_ip)
 {
 	char ip[16];
@@ -83,7 +78,7 @@ void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_
 			 default_arches[i].binary);
 	}
 	cfg->narches = sizeof(default_arches) / sizeof(default_arches[0]);
-	ip_str(public_ip, ip);
+	dhcp_ip_str(public_ip, ip);
 	snprintf(cfg->script_url, sizeof(cfg->script_url),
 		 "http://%s:7080/ipxe/script/{mac}/auto.ipxe", ip);
 	snprintf(cfg->binary_url, sizeof(cfg->binary_url),
@@ -356,7 +351,7 @@ static int boot_choose(struct ctx *c)
 	/* (d) A PXE ROM: the binary over TFTP from siaddr / option 66. */
 	c->d->boot = DHCP_BOOT_PXE_BINARY;
 	c->r->siaddr = c->cfg->tftp_ip;
-	ip_str(c->cfg->tftp_ip, url);
+	dhcp_ip_str(c->cfg->tftp_ip, url);
 	if ((e = dhcp_reply_set_string(c->r, DHCP_OPT_TFTP_SERVER, url)) < 0)
 		return e;
 	return set_bootfile(c, bin);

@@ -194,11 +194,6 @@ struct dhcp_server {
 
 /* ---- small helpers ---- */
 
-static void ip_str(uint32_t ip, char out[16])
-{
-	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
-}
-
 static void mac_str(const uint8_t *m, char out[18])
 {
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -409,7 +404,7 @@ static const struct dhcp_policy_config *policy_cfg(struct dhcp_server *S, uint32
 	sl->error = dhcp_policy_config_from(S->c, key, &sl->cfg, err, sizeof(err));
 	if (sl->error) {
 		char ip[16];
-		ip_str(key, ip);
+		dhcp_ip_str(key, ip);
 		log_warn("dhcp", "requests to local address %s are not answered: %s", ip, err);
 		return NULL;
 	}
@@ -425,7 +420,7 @@ static void sent(struct dhcp_server *S, int e, uint32_t ip, enum dhcp_msg_type t
 	if (e < 0) {
 		char a[16];
 		drop(S, DROP_SEND_FAILED);
-		ip_str(ip, a);
+		dhcp_ip_str(ip, a);
 		if (rl_allow(&S->rl_misc))
 			log_warn("dhcp", "sending a DHCP %s to %s: %s", dhcp_msg_type_name(type), a,
 				 strerror(-e));
@@ -498,8 +493,8 @@ static void log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, co
 {
 	char mac[18], ip[16], via[16];
 	mac_str(t->chaddr, mac);
-	ip_str(yiaddr, ip);
-	ip_str(giaddr, via);
+	dhcp_ip_str(yiaddr, ip);
+	dhcp_ip_str(giaddr, via);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "IP", ip }, { "HARDWARE", hw },
 			     { "VIA", giaddr ? via : NULL }),
@@ -513,7 +508,7 @@ static void lease_init(struct store_lease *l, const struct dhcp_host *h, const u
 {
 	memset(l, 0, sizeof(*l));
 	mac_str(mac, l->mac);
-	ip_str(ip, l->ip);
+	dhcp_ip_str(ip, l->ip);
 	snprintf(l->ns, sizeof(l->ns), "%s", h->namespace_);
 	snprintf(l->name, sizeof(l->name), "%s", h->name);
 	l->state = st;
@@ -576,7 +571,7 @@ static void record_release(struct dhcp_server *S, bool decline)
 	l.expires = l.starts + (decline ? (int64_t)(h->lease_time ? h->lease_time : S->c->dhcp.lease_time) :
 					  DHCP_RELEASED_KEEP);
 	mac_str(S->req.chaddr, mac);
-	ip_str(ip, ips);
+	dhcp_ip_str(ip, ips);
 	if (decline) {
 		/* RFC 2131 §4.3.3: the client found the address in use. A
 		 * reservation has no other address to offer: the operator must
@@ -653,7 +648,7 @@ static void log_unknown(struct dhcp_server *S, const struct dhcp_rx *rx)
 	if (!rl_allow(&S->rl_unknown))
 		return;
 	mac_str(S->req.chaddr, mac);
-	ip_str(S->req.giaddr, via);
+	dhcp_ip_str(S->req.giaddr, via);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "VIA", S->req.giaddr ? via : NULL }),
 		  "%s from %s: no Hardware has this MAC", dhcp_msg_type_name(S->req.msg_type),
@@ -668,7 +663,7 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 	if (dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip) < 0)
 		ip = S->req.ciaddr;
 	mac_str(S->req.chaddr, mac);
-	ip_str(ip, want);
+	dhcp_ip_str(ip, want);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "IP", want }, { "HARDWARE", h ? h->name : NULL },
 			     { "REASON", S->dec.why }),
@@ -686,7 +681,7 @@ static void log_off_link(struct dhcp_server *S, const struct dhcp_host *h,
 	if (!rl_allow(&S->rl_subnet))
 		return;
 	mac_str(S->req.chaddr, mac);
-	ip_str(h->ip, ip);
+	dhcp_ip_str(h->ip, ip);
 	dhcp_link_str(link, nets, sizeof(nets));
 	log_write(LOG_LVL_WARN, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "IP", ip }, { "HARDWARE", h->name },

@@ -16,9 +16,8 @@
  * 16000 span more renewals than the table has pages, so a page is copied
  * once for several of its changes. At 8,000 DORA/s on 100,000
  * reservations the whole daemon's CPU fell 25-30% (4000: 493-549 ticks
- * per 8 s, 16000: 363-412, alternating runs), and its ACKs waited behind
- * a checkpoint's flush less often. The
- * WAL file keeps its largest size, 64 MiB or so, between restarts.) The
+ * per 8 s, 16000: 363-412, alternating runs). The WAL file keeps its
+ * largest size, 64 MiB or so, between restarts.) The
  * checkpointer owns a read-write connection of its own and runs PASSIVE
  * checkpoints: they copy what no reader still needs and never block the
  * writer, which goes on appending.
