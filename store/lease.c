@@ -179,7 +179,7 @@ size_t store_completion_drain(struct store_completion *c, struct store_done *out
 		struct store_req *next = taken->next;
 		out[i].tag = taken->tag;
 		out[i].error = taken->lease_error;
-		out[i].count = taken->expired;
+		out[i].count = taken->count;
 		snprintf(out[i].message, sizeof(out[i].message), "%s", taken->lease_message);
 		free(taken);
 		taken = next;
@@ -269,7 +269,7 @@ static void lease_fail_io(struct store *s, struct store_req *rq)
 
 void store_lease_fail(struct store_req *rq, int error, const char *why)
 {
-	rq->expired = 0;
+	rq->count = 0;
 	lease_fail(rq, error, "the database refused the write: %s", why);
 }
 
@@ -363,6 +363,7 @@ static int lease_put(struct store *s, struct store_req *rq)
 		sqlite3_bind_int64(st, 3, now);
 		if (!step_done(st))
 			goto fail;
+		rq->count = (uint64_t)sqlite3_changes(s->db);
 	} else if (l->state == STORE_LEASE_BOUND) {
 		if (!(st = lstmt(s, L_OWNER)))
 			goto fail;
@@ -424,7 +425,7 @@ static int lease_expire_chunk(struct store *s, struct store_req *rq)
 	sqlite3_bind_int64(st, 3, rq->expire_now);
 	if (!step_done(st))
 		return -EIO;
-	rq->expired = (uint64_t)sqlite3_changes(s->db);
+	rq->count = (uint64_t)sqlite3_changes(s->db);
 	/* The next sweep goes on after this chunk, or from the start. */
 	snprintf(s->expire_from, sizeof(s->expire_from), "%s", end);
 	return 0;
@@ -444,7 +445,7 @@ static int lease_expire(struct store *s, struct store_req *rq)
 	sqlite3_bind_int64(st, 1, rq->expire_now);
 	if (!step_done(st))
 		goto fail;
-	rq->expired = (uint64_t)sqlite3_changes(s->db);
+	rq->count = (uint64_t)sqlite3_changes(s->db);
 	return 0;
 fail:
 	lease_fail(rq, -EIO, "expiring leases: database error: %s", sqlite3_errmsg(s->db));
@@ -455,6 +456,7 @@ int store_lease_exec(struct store *s, struct store_req *rq)
 {
 	rq->lease_error = 0;
 	rq->lease_message[0] = '\0';
+	rq->count = 0;
 	if (!lexec(s, L_SAVEPOINT)) {
 		if (sqlite3_get_autocommit(s->db))
 			return -EIO;
@@ -464,6 +466,8 @@ int store_lease_exec(struct store *s, struct store_req *rq)
 	int e = rq->type == STORE_REQ_LEASE ? lease_put(s, rq) : lease_expire(s, rq);
 	if (sqlite3_get_autocommit(s->db))
 		return -EIO;
+	if (e < 0)
+		rq->count = 0; /* rolled back: nothing was taken */
 	if (e < 0 && !lexec(s, L_ROLLBACK))
 		return -EIO;
 	if (!lexec(s, L_RELEASE))
@@ -588,7 +592,7 @@ int store_leases_expire(struct store *s, int64_t now, uint64_t *ret_n)
 	if (e == 0)
 		e = rq.lease_error;
 	if (e == 0 && ret_n)
-		*ret_n = rq.expired;
+		*ret_n = rq.count;
 	return e;
 }
 
@@ -647,37 +651,49 @@ int store_lease_get_by_ip(struct store_reader *r, const char *ip, struct store_l
 	return get_by(r, LR_BY_IP, key, ret);
 }
 
-int store_leases_list(struct store_reader *r, json_t **ret)
+int store_leases_each(struct store_reader *r,
+		      int (*fn)(const struct store_lease *l, void *userdata), void *userdata)
 {
 	sqlite3_stmt *st = store_reader_stmt(r, LR_LIST, lrstmt_sql[LR_LIST]);
-	json_t *arr = json_array();
 	struct store_lease l;
-	int e = -EIO, rc;
+	int e = 0, rc;
 
-	if (!st || !arr)
-		goto out;
+	if (!st)
+		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char starts[21], expires[21];
 		row_lease(st, &l);
-		time_rfc3339(l.starts, starts);
-		time_rfc3339(l.expires, expires);
-		json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "mac", l.mac, "ip",
-				      l.ip, "namespace", l.ns, "name", l.name, "state",
-				      store_lease_state_name(l.state), "starts", starts, "expires",
-				      expires);
-		if (!o || json_array_append_new(arr, o) < 0) {
-			e = -ENOMEM;
-			goto out;
-		}
+		if ((e = fn(&l, userdata)) != 0)
+			break;
 	}
-	if (rc != SQLITE_DONE)
-		goto out;
-	*ret = arr;
-	arr = NULL;
-	e = 0;
-out:
-	if (st)
-		sqlite3_reset(st);
-	json_decref(arr);
+	if (e == 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
 	return e;
+}
+
+static int list_one(const struct store_lease *l, void *userdata)
+{
+	char starts[21], expires[21];
+	time_rfc3339(l->starts, starts);
+	time_rfc3339(l->expires, expires);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "mac", l->mac, "ip", l->ip,
+			      "namespace", l->ns, "name", l->name, "state",
+			      store_lease_state_name(l->state), "starts", starts, "expires",
+			      expires);
+	if (!o || json_array_append_new(userdata, o) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int store_leases_list(struct store_reader *r, json_t **ret)
+{
+	json_t *arr = json_array();
+	int e = arr ? store_leases_each(r, list_one, arr) : -ENOMEM;
+
+	if (e < 0) {
+		json_decref(arr);
+		return e;
+	}
+	*ret = arr;
+	return 0;
 }

@@ -81,7 +81,7 @@ struct store_req {
 	/* LEASE_EXPIRE */
 	int64_t expire_now;
 	bool expire_chunk; /* the next STORE_EXPIRE_CHUNK leases only (async sweep) */
-	uint64_t expired;
+	uint64_t count; /* leases removed (expiry), or released by take_ip (a put) */
 };
 
 struct store_subscription {

@@ -343,7 +343,10 @@ struct store_completion;
 struct store_done {
 	uint64_t tag;   /* the caller's, from store_lease_put_async() */
 	int error;      /* 0 (durable: committed) or a negative errno */
-	uint64_t count; /* store_leases_expire_async(): leases removed */
+	uint64_t count; /* store_leases_expire_async(): leases removed;
+			 * store_lease_put_async() of a bound lease with
+			 * take_ip: other MACs' bound leases of its IP that it
+			 * released */
 	char message[STORE_LEASE_MESSAGE_LEN]; /* on error: why */
 };
 
@@ -389,6 +392,10 @@ int store_leases_expire_async(struct store *s, int64_t now, struct store_complet
  * key) or -EIO. */
 int store_lease_get_by_mac(struct store_reader *r, const char *mac, struct store_lease *ret);
 int store_lease_get_by_ip(struct store_reader *r, const char *ip, struct store_lease *ret);
+/* Calls fn for every lease, sorted by IP text (l is valid during the
+ * call only), until fn returns non-zero. 0, fn's value, or -EIO. */
+int store_leases_each(struct store_reader *r,
+		      int (*fn)(const struct store_lease *l, void *userdata), void *userdata);
 /* Every lease, sorted by IP text, as a new JSON array of {"mac", "ip",
  * "namespace", "name", "state", "starts", "expires"} (times in RFC 3339). */
 int store_leases_list(struct store_reader *r, json_t **ret);

@@ -3,7 +3,8 @@
  * completion queue (a thousand in flight on one eventfd, committed in far
  * fewer transactions, durable across reopen); an IP conflict failing only
  * its own request; the in-flight bound; leases not touching the
- * resourceVersion; take_ip (a reservation taking its address back);
+ * resourceVersion; take_ip (a reservation taking its address back, and
+ * the count of leases taken in its completion); store_leases_each;
  * the asynchronous expiry sweep; a full disk; the v3 -> v4 migration with
  * data.
  *
@@ -555,6 +556,67 @@ START_TEST(test_take_ip)
 	ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
 	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
 	ck_assert_int_eq(got.state, STORE_LEASE_RELEASED);
+
+	/* Asynchronous: the completion counts the leases taken (the DHCP
+	 * server forgets what it knew of them), none for a renewal. */
+	struct store_completion *c = store_completion_new(4);
+	struct store_done done[3];
+	ck_assert_ptr_nonnull(c);
+	l = lease("aa:bb:cc:dd:ee:01", "10.0.0.1", STORE_LEASE_BOUND, 3, 300);
+	l.take_ip = true;
+	ck_assert_int_eq(store_lease_put_async(st, &l, c, 1), 0);
+	ck_assert_int_eq(store_lease_put_async(st, &l, c, 2), 0);
+	l = lease("aa:bb:cc:dd:ee:03", "10.0.0.3", STORE_LEASE_BOUND, 3, 300);
+	l.take_ip = true;
+	ck_assert_int_eq(store_lease_put_async(st, &l, c, 3), 0);
+	ck_assert_uint_eq(drain_all(c, done, 3), 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(done[i].error, 0);
+		ck_assert_uint_eq(done[i].tag, (uint64_t)i + 1);
+		ck_assert_uint_eq(done[i].count, i == 0 ? 1 : 0);
+	}
+	ck_assert_int_eq(store_lease_get_by_mac(rd, "aa:bb:cc:dd:ee:02", &got), 0);
+	ck_assert_int_eq(got.state, STORE_LEASE_RELEASED);
+	ck_assert_int_eq(store_completion_free(c), 0);
+}
+END_TEST
+
+struct each_ctx {
+	unsigned n, bound, stop_at;
+	char first_ip[STORE_LEASE_KEY_LEN];
+};
+
+static int each_one(const struct store_lease *l, void *userdata)
+{
+	struct each_ctx *x = userdata;
+	if (x->n++ == 0)
+		snprintf(x->first_ip, sizeof(x->first_ip), "%s", l->ip);
+	x->bound += l->state == STORE_LEASE_BOUND;
+	return x->n == x->stop_at ? 7 : 0;
+}
+
+START_TEST(test_each)
+{
+	struct store_lease l;
+	struct each_ctx x = { 0 };
+
+	ck_assert_int_eq(store_leases_each(rd, each_one, &x), 0);
+	ck_assert_uint_eq(x.n, 0);
+	for (unsigned i = 0; i < 10; i++) {
+		char mac[STORE_LEASE_KEY_LEN], ip[STORE_LEASE_KEY_LEN];
+		mac_of(i, mac);
+		ip_of(9 - i, ip);
+		l = lease(mac, ip, i % 3 ? STORE_LEASE_BOUND : STORE_LEASE_RELEASED, 1, 100);
+		ck_assert_int_eq(store_lease_put(st, &l, NULL, 0), 0);
+	}
+	ck_assert_int_eq(store_leases_each(rd, each_one, &x), 0);
+	ck_assert_uint_eq(x.n, 10);
+	ck_assert_uint_eq(x.bound, 6);
+	ck_assert_str_eq(x.first_ip, "10.1.0.0"); /* by IP */
+	/* fn's non-zero value stops the walk and is returned */
+	x = (struct each_ctx){ .stop_at = 4 };
+	ck_assert_int_eq(store_leases_each(rd, each_one, &x), 7);
+	ck_assert_uint_eq(x.n, 4);
 }
 END_TEST
 
@@ -768,6 +830,7 @@ static Suite *leases_suite(void)
 	UNIT_TEST(tc, test_checkpoint_thread);
 	UNIT_TEST(tc, test_renewal);
 	UNIT_TEST(tc, test_take_ip);
+	UNIT_TEST(tc, test_each);
 	UNIT_TEST(tc, test_expire_async);
 	UNIT_TEST(tc, test_expire_chunks);
 	UNIT_TEST(tc, test_disk_full);
