@@ -11,11 +11,10 @@
  * so 100,000 reservations take a few tens of MB. A lookup is one probe
  * and one unpack (a few hundred bytes of copying).
  *
- * Two open-addressing hash tables with linear probing and backward-shift
- * deletion (no tombstones, so a table that churns does not slow down):
- * MAC -> entry, and "namespace/name" -> owner, the list of the MACs the
- * Hardware has in the table. The owner list is what lets a MODIFIED or
- * DELETED Hardware take away exactly the MACs it had, without a scan.
+ * Two hash tables (map.c): MAC -> entry, and "namespace/name" -> owner,
+ * the list of the MACs the Hardware has in the table. The owner list is
+ * what lets a MODIFIED or DELETED Hardware take away exactly the MACs it
+ * had, without a scan.
  * Each entry points at its owner; a MAC that moves from one Hardware to
  * another (the store allows it once the first lets go) is taken from the
  * old owner's list.
@@ -31,107 +30,7 @@
 #include <string.h>
 
 #include "dhcp/dhcp-server.h"
-
-#define MIN_CAP 64u
-
-/* ---- open addressing ---- */
-
-struct slot {
-	uint64_t h; /* 0: empty; otherwise the key's hash with bit 0 set */
-	void *v;
-};
-
-struct map {
-	struct slot *s;
-	size_t cap; /* a power of two, or 0 */
-	size_t n;
-};
-
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finalizer */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x | 1;
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return mix64(h);
-}
-
-typedef bool (*map_eq_fn)(const void *v, const void *key);
-
-/* The slot holding key, or -1. */
-static long map_find(const struct map *m, uint64_t h, map_eq_fn eq, const void *key)
-{
-	if (!m->cap)
-		return -1;
-	size_t mask = m->cap - 1;
-	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		if (!m->s[i].h)
-			return -1;
-		if (m->s[i].h == h && eq(m->s[i].v, key))
-			return (long)i;
-	}
-}
-
-static void map_place(struct slot *s, size_t cap, uint64_t h, void *v)
-{
-	size_t i = h & (cap - 1);
-	while (s[i].h)
-		i = (i + 1) & (cap - 1);
-	s[i] = (struct slot){ h, v };
-}
-
-/* Inserts a key known to be absent; keeps the load at most one half. */
-static int map_insert(struct map *m, uint64_t h, void *v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : MIN_CAP;
-		struct slot *s = calloc(cap, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->s[i].h)
-				map_place(s, cap, m->s[i].h, m->s[i].v);
-		free(m->s);
-		m->s = s;
-		m->cap = cap;
-	}
-	map_place(m->s, m->cap, h, v);
-	m->n++;
-	return 0;
-}
-
-/* Empties slot i and shifts back the entries of its probe run that would
- * no longer be found (Knuth 6.4, algorithm R). */
-static void map_delete_at(struct map *m, size_t i)
-{
-	size_t mask = m->cap - 1, j = i;
-
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!m->s[j].h)
-			break;
-		size_t k = m->s[j].h & mask; /* where j's entry wants to be */
-		/* Move it into the hole unless its home lies cyclically in
-		 * (i, j]. */
-		bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-		if (stays)
-			continue;
-		m->s[i] = m->s[j];
-		i = j;
-	}
-	m->s[i] = (struct slot){ 0, NULL };
-	m->n--;
-}
+#include "dhcp/map.h"
 
 /* ---- entries and owners ---- */
 
@@ -149,18 +48,10 @@ struct entry {
 };
 
 struct dhcp_hosts {
-	struct map macs;   /* mac -> struct entry */
-	struct map owners; /* key -> struct owner */
+	struct dhcp_map macs;   /* mac -> struct entry */
+	struct dhcp_map owners; /* key -> struct owner */
 	size_t bytes;      /* entries' and owners' allocations */
 };
-
-static uint64_t mac_key(const uint8_t mac[6])
-{
-	uint64_t k = 0;
-	for (int i = 0; i < 6; i++)
-		k = k << 8 | mac[i];
-	return k;
-}
 
 static bool entry_eq(const void *v, const void *key)
 {
@@ -289,10 +180,8 @@ void dhcp_hosts_clear(struct dhcp_hosts *t)
 			free(o->macs);
 		free(o);
 	}
-	free(t->macs.s);
-	free(t->owners.s);
-	t->macs = (struct map){ 0 };
-	t->owners = (struct map){ 0 };
+	dhcp_map_reset(&t->macs);
+	dhcp_map_reset(&t->owners);
 	t->bytes = 0;
 }
 
@@ -311,13 +200,13 @@ size_t dhcp_hosts_count(const struct dhcp_hosts *t)
 
 size_t dhcp_hosts_bytes(const struct dhcp_hosts *t)
 {
-	return t->bytes + (t->macs.cap + t->owners.cap) * sizeof(struct slot);
+	return t->bytes + (t->macs.cap + t->owners.cap) * sizeof(struct dhcp_map_slot);
 }
 
 int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct dhcp_host *ret)
 {
-	uint64_t k = mac_key(mac);
-	long i = map_find(&t->macs, mix64(k), entry_eq, &k);
+	uint64_t k = dhcp_map_mac_key(mac);
+	long i = dhcp_map_find(&t->macs, dhcp_map_hash64(k), entry_eq, &k);
 	if (i < 0)
 		return -ENOENT;
 	host_unpack(((const struct entry *)t->macs.s[i].v)->data, ret);
@@ -335,9 +224,9 @@ static void owner_drop_mac(struct owner *o, uint64_t mac)
 
 static void owner_delete(struct dhcp_hosts *t, struct owner *o)
 {
-	long i = map_find(&t->owners, hash_str(o->key), owner_eq, o->key);
+	long i = dhcp_map_find(&t->owners, dhcp_map_hash_str(o->key), owner_eq, o->key);
 	if (i >= 0)
-		map_delete_at(&t->owners, (size_t)i);
+		dhcp_map_delete_at(&t->owners, (size_t)i);
 	t->bytes -= sizeof(*o) + strlen(o->key) + 1 + o->cap * sizeof(uint64_t);
 	free(o->macs);
 	free(o);
@@ -346,7 +235,7 @@ static void owner_delete(struct dhcp_hosts *t, struct owner *o)
 /* Removes the entry of mac if o owns it. */
 static void entry_delete(struct dhcp_hosts *t, uint64_t mac, const struct owner *o)
 {
-	long i = map_find(&t->macs, mix64(mac), entry_eq, &mac);
+	long i = dhcp_map_find(&t->macs, dhcp_map_hash64(mac), entry_eq, &mac);
 	if (i < 0)
 		return;
 	struct entry *e = t->macs.s[i].v;
@@ -354,7 +243,7 @@ static void entry_delete(struct dhcp_hosts *t, uint64_t mac, const struct owner 
 		return;
 	t->bytes -= sizeof(*e) + e->len;
 	free(e);
-	map_delete_at(&t->macs, (size_t)i);
+	dhcp_map_delete_at(&t->macs, (size_t)i);
 }
 
 /* Puts (replacing) the entry for h, owned by o. */
@@ -362,7 +251,7 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 {
 	uint8_t buf[PACKED_MAX];
 	size_t len = host_pack(h, buf);
-	uint64_t mac = mac_key(h->mac), hh = mix64(mac);
+	uint64_t mac = dhcp_map_mac_key(h->mac), hh = dhcp_map_hash64(mac);
 	struct entry *e = malloc(sizeof(*e) + len);
 	long i;
 
@@ -370,7 +259,7 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 		return -ENOMEM;
 	*e = (struct entry){ .mac = mac, .owner = o, .len = (uint16_t)len };
 	memcpy(e->data, buf, len);
-	i = map_find(&t->macs, hh, entry_eq, &mac);
+	i = dhcp_map_find(&t->macs, hh, entry_eq, &mac);
 	if (i >= 0) {
 		struct entry *old = t->macs.s[i].v;
 		if (old->owner != o)
@@ -378,7 +267,7 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 		t->bytes -= sizeof(*old) + old->len;
 		free(old);
 		t->macs.s[i].v = e;
-	} else if (map_insert(&t->macs, hh, e) < 0) {
+	} else if (dhcp_map_insert(&t->macs, hh, e) < 0) {
 		free(e);
 		return -ENOMEM;
 	}
@@ -388,8 +277,8 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 
 static struct owner *owner_get(struct dhcp_hosts *t, const char *key)
 {
-	uint64_t h = hash_str(key);
-	long i = map_find(&t->owners, h, owner_eq, key);
+	uint64_t h = dhcp_map_hash_str(key);
+	long i = dhcp_map_find(&t->owners, h, owner_eq, key);
 	size_t klen = strlen(key);
 	struct owner *o;
 
@@ -399,7 +288,7 @@ static struct owner *owner_get(struct dhcp_hosts *t, const char *key)
 	if (!o)
 		return NULL;
 	memcpy(o->key, key, klen + 1);
-	if (map_insert(&t->owners, h, o) < 0) {
+	if (dhcp_map_insert(&t->owners, h, o) < 0) {
 		free(o);
 		return NULL;
 	}
@@ -448,7 +337,7 @@ int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, siz
 		if (!json_is_string(s) ||
 		    !dhcp_mac_parse(json_string_value(s), json_string_length(s), mac))
 			continue;
-		for (j = 0; j < n && macs[j] != mac_key(mac); j++)
+		for (j = 0; j < n && macs[j] != dhcp_map_mac_key(mac); j++)
 			;
 		if (j < n)
 			continue; /* the same MAC twice: the first interface serves it */
@@ -462,7 +351,7 @@ int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, siz
 		}
 		if ((e = entry_put(t, o, h)) < 0)
 			goto out;
-		macs[n++] = mac_key(mac);
+		macs[n++] = dhcp_map_mac_key(mac);
 	}
 	/* The MACs this Hardware had and no longer has. */
 	for (i = 0; i < o->n; i++) {
@@ -505,7 +394,7 @@ void dhcp_hosts_remove(struct dhcp_hosts *t, const char *ns, const char *name)
 
 	if (n < 0 || (size_t)n >= sizeof(key))
 		return;
-	i = map_find(&t->owners, hash_str(key), owner_eq, key);
+	i = dhcp_map_find(&t->owners, dhcp_map_hash_str(key), owner_eq, key);
 	if (i < 0)
 		return;
 	struct owner *o = t->owners.s[i].v;
