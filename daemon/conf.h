@@ -104,6 +104,7 @@ struct ib_config {
 					     * http://<public_address>:<http.listen port> */
 		uint32_t syslog_address;    /* option 7; 0: not sent */
 		uint32_t lease_time;        /* seconds, 60..31536000, default 86400 */
+		unsigned lease_reuse;       /* percent, 0..49, default 25; 0: off */
 		struct config_arch_map arch; /* overrides of the built-in arch table */
 		bool subnet_check;          /* dhcp.subnet_check, default true: a
 					     * directly attached client's reservation

@@ -106,6 +106,9 @@ static const struct cfg_key cfg_dhcp_keys[] = {
 	  "option 7; unset: not sent" },
 	{ "lease_time", CFG_UINT, FIELD(dhcp.lease_time), 60, 31536000, "86400", NULL,
 	  "lease seconds when a Hardware sets none" },
+	{ "lease_reuse", CFG_UINT, FIELD(dhcp.lease_reuse), 0, 49, "25", NULL,
+	  "percent of the lease time within which a client asking again gets the lease on disk "
+	  "for the time it has left, with no write; 0: every ACK writes" },
 	{ "arch", CFG_ARCH_MAP, FIELD(dhcp.arch), 0, 0, "{}", NULL,
 	  "option 93 code: binary, overriding the built-in table" },
 	{ "subnet_check", CFG_BOOL, FIELD(dhcp.subnet_check), 0, 0, "true", NULL,

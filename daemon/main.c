@@ -219,6 +219,7 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "dhcp.http_base_url", str_differs(a->dhcp.http_base_url, b->dhcp.http_base_url) },
 		{ "dhcp.syslog_address", a->dhcp.syslog_address != b->dhcp.syslog_address },
 		{ "dhcp.lease_time", a->dhcp.lease_time != b->dhcp.lease_time },
+		{ "dhcp.lease_reuse", a->dhcp.lease_reuse != b->dhcp.lease_reuse },
 		{ "dhcp.arch", memcmp(&a->dhcp.arch, &b->dhcp.arch, sizeof(a->dhcp.arch)) != 0 },
 		{ "dhcp.subnet_check", a->dhcp.subnet_check != b->dhcp.subnet_check },
 		{ "tftp.enabled", a->tftp.enabled != b->tftp.enabled },

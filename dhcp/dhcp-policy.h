@@ -35,6 +35,10 @@ struct json_t; /* jansson */
 #define DHCP_POLICY_URL_MAX 255    /* a URL pattern, and a URL made from one */
 #define DHCP_PROXY_PORT 4011       /* PXE boot server port (PXE 2.1 §2.2.1) */
 #define DHCP_DEFAULT_LEASE 604800  /* Smee's default lease time (7 days) */
+#define DHCP_LEASE_REUSE_MAX 49    /* percent: below T1, so that a renewal at
+				    * T1 (50%) always writes a new lease */
+#define DHCP_INFINITE_EXPIRY 253402300799LL /* 9999-12-31T23:59:59Z: the
+					     * expiry of an infinite lease */
 
 /* ---- a Hardware interface, as DHCP sees it ---- */
 
@@ -111,6 +115,8 @@ struct dhcp_policy_config {
 	uint32_t tftp_ip;    /* siaddr and option 66 for PXE ROMs */
 	uint32_t syslog_ip;  /* option 7; 0: not sent */
 	uint32_t lease_time; /* when the Hardware sets none */
+	unsigned lease_reuse; /* percent, 0..DHCP_LEASE_REUSE_MAX (0: off):
+			       * dhcp_lease_reuse() */
 	struct dhcp_arch_binary arches[DHCP_POLICY_MAX_ARCHES];
 	size_t narches;
 	char script_url[DHCP_POLICY_URL_MAX + 1]; /* for iPXE clients */
@@ -118,7 +124,8 @@ struct dhcp_policy_config {
 };
 
 /* Fills *cfg with the defaults (Tinkerbell's): reservation mode, netboot
- * on, every address = public_ip, no syslog, DHCP_DEFAULT_LEASE, the arch
+ * on, every address = public_ip, no syslog, DHCP_DEFAULT_LEASE, no lease
+ * reuse, the arch
  * table of Smee (0-5, 20 undionly.kpxe; 6-9, 15, 16 ipxe.efi; 10, 11, 18,
  * 19, 41 snp-arm64.efi), script URL
  * "http://<public_ip>:7080/ipxe/script/{mac}/auto.ipxe" and binary URL
@@ -213,3 +220,34 @@ bool dhcp_link_off(const struct dhcp_link *link, uint32_t ip, uint32_t netmask);
 int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_host *host,
 		const struct dhcp_link *link, const struct dhcp_policy_config *cfg,
 		struct dhcp_reply *reply, struct dhcp_decision *ret);
+
+/* ---- lease reuse ----
+ *
+ * A machine being provisioned asks for its address several times within
+ * minutes: its firmware's PXE ROM, then iPXE, then the provisioning OS,
+ * each with a full DISCOVER / REQUEST. Each ACK would write (and flush) a
+ * lease that differs from the one on disk only by a few seconds of expiry.
+ * Lease reuse (what Kea calls lease caching, its cache-threshold) answers
+ * such a request with the lease already on disk, for the time it has
+ * left, and writes nothing: the ACK still grants nothing that is not on
+ * disk, it does not wait for a flush, and the disk is spared.
+ */
+
+/* A bound lease known to be on disk: what the server last committed, or
+ * read from the store at start. */
+struct dhcp_lease_mark {
+	uint32_t ip;
+	int64_t starts, expires; /* unix seconds; DHCP_INFINITE_EXPIRY */
+};
+
+/* Whether the OFFER or ACK that dhcp_policy() decided in *d (with *reply)
+ * can hand out the lease m (NULL: none known, or a write of it is in
+ * flight) instead of a new one, at time now (unix seconds): cfg's
+ * lease_reuse is on, m is for the address offered, and the time it has
+ * left is at most the lease time decided and at least (100 - lease_reuse)
+ * percent of it. An infinite lease is reused when m is infinite too. When
+ * it can, the reply's lease options (51, 58, 59: dhcp_reply_set_lease)
+ * and d->lease_time become the time left, and it returns 1; otherwise 0
+ * with nothing changed; -ENOSPC when the reply has no room left. */
+int dhcp_lease_reuse(const struct dhcp_lease_mark *m, const struct dhcp_policy_config *cfg,
+		     int64_t now, struct dhcp_reply *reply, struct dhcp_decision *d);

@@ -53,6 +53,44 @@ size_t dhcp_hosts_count(const struct dhcp_hosts *t);
 /* Bytes the table holds (entries, index, owner lists): for the metrics. */
 size_t dhcp_hosts_bytes(const struct dhcp_hosts *t);
 
+/* ---- the leases known to be on disk (dhcp/leases.c) ---- */
+
+struct dhcp_leases;
+
+struct dhcp_leases *dhcp_leases_new(void);
+/* Accepts NULL. */
+void dhcp_leases_free(struct dhcp_leases *t);
+/* The Hardware a mark belongs to: a hash of its namespace and name (NULL
+ * reads as ""), as the lease row records them. */
+uint64_t dhcp_leases_owner(const char *ns, const char *name);
+/* A bound lease of mac read from the store at start: its mark, unless a
+ * write of mac is in flight. 0 or -ENOMEM. */
+int dhcp_leases_load(struct dhcp_leases *t, const uint8_t mac[6],
+		     const struct dhcp_lease_mark *m, uint64_t owner);
+/* A write of mac's lease was queued: its mark is not handed out until
+ * every write queued for it has completed. 0, or -ENOMEM: then the write
+ * must not be queued. */
+int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6]);
+/* A write of mac completed, in the order they were queued: m is the bound
+ * lease now on disk, or NULL for a write that failed or left no bound
+ * lease (RELEASE, DECLINE). */
+void dhcp_leases_done(struct dhcp_leases *t, const uint8_t mac[6],
+		      const struct dhcp_lease_mark *m, uint64_t owner);
+/* The mark of mac, for lease reuse: NULL when there is none, a write of
+ * mac is in flight, or it belongs to another Hardware than owner. Valid
+ * until the next call that changes t. */
+const struct dhcp_lease_mark *dhcp_leases_get(const struct dhcp_leases *t, const uint8_t mac[6],
+					      uint64_t owner);
+/* A bound write of mac took ip from other MACs' bound leases: their marks
+ * of ip are erased. */
+void dhcp_leases_ip_taken(struct dhcp_leases *t, uint32_t ip, const uint8_t mac[6]);
+/* Visits the next n slots of the table and removes the entries whose
+ * mark expired by now (or that have none) and that have no write in
+ * flight. Returns how many. */
+size_t dhcp_leases_sweep(struct dhcp_leases *t, int64_t now, size_t n);
+/* Entries in the table. */
+size_t dhcp_leases_count(const struct dhcp_leases *t);
+
 /* ---- the server ---- */
 
 struct dhcp_server;

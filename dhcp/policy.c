@@ -499,14 +499,7 @@ static int lease_reply(struct ctx *c, enum dhcp_msg_type type, bool inform, cons
 		return e;
 	if (!inform) {
 		r->yiaddr = h->ip;
-		/* T1 = 50%, T2 = 87.5% of the lease (RFC 2131 §4.4.5); none
-		 * for an infinite lease. */
-		if ((e = dhcp_reply_set_u32(r, DHCP_OPT_LEASE_TIME, lease)) < 0)
-			return e;
-		if (lease != UINT32_MAX &&
-		    ((e = dhcp_reply_set_u32(r, DHCP_OPT_RENEWAL_TIME, lease / 2)) < 0 ||
-		     (e = dhcp_reply_set_u32(r, DHCP_OPT_REBINDING_TIME,
-					     (uint32_t)((uint64_t)lease * 7 / 8))) < 0))
+		if ((e = dhcp_reply_set_lease(r, lease)) < 0)
 			return e;
 		c->d->lease_time = lease;
 	}
@@ -708,4 +701,28 @@ int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_
 	if (host && host->disable_dhcp)
 		return silent(&c, "dhcp-disabled");
 	return c.proxy ? proxy(&c) : reservation(&c);
+}
+
+int dhcp_lease_reuse(const struct dhcp_lease_mark *m, const struct dhcp_policy_config *cfg,
+		     int64_t now, struct dhcp_reply *reply, struct dhcp_decision *d)
+{
+	uint32_t lease = d->lease_time;
+	int64_t left;
+	int e;
+
+	if (!m || !m->ip || !cfg->lease_reuse || cfg->lease_reuse > DHCP_LEASE_REUSE_MAX ||
+	    (d->type != DHCP_OFFER && d->type != DHCP_ACK) || !lease || d->yiaddr != m->ip)
+		return 0;
+	if (lease == UINT32_MAX)
+		return m->expires == DHCP_INFINITE_EXPIRY;
+	/* A clock stepped back past the lease's start: its age is unknown. */
+	if (m->expires == DHCP_INFINITE_EXPIRY || now < m->starts)
+		return 0;
+	left = m->expires - now;
+	if (left > (int64_t)lease || left * 100 < (int64_t)lease * (100 - (int64_t)cfg->lease_reuse))
+		return 0;
+	if ((e = dhcp_reply_set_lease(reply, (uint32_t)left)) < 0)
+		return e;
+	d->lease_time = (uint32_t)left;
+	return 1;
 }

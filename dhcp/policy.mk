@@ -4,7 +4,7 @@
 # before $(COMMON_LIBS).
 libdhcp_a_SOURCES += dhcp/dhcp-policy.h dhcp/policy.c dhcp/host.c dhcp/settings.c \
 	dhcp/dhcp-server.h dhcp/server-internal.h dhcp/map.h dhcp/map.c dhcp/hosts.c \
-	dhcp/sock.c dhcp/link.c \
+	dhcp/leases.c dhcp/sock.c dhcp/link.c \
 	dhcp/server.c
 libdhcp_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 

@@ -15,6 +15,12 @@
  *    whose lease is on disk. A lease the store refuses is logged and its
  *    ACK never sent: the client asks again. OFFERs, NAKs and proxy replies
  *    grant nothing and go out at once.
+ *  - Lease reuse (dhcp.lease_reuse): the thread knows which bound lease
+ *    of each MAC is on disk (leases.c: read at start, then the outcome of
+ *    each of its writes). A client that asks again while that lease still
+ *    has nearly all its time left (the PXE ROM, iPXE and the OS of one
+ *    boot, a minute apart) is offered and ACKed that lease for the time
+ *    it has left: the ACK goes out at once, with nothing to write.
  *  - Hardware changes arrive through a store subscription (an eventfd):
  *    the loop reads the change log from where it left off and updates the
  *    table. If retention has dropped changes it missed, it reloads.
@@ -36,6 +42,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -51,6 +58,7 @@
 #include "common/common.h"
 #include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
+#include "dhcp/map.h"
 #include "dhcp/server-internal.h"
 #include "store/store.h"
 
@@ -65,10 +73,12 @@
 #define DHCP_LOG_BURST 10       /* rate-limited log lines ... */
 #define DHCP_LOG_INTERVAL 10    /* ... per this many seconds */
 #define DHCP_RELEASED_KEEP 3600 /* seconds a released lease stays listed */
-#define DHCP_INFINITE_EXPIRY 253402300799LL /* 9999-12-31T23:59:59Z */
+#define DHCP_MARK_SWEEP 1024  /* lease marks examined per expiry tick */
 
-#define TAG_NONE 0        /* a lease write with no reply waiting */
+/* Completion tags: 1..DHCP_INFLIGHT_MAX a parked ACK's slot + 1; a
+ * RELEASE or DECLINE carries its MAC. */
 #define TAG_EXPIRE UINT64_MAX
+#define TAG_RELEASE (1ull << 62) /* | the MAC's 48 bits */
 
 enum {
 	ID_SOCK = 0, /* + socket index */
@@ -123,6 +133,8 @@ struct parked {
 	struct target to;
 	uint64_t t_ns; /* when the request arrived */
 	uint32_t yiaddr, giaddr;
+	struct dhcp_lease_mark mark; /* the lease being written */
+	uint64_t owner;              /* its Hardware: dhcp_leases_owner */
 	uint16_t len;
 	char hw[DHCP_HOST_NAMESPACE_MAX + DHCP_HOST_NAME_MAX + 2];
 	uint8_t pkt[DHCP_MAX_PACKET];
@@ -163,6 +175,7 @@ struct dhcp_server {
 	/* the thread's own */
 	struct store_reader *reader;
 	struct dhcp_hosts *hosts;
+	struct dhcp_leases *leases; /* what is on disk, for lease reuse */
 	uint64_t rv; /* of the last change applied to hosts */
 	bool sync_more; /* changes may be left to read after S->rv */
 	bool expiring;
@@ -189,7 +202,7 @@ struct dhcp_server {
 	struct why_metric m_why[64];
 	size_t nwhy;
 	struct metric *m_reply_seconds, *m_hosts, *m_hosts_bytes, *m_leases_committed,
-		*m_leases_expired;
+		*m_leases_expired, *m_leases_reused;
 };
 
 /* ---- small helpers ---- */
@@ -287,6 +300,11 @@ static void metrics_register(struct dhcp_server *S)
 		"DHCP leases written to the store (bound, released, declined).", NULL);
 	S->m_leases_expired = metrics_counter("ironbell_dhcp_leases_expired_total",
 					      "DHCP leases removed at expiry.", NULL);
+	S->m_leases_reused = metrics_counter(
+		"ironbell_dhcp_leases_reused_total",
+		"DHCP ACKs that handed out the lease already on disk (dhcp.lease_reuse), with no "
+		"write.",
+		NULL);
 }
 
 /* ---- the reservation table ---- */
@@ -382,6 +400,36 @@ static void hosts_sync(struct dhcp_server *S)
 	json_decref(changes);
 	S->rv = last;
 	hosts_gauges(S);
+}
+
+/* ---- the leases on disk ---- */
+
+static int mark_one(const struct store_lease *l, void *userdata)
+{
+	struct dhcp_server *S = userdata;
+	struct dhcp_lease_mark m = { .starts = l->starts, .expires = l->expires };
+	struct in_addr a;
+	uint8_t mac[6];
+
+	if (l->state != STORE_LEASE_BOUND || !dhcp_mac_parse(l->mac, strlen(l->mac), mac) ||
+	    inet_pton(AF_INET, l->ip, &a) != 1)
+		return 0;
+	m.ip = ntohl(a.s_addr);
+	return dhcp_leases_load(S->leases, mac, &m, dhcp_leases_owner(l->ns, l->name));
+}
+
+/* The bound leases in the store, as marks for lease reuse. */
+static int leases_load(struct dhcp_server *S)
+{
+	uint64_t t0 = now_mono_ns();
+	int e = store_leases_each(S->reader, mark_one, S);
+
+	if (e < 0)
+		log_error("dhcp", "loading leases: %s", strerror(-e));
+	else
+		log_info("dhcp", "%zu bound leases loaded in %.0f ms",
+			 dhcp_leases_count(S->leases), (double)(now_mono_ns() - t0) / 1e6);
+	return e;
 }
 
 /* ---- policy configuration per local address ---- */
@@ -489,16 +537,25 @@ static void send_reply(struct dhcp_server *S, const struct target *t, const uint
 	q->t_ns = t_ns;
 }
 
-static void log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw)
+/* reused: the seconds left of a lease handed out again (lease reuse), or
+ * 0. */
+static void log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw,
+		    uint32_t reused)
 {
-	char mac[18], ip[16], via[16];
+	char mac[18], ip[16], via[16], left[48] = "";
+	if (!log_enabled(LOG_LVL_INFO))
+		return;
 	mac_str(t->chaddr, mac);
 	dhcp_ip_str(yiaddr, ip);
 	dhcp_ip_str(giaddr, via);
+	if (reused == UINT32_MAX)
+		snprintf(left, sizeof(left), "; lease on disk reused, infinite");
+	else if (reused)
+		snprintf(left, sizeof(left), "; lease on disk reused, %u s left", reused);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "IP", ip }, { "HARDWARE", hw },
-			     { "VIA", giaddr ? via : NULL }),
-		  "ACK %s to %s (hardware %s)", ip, mac, hw);
+			     { "VIA", giaddr ? via : NULL }, { "LEASE", reused ? "reused" : NULL }),
+		  "ACK %s to %s (hardware %s%s)", ip, mac, hw, left);
 }
 
 /* ---- leases ---- */
@@ -513,6 +570,25 @@ static void lease_init(struct store_lease *l, const struct dhcp_host *h, const u
 	snprintf(l->name, sizeof(l->name), "%s", h->name);
 	l->state = st;
 	l->starts = now_s();
+}
+
+/* Queues the write of l, for the client mac, with tag; the lease marks
+ * (leases.c) hold its MAC's mark back until it completes. 0, or a
+ * negative errno (counted and logged). */
+static int lease_queue(struct dhcp_server *S, const struct store_lease *l, const uint8_t mac[6],
+		       uint64_t tag)
+{
+	int e = dhcp_leases_queued(S->leases, mac);
+
+	if (e == 0 && (e = store_lease_put_async(S->store, l, S->cq, tag)) < 0)
+		dhcp_leases_done(S->leases, mac, NULL, 0);
+	if (e < 0) {
+		drop(S, e == -EAGAIN ? DROP_QUEUE_FULL : DROP_INTERNAL);
+		if (e != -EAGAIN && rl_allow(&S->rl_misc))
+			log_error("dhcp", "queueing the lease of %s (%s): %s", l->mac,
+				  store_lease_state_name(l->state), strerror(-e));
+	}
+	return e;
 }
 
 /* Parks the ACK in S->tx and queues its lease. */
@@ -534,19 +610,16 @@ static void park_ack(struct dhcp_server *S, const struct target *t, size_t len, 
 	l.expires = S->dec.lease_time == UINT32_MAX ? DHCP_INFINITE_EXPIRY :
 						      l.starts + S->dec.lease_time;
 	l.take_ip = true; /* the reservation says whose the address is */
-	e = store_lease_put_async(S->store, &l, S->cq, slot + 1);
-	if (e < 0) {
-		drop(S, e == -EAGAIN ? DROP_QUEUE_FULL : DROP_INTERNAL);
-		if (e != -EAGAIN && rl_allow(&S->rl_misc))
-			log_error("dhcp", "queueing the lease of %s: %s", l.mac, strerror(-e));
+	if ((e = lease_queue(S, &l, t->chaddr, slot + 1)) < 0)
 		return;
-	}
 	S->nfree--;
 	p->used = true;
 	p->to = *t;
 	p->t_ns = t_ns;
 	p->yiaddr = S->dec.yiaddr;
 	p->giaddr = S->req.giaddr;
+	p->mark = (struct dhcp_lease_mark){ S->dec.yiaddr, l.starts, l.expires };
+	p->owner = dhcp_leases_owner(h->namespace_, h->name);
 	p->len = (uint16_t)len;
 	snprintf(p->hw, sizeof(p->hw), "%s/%s", h->namespace_, h->name);
 	memcpy(p->pkt, S->tx, len);
@@ -559,7 +632,6 @@ static void record_release(struct dhcp_server *S, bool decline)
 	struct store_lease l;
 	uint32_t ip = 0;
 	char mac[18], ips[16];
-	int e;
 
 	if (decline)
 		dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip);
@@ -590,13 +662,7 @@ static void record_release(struct dhcp_server *S, bool decline)
 			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
 			  "RELEASE of %s by %s (hardware %s/%s)", ips, mac, h->namespace_, h->name);
 	}
-	e = store_lease_put_async(S->store, &l, S->cq, TAG_NONE);
-	if (e < 0) {
-		drop(S, e == -EAGAIN ? DROP_QUEUE_FULL : DROP_INTERNAL);
-		if (rl_allow(&S->rl_misc))
-			log_warn("dhcp", "recording the %s of %s: %s",
-				 decline ? "DECLINE" : "RELEASE", mac, strerror(-e));
-	}
+	lease_queue(S, &l, S->req.chaddr, TAG_RELEASE | dhcp_map_mac_key(S->req.chaddr));
 }
 
 /* Results of the writer: send the ACKs whose lease is durable. */
@@ -619,20 +685,33 @@ static void drain(struct dhcp_server *S)
 			}
 			if (done[i].error < 0) {
 				drop(S, DROP_LEASE_FAILED);
-				log_warn("dhcp", "lease not written, no ACK sent: %s",
+				log_warn("dhcp", "lease not written%s: %s",
+					 done[i].tag & TAG_RELEASE ? "" : ", no ACK sent",
 					 done[i].message);
 			} else {
 				metric_inc(S->m_leases_committed, 1);
 			}
-			if (done[i].tag == TAG_NONE || done[i].tag > DHCP_INFLIGHT_MAX)
+			if (done[i].tag & TAG_RELEASE) {
+				uint8_t mac[6];
+				for (int k = 0; k < 6; k++)
+					mac[k] = (uint8_t)(done[i].tag >> (40 - 8 * k));
+				dhcp_leases_done(S->leases, mac, NULL, 0);
+				continue;
+			}
+			if (done[i].tag == 0 || done[i].tag > DHCP_INFLIGHT_MAX)
 				continue;
 			uint32_t slot = (uint32_t)(done[i].tag - 1);
 			struct parked *p = &S->parked[slot];
 			if (!p->used)
 				continue;
 			if (done[i].error == 0) {
+				dhcp_leases_done(S->leases, p->to.chaddr, &p->mark, p->owner);
+				if (done[i].count)
+					dhcp_leases_ip_taken(S->leases, p->yiaddr, p->to.chaddr);
 				send_reply(S, &p->to, p->pkt, p->len, DHCP_ACK, p->t_ns);
-				log_ack(&p->to, p->yiaddr, p->giaddr, p->hw);
+				log_ack(&p->to, p->yiaddr, p->giaddr, p->hw, 0);
+			} else {
+				dhcp_leases_done(S->leases, p->to.chaddr, NULL, 0);
 			}
 			p->used = false;
 			S->free_slots[S->nfree++] = slot;
@@ -745,6 +824,15 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 			log_unknown(S, rx);
 		return;
 	}
+	/* The lease on disk, when it can be handed out again. */
+	uint32_t reused = 0;
+	if (h && cfg->lease_reuse && S->dec.lease_time && S->dec.yiaddr &&
+	    (S->dec.type == DHCP_OFFER || S->dec.type == DHCP_ACK)) {
+		const struct dhcp_lease_mark *m = dhcp_leases_get(
+			S->leases, S->req.chaddr, dhcp_leases_owner(h->namespace_, h->name));
+		if (dhcp_lease_reuse(m, cfg, now_s(), &S->reply, &S->dec) == 1)
+			reused = S->dec.lease_time;
+	}
 	n = dhcp_write(&S->reply, S->tx, sizeof(S->tx), NULL);
 	if (n < 0) {
 		drop(S, n == -EMSGSIZE ? DROP_REPLY_TOO_LARGE : DROP_INTERNAL);
@@ -763,19 +851,23 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 		t.ip = rx->src_ip;
 		t.port = rx->src_port;
 	}
-	if (S->dec.type == DHCP_ACK && S->dec.lease_time && S->dec.yiaddr && h) {
+	if (S->dec.type == DHCP_ACK && S->dec.lease_time && S->dec.yiaddr && h && !reused) {
 		park_ack(S, &t, (size_t)n, rx->t_ns);
 		return;
 	}
 	send_reply(S, &t, S->tx, (size_t)n, S->dec.type, rx->t_ns);
 	if (S->dec.type == DHCP_NAK) {
 		log_nak(S, h);
-	} else if (S->dec.type == DHCP_ACK && log_enabled(LOG_LVL_INFO)) {
-		/* INFORM, or a proxy ACK: no lease. */
+	} else if (S->dec.type == DHCP_ACK) {
+		/* A lease reused; INFORM, or a proxy ACK: no lease. */
 		char hw[sizeof(((struct parked *)0)->hw)];
-		snprintf(hw, sizeof(hw), "%s%s%s", h ? h->namespace_ : "", h ? "/" : "",
-			 h ? h->name : "none");
-		log_ack(&t, S->dec.yiaddr, S->req.giaddr, hw);
+		if (reused)
+			metric_inc(S->m_leases_reused, 1);
+		if (log_enabled(LOG_LVL_INFO)) {
+			snprintf(hw, sizeof(hw), "%s%s%s", h ? h->namespace_ : "", h ? "/" : "",
+				 h ? h->name : "none");
+			log_ack(&t, S->dec.yiaddr, S->req.giaddr, hw, reused);
+		}
 	} else
 		log_debug("dhcp", "%s to %02x:%02x:%02x:%02x:%02x:%02x (%s)",
 			  dhcp_msg_type_name(S->dec.type), t.chaddr[0], t.chaddr[1], t.chaddr[2],
@@ -815,7 +907,10 @@ static void read_socket(struct dhcp_server *S, const struct dhcp_sock *sock)
 static void expire(struct dhcp_server *S)
 {
 	uint64_t n;
-	if (read(S->timer_fd, &n, sizeof(n)) < 0 || S->expiring)
+	if (read(S->timer_fd, &n, sizeof(n)) < 0)
+		return;
+	dhcp_leases_sweep(S->leases, now_s(), DHCP_MARK_SWEEP);
+	if (S->expiring)
 		return;
 	if (store_leases_expire_async(S->store, now_s(), S->cq, TAG_EXPIRE) == 0)
 		S->expiring = true;
@@ -879,11 +974,15 @@ static void *thread_main(void *arg)
 
 	S->reader = store_reader_new(S->store);
 	S->hosts = dhcp_hosts_new();
-	if (!S->reader || !S->hosts) {
+	S->leases = dhcp_leases_new();
+	if (!S->reader || !S->hosts || !S->leases) {
 		S->start_error = -ENOMEM;
 		snprintf(S->start_msg, sizeof(S->start_msg), "DHCP: cannot open a store reader");
 	} else if ((S->start_error = hosts_load(S)) < 0) {
 		snprintf(S->start_msg, sizeof(S->start_msg), "DHCP: loading Hardware: %s",
+			 strerror(-S->start_error));
+	} else if ((S->start_error = leases_load(S)) < 0) {
+		snprintf(S->start_msg, sizeof(S->start_msg), "DHCP: loading leases: %s",
 			 strerror(-S->start_error));
 	}
 	sem_post(&S->ready);
@@ -894,6 +993,8 @@ static void *thread_main(void *arg)
 	}
 	dhcp_hosts_free(S->hosts);
 	S->hosts = NULL;
+	dhcp_leases_free(S->leases);
+	S->leases = NULL;
 	store_reader_free(S->reader);
 	S->reader = NULL;
 	return NULL;

@@ -76,6 +76,7 @@ int dhcp_policy_config_from(const struct ib_config *c, uint32_t iface_ip,
 	p.tftp_ip = c->dhcp.tftp_address ? c->dhcp.tftp_address : public_;
 	p.syslog_ip = c->dhcp.syslog_address;
 	p.lease_time = c->dhcp.lease_time;
+	p.lease_reuse = c->dhcp.lease_reuse;
 	for (size_t i = 0; i < c->dhcp.arch.n; i++)
 		if (set_arch(&p, c->dhcp.arch.e[i].code, c->dhcp.arch.e[i].binary) < 0) {
 			snprintf(err, errlen, "dhcp.arch: more than %d architectures in all",

@@ -118,6 +118,17 @@ int dhcp_reply_set_ip(struct dhcp_reply *r, uint8_t code, uint32_t ip)
 	return dhcp_reply_set_u32(r, code, ip);
 }
 
+int dhcp_reply_set_lease(struct dhcp_reply *r, uint32_t lease)
+{
+	int e = dhcp_reply_set_u32(r, DHCP_OPT_LEASE_TIME, lease);
+
+	if (e < 0 || lease == UINT32_MAX)
+		return e;
+	if ((e = dhcp_reply_set_u32(r, DHCP_OPT_RENEWAL_TIME, lease / 2)) < 0)
+		return e;
+	return dhcp_reply_set_u32(r, DHCP_OPT_REBINDING_TIME, (uint32_t)((uint64_t)lease * 7 / 8));
+}
+
 int dhcp_reply_set_ips(struct dhcp_reply *r, uint8_t code, const uint32_t *ips, size_t n)
 {
 	uint8_t b[4 * DHCP_MAX_ADDRS];

@@ -10,7 +10,10 @@
  *  - a reservation-mode OFFER or lease ACK carries an address other than
  *    the host's, or a proxy reply carries any address;
  *  - the destination is not one RFC 2131 section 4.1 allows for the
- *    request (a relayed request must go back to its giaddr).
+ *    request (a relayed request must go back to its giaddr);
+ *  - lease reuse (dhcp_lease_reuse) of a lease that was decided hands out
+ *    one longer than decided or shorter than 51% of it, or leaves a reply
+ *    that does not write or whose option 51 says otherwise.
  */
 #include "config.h"
 
@@ -64,6 +67,41 @@ static const struct dhcp_link links[] = {
 };
 #define NLINKS (sizeof(links) / sizeof(links[0]))
 
+/* Lease reuse of the decision d, with a lease on disk of the host's
+ * address whose age and time left come from the request's xid: a lease
+ * handed out is never longer than the one decided nor shorter than 51% of
+ * it, and the reply still writes, with 51 saying so. */
+static void check_reuse(const struct dhcp_host *h, struct dhcp_decision *d)
+{
+	const int64_t now = 1700000000;
+	uint32_t granted = d->lease_time, t = 0;
+	struct dhcp_lease_mark m = { h->ip, now - (int64_t)(req.xid & 0xffff),
+				     now + (int64_t)(req.xid >> 16) * 16 };
+	enum dhcp_bad bad;
+
+	cfg.lease_reuse = req.secs % (DHCP_LEASE_REUSE_MAX + 2);
+	if (req.xid == 0xffffffffu)
+		m.expires = DHCP_INFINITE_EXPIRY;
+	int r = dhcp_lease_reuse(&m, &cfg, now, &rep, d);
+	cfg.lease_reuse = 0;
+	if (r < 0 || r > 1)
+		abort();
+	if (r == 0) {
+		if (d->lease_time != granted)
+			abort();
+		return;
+	}
+	if (d->lease_time > granted || (uint64_t)d->lease_time * 100 < (uint64_t)granted * 51 ||
+	    (granted == UINT32_MAX) != (m.expires == DHCP_INFINITE_EXPIRY))
+		abort();
+	int len = dhcp_write(&rep, out, sizeof(out), NULL);
+	if (len < 0)
+		return; /* as above: a relay's option 82 alone */
+	if (dhcp_parse(out, (size_t)len, &back, &bad) < 0 ||
+	    dhcp_opt_u32(&back, DHCP_OPT_LEASE_TIME, &t) < 0 || t != d->lease_time)
+		abort();
+}
+
 static void check(uint16_t port, const struct dhcp_host *h, const struct dhcp_link *link)
 {
 	struct dhcp_decision d;
@@ -108,6 +146,8 @@ static void check(uint16_t port, const struct dhcp_host *h, const struct dhcp_li
 		abort();
 	if (port == DHCP_PROXY_PORT && d.dest != DHCP_DEST_SOURCE)
 		abort();
+	if (h && d.lease_time)
+		check_reuse(h, &d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

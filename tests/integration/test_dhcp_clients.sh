@@ -7,6 +7,8 @@
 # name server, host name, domain and search list (6, 12, 15, 119) reach
 # their scripts; nmap's broadcast-dhcp-discover sees the offer of the
 # reserved address for the reserved MAC, and nothing for an unknown MAC.
+# udhcpc, run a second time, is handed the lease on disk for the time it
+# has left (lease reuse).
 # The clients never touch the host: their scripts, lease and pid files are
 # the test's, and the host's /etc/resolv.conf and host name are checked
 # unchanged. Prints TAP.
@@ -123,6 +125,25 @@ if have udhcpc; then
 	is "$rc" 0 "udhcpc: obtained a lease and exited (-q)"
 	[ "$rc" = 0 ] || diag "$(tail -n 20 "$IB_TMP/udh.log")"
 	check_client udh "$NS_udh" m2 02:00:00:00:00:02 192.168.77.22
+	if [ "$PEER" = ironbelld ]; then
+		# udhcpc -q left without a RELEASE: run again, as the next
+		# stage of a boot would, it is handed the same lease, for the
+		# time it has left, and nothing is written (dhcp.lease_reuse).
+		reused0=$(metric ironbell_dhcp_leases_reused_total)
+		committed0=$(metric ironbell_dhcp_leases_committed_total)
+		udhcpc_run "$NS_udh" eth0 udh2
+		is "$rc" 0 "udhcpc again: obtained a lease"
+		is "$(envval udh2 ip)" 192.168.77.22 "udhcpc again: the reserved address"
+		left=$(envval udh2 lease)
+		ok "udhcpc again: the time the lease has left, 450 to 600 s (got '$left')" \
+			test "${left:-0}" -ge 450 -a "${left:-0}" -le 600
+		is "$(metric ironbell_dhcp_leases_reused_total)" "$((reused0 + 1))" \
+			"udhcpc again: the lease on disk was reused"
+		is "$(metric ironbell_dhcp_leases_committed_total)" "$committed0" \
+			"udhcpc again: nothing was written"
+		run ip -n "$NS_udh" -4 -o addr show dev eth0
+		like "$out" " inet 192\.168\.77\.22/24 " "udhcpc again: eth0 keeps the reserved address"
+	fi
 else
 	skip "udhcpc" "busybox udhcpc is not installed"
 fi

@@ -10,6 +10,9 @@
 #    reserved MACs loses no acknowledged lease: after a restart, every MAC
 #    that got an ACK has a bound lease with the ACKed address, and the
 #    rest of the stream then completes;
+#  - lease reuse: after the restart, a DORA of a MAC whose lease is on disk
+#    is ACKed that lease for the time it has left (51, 58, 59), with no
+#    write, counted and logged; after a RELEASE, the next DORA writes;
 #  - a flood of malformed datagrams does not stop service: udhcpc, started
 #    during the flood, gets its lease, and the drop counters went up by
 #    reason.
@@ -161,6 +164,48 @@ is "$out" "{\"acks\": $rest, \"failed\": 0}" "after the restart the other $rest 
 n=$(timeout 10 "$IRONBELL" get leases -o json | "$PY" -c 'import json, sys
 print(sum(1 for i in json.load(sys.stdin)["items"] if i["mac"].startswith("02:00:00:01:") and i["state"] == "bound"))')
 is "$n" "$NSTREAM" "all $NSTREAM leases of the stream are bound"
+
+# ---- lease reuse ----
+
+# The stream's first leases were written before the kill and read back
+# at the restart: a DORA of one of them is offered and ACKed the lease on
+# disk, for the time it has left, and nothing is written.
+mac0=$(sed -n 1p "$IB_TMP/acked.macs")
+ip0=$(awk -v m="$mac0" '$1 == m { print $2; exit }' "$IB_TMP/stream.acks")
+times0=$(lease_of "$mac0" "starts expires")
+committed0=$(metric ironbell_dhcp_leases_committed_total)
+reused0=$(metric ironbell_dhcp_leases_reused_total)
+pxe "$CLI" -i eth0 --mac "$mac0" --request --wait 2
+is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" "[('offer', '$ip0'), ('ack', '$ip0')]" \
+	"reuse: $mac0 DORA after the restart"
+# 51, 58 and 59 of the ACK against the lease's expiry in the store.
+check=$(replies '[x["options"] for x in r if x["type"] == "ack"]' | "$PY" -c 'import datetime, json, sys, time
+o = eval(sys.stdin.read())[0]
+t = int(o["51"], 16); t1 = int(o["58"], 16); t2 = int(o["59"], 16)
+exp = datetime.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")).timestamp()
+left = exp - time.time()
+print("ok" if 450 <= t < 600 and abs(t - left) <= 3 and t1 == t // 2 and t2 == t * 7 // 8
+      else "51=%d 58=%d 59=%d, %.0f s left" % (t, t1, t2, left))' "${times0#* }" 2>&1)
+is "$check" ok "reuse: the ACK's lease time is the time the lease on disk has left, T1 and T2 halve and 7/8 it"
+is "$(metric ironbell_dhcp_leases_reused_total)" "$((reused0 + 1))" "reuse: counted in ironbell_dhcp_leases_reused_total"
+is "$(metric ironbell_dhcp_leases_committed_total)" "$committed0" "reuse: nothing was written"
+is "$(lease_of "$mac0" "state ip starts expires")" "bound $ip0 $times0" \
+	"reuse: the lease in get leases is the one the ACK handed out"
+like "$(cat "$IB_LOG")" "msg=\"ACK $ip0 to $mac0 \\(hardware default/s[0-9]+; lease on disk reused, [0-9]+ s left\\)\"" \
+	"reuse: the ACK's log line says so"
+
+# After a RELEASE the next DORA writes a new lease of the full time.
+pxe "$CLI" -i eth0 --mac "$mac0" --release --ciaddr "$ip0" --server 192.168.77.1 \
+	--server-mac "$srv_mac"
+ok "reuse: $mac0 released" wait_for 10 lease_is "$mac0" "released $ip0"
+pxe "$CLI" -i eth0 --mac "$mac0" --request --wait 2
+is "$(replies '[(x["type"], x["yiaddr"], x["options"].get("51")) for x in r]')" \
+	"[('offer', '$ip0', '00000258'), ('ack', '$ip0', '00000258')]" \
+	"reuse: after a RELEASE, OFFER and ACK of a new lease of 600 s"
+ok "reuse: bound again" wait_for 5 lease_is "$mac0" "bound $ip0"
+is "$(metric ironbell_dhcp_leases_committed_total)" "$((committed0 + 2))" \
+	"reuse: the RELEASE and the new lease were written"
+is "$(metric ironbell_dhcp_leases_reused_total)" "$((reused0 + 1))" "reuse: no lease reused for it"
 
 # ---- a flood of garbage ----
 

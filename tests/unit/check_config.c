@@ -160,6 +160,7 @@ START_TEST(test_defaults)
 	ck_assert_ptr_null(d->dhcp.http_base_url);
 	ck_assert_uint_eq(d->dhcp.syslog_address, 0);
 	ck_assert_uint_eq(d->dhcp.lease_time, 86400);
+	ck_assert_uint_eq(d->dhcp.lease_reuse, 25);
 	ck_assert_uint_eq(d->dhcp.arch.n, 0);
 	ck_assert(d->dhcp.subnet_check);
 	config_free(d);
@@ -226,6 +227,7 @@ START_TEST(test_every_key)
 		 "  http_base_url: https://boot.example.com:8443/tb\n"
 		 "  syslog_address: 203.0.113.255\n"
 		 "  lease_time: 31536000\n"
+		 "  lease_reuse: 0\n"
 		 "  arch:\n"
 		 "    7: snp-x86_64.efi\n"
 		 "    \"0\": ipxe.efi\n"
@@ -291,6 +293,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->dhcp.http_base_url, "https://boot.example.com:8443/tb");
 	ck_assert_uint_eq(c->dhcp.syslog_address, 0xcb0071ff);
 	ck_assert_uint_eq(c->dhcp.lease_time, 31536000);
+	ck_assert_uint_eq(c->dhcp.lease_reuse, 0);
 	ck_assert(!c->dhcp.subnet_check);
 	ck_assert_uint_eq(c->dhcp.arch.n, 3);
 	ck_assert_uint_eq(c->dhcp.arch.e[0].code, 7);
@@ -660,7 +663,7 @@ static const struct {
 	{ "dhcp:\n  foo: 1\n",
 	  NAME ":2:3: unknown key \"foo\" in \"dhcp\" (valid keys: enabled, mode, interfaces, "
 	       "server_address, public_address, tftp_address, http_base_url, syslog_address, "
-	       "lease_time, arch, subnet_check)" },
+	       "lease_time, lease_reuse, arch, subnet_check)" },
 	{ "dhcp: [a]\n", NAME ":1:7: dhcp: expected a mapping, got a sequence" },
 	{ "dhcp:\n  enabled: yes\n", NAME ":2:12: dhcp.enabled: \"yes\" is not true or false" },
 	{ "dhcp:\n  enabled: True\n", NAME ":2:12: dhcp.enabled: \"True\" is not true or false" },
@@ -740,6 +743,8 @@ static const struct {
 	  NAME ":2:15: dhcp.lease_time: 59 is out of range 60..31536000" },
 	{ "dhcp:\n  lease_time: 31536001\n",
 	  NAME ":2:15: dhcp.lease_time: 31536001 is out of range 60..31536000" },
+	{ "dhcp:\n  lease_reuse: 50\n", NAME ":2:16: dhcp.lease_reuse: 50 is out of range 0..49" },
+	{ "dhcp:\n  lease_reuse: -1\n", NAME ":2:16: dhcp.lease_reuse: -1 is out of range 0..49" },
 	{ "dhcp:\n  arch: [7]\n",
 	  NAME ":2:9: dhcp.arch: expected a mapping of architecture codes to file names, got a "
 	       "sequence" },

@@ -1,6 +1,7 @@
 /* check_dhcp_hosts — the DHCP server's reservation table (dhcp/hosts.c),
- * its IPv4/UDP header builder (dhcp/sock.c) and its table of the
- * interfaces' subnets (dhcp/link.c).
+ * its record of the leases on disk (dhcp/leases.c), its IPv4/UDP header
+ * builder (dhcp/sock.c) and its table of the interfaces' subnets
+ * (dhcp/link.c).
  *
  * The table must give back, for every MAC, exactly what
  * dhcp_host_from_hardware makes of the Hardware (every field, at every
@@ -397,6 +398,120 @@ static uint16_t fold(const uint8_t *p, size_t n, uint32_t sum)
 	return (uint16_t)sum;
 }
 
+/* ---- the leases on disk (leases.c) ---- */
+
+static const uint8_t ma[6] = { 2, 0, 0, 0, 0, 0xa }, mb[6] = { 2, 0, 0, 0, 0, 0xb };
+
+START_TEST(test_lease_marks)
+{
+	struct dhcp_leases *t = dhcp_leases_new();
+	uint64_t own = dhcp_leases_owner("default", "m1"), other = dhcp_leases_owner("default", "m2");
+	struct dhcp_lease_mark m1 = { 0x0a000001, 100, 700 }, m2 = { 0x0a000001, 200, 800 };
+	const struct dhcp_lease_mark *got;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_ne(own, other);
+	ck_assert_uint_ne(own, dhcp_leases_owner("default/m", "1"));
+	ck_assert_uint_eq(own, dhcp_leases_owner("default", "m1"));
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+
+	/* Loaded at start: handed out, to its own Hardware only. */
+	ck_assert_int_eq(dhcp_leases_load(t, ma, &m1, own), 0);
+	got = dhcp_leases_get(t, ma, own);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(got->ip, m1.ip);
+	ck_assert_int_eq(got->starts, 100);
+	ck_assert_int_eq(got->expires, 700);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, other));
+	ck_assert_ptr_null(dhcp_leases_get(t, mb, own));
+
+	/* A write in flight holds it back, and its completion replaces it. */
+	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	dhcp_leases_done(t, ma, &m2, own);
+	got = dhcp_leases_get(t, ma, own);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(got->starts, 200);
+
+	/* Two in flight, a bound then a RELEASE: nothing until both are
+	 * done, and then nothing, as on disk. */
+	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	dhcp_leases_done(t, ma, &m1, own);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	dhcp_leases_done(t, ma, NULL, 0);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	ck_assert_uint_eq(dhcp_leases_count(t), 0); /* nothing left to keep */
+
+	/* A failed write leaves nothing either. */
+	ck_assert_int_eq(dhcp_leases_load(t, ma, &m1, own), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	dhcp_leases_done(t, ma, NULL, 0);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+
+	/* A load does not overwrite what a write in flight will leave. */
+	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	ck_assert_int_eq(dhcp_leases_load(t, ma, &m1, own), 0);
+	dhcp_leases_done(t, ma, &m2, own);
+	ck_assert_int_eq(dhcp_leases_get(t, ma, own)->starts, 200);
+
+	/* mb's bound write took the address: ma's mark of it is erased,
+	 * mb's own stays. */
+	ck_assert_int_eq(dhcp_leases_queued(t, mb), 0);
+	dhcp_leases_done(t, mb, &m1, other);
+	dhcp_leases_ip_taken(t, m1.ip, mb);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	ck_assert_ptr_nonnull(dhcp_leases_get(t, mb, other));
+
+	/* A completion for a MAC with nothing queued changes nothing. */
+	dhcp_leases_done(t, ma, &m1, own);
+	ck_assert_ptr_nonnull(dhcp_leases_get(t, ma, own));
+
+	dhcp_leases_free(t);
+	dhcp_leases_free(NULL);
+}
+END_TEST
+
+START_TEST(test_lease_marks_sweep)
+{
+	struct dhcp_leases *t = dhcp_leases_new();
+	enum { N = 3000 };
+
+	ck_assert_uint_eq(dhcp_leases_sweep(t, 0, 100), 0);
+	/* Even MACs expire at 1000, odd ones at 5000; every tenth has a
+	 * write in flight. */
+	for (unsigned i = 0; i < N; i++) {
+		uint8_t mac[6] = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i };
+		struct dhcp_lease_mark m = { 0x0a000000 + i, 0, i % 2 ? 5000 : 1000 };
+		ck_assert_int_eq(dhcp_leases_load(t, mac, &m, 1), 0);
+		if (i % 10 == 0)
+			ck_assert_int_eq(dhcp_leases_queued(t, mac), 0);
+	}
+	ck_assert_uint_eq(dhcp_leases_count(t), N);
+	ck_assert_uint_eq(dhcp_leases_sweep(t, 999, 1 << 20), 0);
+	/* Bounded: 64 slots visited remove at most 64. */
+	size_t first = dhcp_leases_sweep(t, 1000, 64);
+	ck_assert_uint_le(first, 64);
+	size_t removed = first;
+	for (int pass = 0; pass < 64 && dhcp_leases_count(t) > N / 2 + N / 10; pass++)
+		removed += dhcp_leases_sweep(t, 1000, 1024);
+	/* Every expired one without a write in flight is gone. */
+	ck_assert_uint_eq(dhcp_leases_count(t), N / 2 + N / 10);
+	ck_assert_uint_eq(removed, N / 2 - N / 10);
+	for (unsigned i = 0; i < N; i++) {
+		uint8_t mac[6] = { 2, 0, 0, 0, (uint8_t)(i >> 8), (uint8_t)i };
+		const struct dhcp_lease_mark *m = dhcp_leases_get(t, mac, 1);
+		if (i % 10 == 0)
+			ck_assert_ptr_null(m); /* held back */
+		else if (i % 2)
+			ck_assert_msg(m && m->ip == 0x0a000000 + i, "lease %u lost", i);
+		else
+			ck_assert_ptr_null(m);
+	}
+	dhcp_leases_free(t);
+}
+END_TEST
+
 START_TEST(test_udp4)
 {
 	uint8_t out[600], payload[301];
@@ -477,6 +592,8 @@ static Suite *hosts_suite(void)
 	UNIT_TEST(tc, test_move);
 	UNIT_TEST(tc, test_refused_interface);
 	UNIT_TEST(tc, test_churn);
+	UNIT_TEST(tc, test_lease_marks);
+	UNIT_TEST(tc, test_lease_marks_sweep);
 	UNIT_TEST(tc, test_udp4);
 	UNIT_TEST(tc, test_links);
 	suite_add_tcase(s, tc);

@@ -598,6 +598,126 @@ START_TEST(test_request_renewing)
 }
 END_TEST
 
+/* ---- lease reuse ---- */
+
+#define NOW 1700000000LL
+
+/* Decides req, then lease reuse with m at NOW, writes the reply and parses
+ * it back into rp. Returns what dhcp_lease_reuse returned. */
+static int run_reuse(const struct dhcp_lease_mark *m)
+{
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
+	int r = dhcp_lease_reuse(m, &cfg, NOW, &rep, &dec);
+	int n = dhcp_write(&rep, out, sizeof(out), &winfo);
+	ck_assert_msg(n > 0, "dhcp_write: %d", n);
+	ck_assert_int_eq(dhcp_parse(out, (size_t)n, &rp, NULL), 0);
+	return r;
+}
+
+/* The reply's 51, 58 and 59, and the decision's lease time, are lease. */
+static void expect_lease(uint32_t lease)
+{
+	ck_assert_uint_eq(dec.lease_time, lease);
+	ck_assert_uint_eq(opt_u32(DHCP_OPT_LEASE_TIME), lease);
+	ck_assert_uint_eq(opt_u32(DHCP_OPT_RENEWAL_TIME), lease / 2);
+	ck_assert_uint_eq(opt_u32(DHCP_OPT_REBINDING_TIME), (uint32_t)((uint64_t)lease * 7 / 8));
+}
+
+START_TEST(test_lease_reuse)
+{
+	/* Written 600 s ago for the host's 3600 s: 3000 s left, 83%. */
+	struct dhcp_lease_mark m = { HOST_IP, NOW - 600, NOW + 3000 };
+
+	ck_assert_uint_eq(host.lease_time, 3600);
+	/* Off (the policy's default): a new lease. */
+	request(PUBLIC, HOST_IP, 0);
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	cfg.lease_reuse = 25;
+	/* No lease known. */
+	ck_assert_int_eq(run_reuse(NULL), 0);
+	expect_lease(3600);
+	/* ACK of a SELECTING, INIT-REBOOT and RENEWING REQUEST, and an OFFER:
+	 * the lease on disk, for the 3000 s it has left. */
+	ck_assert_int_eq(run_reuse(&m), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_ACK);
+	ck_assert_uint_eq(rp.yiaddr, HOST_IP);
+	expect_lease(3000);
+	request(0, HOST_IP, 0);
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(3000);
+	request(0, 0, HOST_IP);
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(3000);
+	discover(true);
+	ck_assert_int_eq(run_reuse(&m), 1);
+	ck_assert_int_eq(rp.msg_type, DHCP_OFFER);
+	expect_lease(3000);
+	/* Written this second: the whole lease. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW, NOW + 3600 };
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(3600);
+	/* Exactly 75% left (2700 s) is enough; a second less is not. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 900, NOW + 2700 };
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(2700);
+	m.expires--;
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	/* Another address than the reservation's (the Hardware changed). */
+	m = (struct dhcp_lease_mark){ HOST_IP + 1, NOW - 10, NOW + 3590 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	/* More time left than the lease time now (it was lowered). */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 10, NOW + 7190 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	/* Expired, and a start in the future (the clock went back). */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 4000, NOW - 400 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW + 60, NOW + 3600 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	/* Infinite: reused only as infinite, and then nothing changes. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 10, DHCP_INFINITE_EXPIRY };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	host.lease_time = UINT32_MAX;
+	ck_assert_int_eq(run_reuse(&m), 1);
+	ck_assert_uint_eq(opt_u32(DHCP_OPT_LEASE_TIME), UINT32_MAX);
+	ck_assert(!dhcp_opt_present(&rp, DHCP_OPT_RENEWAL_TIME));
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 10, NOW + 3590 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	ck_assert_uint_eq(opt_u32(DHCP_OPT_LEASE_TIME), UINT32_MAX);
+	host.lease_time = 3600;
+	/* A wider setting reaches older leases: 49% takes 1836 s left. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 1764, NOW + 1836 };
+	ck_assert_int_eq(run_reuse(&m), 0);
+	cfg.lease_reuse = 49;
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(1836);
+	/* Out of range: off. */
+	cfg.lease_reuse = 50;
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	cfg.lease_reuse = 25;
+	/* A NAK (wrong address) has no lease to reuse; nor has INFORM. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW, NOW + 3600 };
+	request(PUBLIC, HOST_IP + 1, 0);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
+	ck_assert_int_eq(dec.type, DHCP_NAK);
+	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, &rep, &dec), 0);
+	ck_assert(!dhcp_reply_has(&rep, DHCP_OPT_LEASE_TIME));
+	struct tp t;
+	tp_start(&t, DHCP_INFORM, HOST_IP, 0, false);
+	tp_end(&t);
+	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
+	ck_assert_str_eq(dec.why, "inform");
+	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, &rep, &dec), 0);
+	ck_assert(!dhcp_reply_has(&rep, DHCP_OPT_LEASE_TIME));
+}
+END_TEST
+
 START_TEST(test_request_unknown_mac)
 {
 	/* SELECTING us without a reservation (any more): NAK. */
@@ -1340,6 +1460,7 @@ static Suite *policy_suite(void)
 	UNIT_TEST(tc, test_request_init_reboot);
 	UNIT_TEST(tc, test_request_renewing);
 	UNIT_TEST(tc, test_request_unknown_mac);
+	UNIT_TEST(tc, test_lease_reuse);
 	UNIT_TEST(tc, test_release_decline);
 	UNIT_TEST(tc, test_inform);
 	UNIT_TEST(tc, test_silences);

@@ -108,8 +108,8 @@ hw_apply() {
 	[ "$rc" = 0 ]
 }
 
-# lease_of MAC: "STATE IP" of MAC's lease in `ironbell get leases -o
-# json`, or "none".
+# lease_of MAC [FIELDS]: the FIELDS ("state ip" unless given) of MAC's
+# lease in `ironbell get leases -o json`, or "none".
 lease_of() {
 	timeout 10 "$IRONBELL" get leases -o json 2>/dev/null | "$PY" -c 'import json, sys
 try:
@@ -117,7 +117,7 @@ try:
 except ValueError:
     d = {"items": []}
 m = [i for i in d.get("items", []) if i.get("mac", "").lower() == sys.argv[1].lower()]
-print("%s %s" % (m[0]["state"], m[0]["ip"]) if m else "none")' "$1"
+print(" ".join(str(m[0].get(k)) for k in sys.argv[2].split()) if m else "none")' "$1" "${2:-state ip}"
 }
 lease_is() { [ "$(lease_of "$1")" = "$2" ]; }
 
