@@ -35,7 +35,15 @@
 #     at a time, each timed from its arrival: a slow flush delays every
 #     write that arrived during it, as it delays ACKs, which fio's
 #     per-call times leave out;
-# then the ratios of ironbelld to Kea. The server is pinned to CPU 1 and
+# then the ratios of ironbelld to Kea, like against like:
+#   - "ironbelld" runs with its defaults, lease reuse on (dhcp.lease_reuse
+#     25): once the warm-up has written every lease, a client's next DORA
+#     is ACKed the lease on disk with no write, as Kea's lease caching
+#     does: it is set against "kea-cache", Kea with cache-threshold 0.25;
+#   - "ironbelld-commit" (dhcp.lease_reuse 0) writes every lease and sends
+#     the ACK once it is on disk: it is set against "kea", which writes
+#     every lease (without a flush).
+# The server is pinned to CPU 1 and
 # perfdhcp to CPU 0 (BENCH_DHCP_SERVER_CPU, BENCH_DHCP_CLIENT_CPU).
 #
 # perfdhcp saturates its core near 15,000 DORA/s here, and its socket then
@@ -49,7 +57,7 @@
 # answer at all. Needs root, perfdhcp (kea-admin), kea-dhcp4, dnsmasq,
 # tcpdump, fio and the built ironbelld and ironbell ($top_builddir); without
 # them it says why and exits 0. BENCH_DHCP_SERVERS chooses and orders the
-# servers ("kea dnsmasq dnsmasq-ro ironbelld").
+# servers ("kea kea-cache dnsmasq dnsmasq-ro ironbelld ironbelld-commit").
 set -u
 
 b=${top_builddir:-.}
@@ -58,7 +66,7 @@ N=${BENCH_DHCP_HOSTS:-10000}
 STEP=${BENCH_DHCP_SECONDS:-8}
 SCPU=${BENCH_DHCP_SERVER_CPU:-1}
 CCPU=${BENCH_DHCP_CLIENT_CPU:-0}
-SERVERS=${BENCH_DHCP_SERVERS:-"kea dnsmasq dnsmasq-ro ironbelld"}
+SERVERS=${BENCH_DHCP_SERVERS:-"kea kea-cache dnsmasq dnsmasq-ro ironbelld ironbelld-commit"}
 MAX_RATE=65536
 CMP=${BENCH_DHCP_CMP_RATE:-4000}
 PY=/usr/bin/python3
@@ -146,6 +154,7 @@ cat >"$tmp/kea.json" <<EOF
   "lease-database": { "type": "memfile", "persist": true, "lfc-interval": 0,
                       "name": "$tmp/kea-leases4.csv" },
   "valid-lifetime": 86400,
+  "cache-threshold": CACHE_THRESHOLD,
   "host-reservation-identifiers": [ "hw-address" ],
   "reservations-out-of-pool": true,
   "option-data": [ { "name": "routers", "data": "10.0.0.1" },
@@ -157,6 +166,10 @@ $(cat "$tmp/kea.reservations")
                  "output_options": [ { "output": "$tmp/kea.log" } ] } ]
 } }
 EOF
+# Kea's lease caching (cache-threshold, a fraction of valid-lifetime) as
+# ironbelld's default lease reuse; without it (Kea's default), off.
+sed 's/CACHE_THRESHOLD/0.25/' "$tmp/kea.json" >"$tmp/kea-cache.json"
+sed -i '/CACHE_THRESHOLD/d' "$tmp/kea.json"
 
 cat >"$tmp/ironbell.yaml" <<EOF
 log_level: info
@@ -169,6 +182,8 @@ dhcp:
   enabled: true
   interfaces: [ibs0]
 EOF
+sed 's/^  interfaces: \[ibs0\]$/&\n  lease_reuse: 0/' "$tmp/ironbell.yaml" >"$tmp/ironbell-commit.yaml"
+grep -q 'lease_reuse: 0' "$tmp/ironbell-commit.yaml" || { say "cannot write ironbell-commit.yaml"; exit 1; }
 
 # ---- servers ----
 
@@ -186,11 +201,11 @@ answers() {
 
 start_server() {
 	case $1 in
-	kea)
+	kea | kea-cache)
 		rm -f "$tmp"/kea-leases4.csv*
 		mkdir -p "$tmp/kea-run"
 		KEA_PIDFILE_DIR=$tmp/kea-run KEA_LOCKFILE_DIR=$tmp/kea-run \
-			ip netns exec "$NS_S" taskset -c "$SCPU" kea-dhcp4 -c "$tmp/kea.json" \
+			ip netns exec "$NS_S" taskset -c "$SCPU" kea-dhcp4 -c "$tmp/$1.json" \
 			>"$tmp/kea.out" 2>&1 &
 		;;
 	dnsmasq | dnsmasq-ro)
@@ -207,14 +222,14 @@ start_server() {
 			--dhcp-leasefile="$tmp/dnsmasq.leases" $ro --pid-file="$tmp/dnsmasq.pid" \
 			--log-facility="$tmp/dnsmasq.log" >"$tmp/dnsmasq.out" 2>&1 &
 		;;
-	ironbelld)
+	ironbelld | ironbelld-commit)
 		rm -rf "$tmp/state"
-		ip netns exec "$NS_S" taskset -c "$SCPU" "$b/ironbelld" --config "$tmp/ironbell.yaml" \
-			2>"$tmp/ironbelld.log" &
+		ip netns exec "$NS_S" taskset -c "$SCPU" "$b/ironbelld" \
+			--config "$tmp/${1/ironbelld/ironbell}.yaml" 2>"$tmp/ironbelld.log" &
 		;;
 	esac
 	spid=$!
-	if [ "$1" = ironbelld ]; then
+	if [ "${1%-commit}" = ironbelld ]; then
 		for _ in $(seq 100); do
 			[ -S "$tmp/api.sock" ] && break
 			sleep 0.1
@@ -234,7 +249,7 @@ start_server() {
 		sleep 0.5
 	done
 	say "$1 does not answer; its output:"
-	tail -n 20 "$tmp"/"${1%-ro}"*.out "$tmp"/"${1%-ro}"*.log 2>/dev/null
+	tail -n 20 "$tmp"/"${1%%-*}"*.out "$tmp"/"${1%%-*}"*.log 2>/dev/null
 	return 1
 }
 
@@ -436,29 +451,42 @@ done
 
 say ""
 say "== dhcp results: $N reservations, $STEP s steps (server CPU $SCPU, perfdhcp CPU $CCPU)"
-printf '%-11s %15s %11s %12s %18s %18s %10s %16s %16s\n' server "max DORA/s <1%" "CPU us@max" \
+printf '%-16s %15s %11s %12s %18s %18s %10s %16s %16s\n' server "max DORA/s <1%" "CPU us@max" \
 	"CPU us@$CMP" "OFFER p50/p99 ms" "ACK p50/p99 ms" "peak RSS" "disk p50/p99 ms" "floor p50/p99 ms"
 printf '%s' "$results" | while read -r s r u c o a m d g; do
-	[ -n "$s" ] && printf '%-11s %15s %11s %12s %18s %18s %10s %16s %16s\n' "$s" "$r" "$u" "$c" "$o" \
+	[ -n "$s" ] && printf '%-16s %15s %11s %12s %18s %18s %10s %16s %16s\n' "$s" "$r" "$u" "$c" "$o" \
 		"$a" "$m" "$d" "$g"
 done
 say "(latency at 1,000 DORA/s, on the server's interface; CPU of the whole server process;"
 say " disk: fio's fdatasync of 1 KiB at 1,000/s right after, one flush timed alone;"
 say " floor: the same writes in group commit, timed from each one's arrival: the best a"
 say " server whose ACK waits for the disk can do in that minute)"
-printf '%s' "$results" | awk '{ atleast = sub(/^>=/, "", $2); sub(/^</, "", $2) }
-	$1 == "kea" { kr = $2; ku = $3; kc = $4 }
-	$1 == "ironbelld" { ir = $2; iu = $3; ic = $4; igeq = atleast }
-	END { if (kr && ir && ku && iu)
-		printf "ironbelld / kea: rate x%s%.2f, CPU per DORA at each one'"'"'s max x%.2f",
+# ratios IRONBELLD KEA: the rate and CPU of one against the other.
+ratios() {
+	printf '%s' "$results" | awk -v i="$1" -v k="$2" -v cmp="$CMP" '
+	{ atleast = sub(/^>=/, "", $2); sub(/^</, "", $2) }
+	$1 == k { kr = $2; ku = $3; kc = $4 }
+	$1 == i { ir = $2; iu = $3; ic = $4; igeq = atleast }
+	END {
+		if (!(kr && ir && ku && iu))
+			exit
+		printf "%s / %s: rate x%s%.2f, CPU per DORA at each one'"'"'s max x%.2f", i, k,
 			igeq ? ">=" : "", ir / kr, iu / ku;
-	      if (kc + 0 && ic + 0) printf ", at %s DORA/s x%.2f", '"$CMP"', ic / kc;
-	      print "" }'
-printf '%s' "$results" | awk '$1 == "ironbelld" { split($6, a, "/"); split($8, d, "/");
-	if (d[2] + 0 > 0) printf "ironbelld ACK p99 / the disk'"'"'s flush p99 in the same minute: x%.2f\n",
-		a[2] / d[2] }'
-printf '%s' "$results" | awk '$1 == "ironbelld" { split($6, a, "/"); split($9, g, "/");
-	if (g[2] + 0 > 0) printf "ironbelld ACK p99 / the group-commit floor'"'"'s p99 in the same minute: x%.2f\n",
-		a[2] / g[2] }'
+		if (kc + 0 && ic + 0)
+			printf ", at %s DORA/s x%.2f", cmp, ic / kc;
+		print ""
+	}'
+}
+ratios ironbelld kea-cache
+ratios ironbelld-commit kea
+ratios ironbelld kea
+# The ACK p99 of each ironbelld against the disk's flush and the
+# group-commit floor of its own minute.
+printf '%s' "$results" | awk '$1 ~ /^ironbelld/ { split($6, a, "/"); split($8, d, "/");
+	split($9, g, "/");
+	if (d[2] + 0 > 0) printf "%s ACK p99 / the disk'"'"'s flush p99 in the same minute: x%.2f\n",
+		$1, a[2] / d[2];
+	if (g[2] + 0 > 0) printf "%s ACK p99 / the group-commit floor'"'"'s p99 in the same minute: x%.2f\n",
+		$1, a[2] / g[2] }'
 say "(>= N: the server kept up with all perfdhcp could send, N DORA/s on its one core)"
 exit "$failed"
