@@ -608,20 +608,60 @@ static void handle_events(const struct api_ctx *ctx, struct api_reply *rep)
 	reply_list(rep, "EventList", evs);
 }
 
-/* The DHCP server's leases, sorted by IP. */
+/* One lease of a LeaseList, written as JSON text straight into the body. */
+static int lease_item(const struct store_lease *l, void *userdata)
+{
+	struct buf *b = userdata;
+	char starts[21], expires[21];
+	const char *state = store_lease_state_name(l->state);
+	const struct {
+		const char *key, *value;
+	} f[] = {
+		{ "mac", l->mac },	   { "ip", l->ip },	     { "namespace", l->ns },
+		{ "name", l->name },	   { "state", state ? state : "" }, { "starts", starts },
+		{ "expires", expires },
+	};
+	int e = 0;
+
+	time_rfc3339(l->starts, starts);
+	time_rfc3339(l->expires, expires);
+	if (b->len && b->data[b->len - 1] == '}')
+		e = buf_putc(b, ',');
+	for (size_t i = 0; i < ARRAY_SIZE(f) && e == 0; i++) {
+		if ((e = buf_printf(b, "%s\"%s\":", i ? "," : "{", f[i].key)) == 0)
+			e = buf_put_json_string(b, f[i].value, strlen(f[i].value));
+	}
+	return e < 0 ? e : buf_putc(b, '}');
+}
+
+/* The DHCP server's leases, sorted by IP. Written as they are read,
+ * without a JSON tree of them all: at 100,000 leases the tree took the
+ * daemon's peak RSS from ~60 to ~225 MB; the text is ~20 MB. */
 static void handle_leases(const struct api_ctx *ctx, struct api_reply *rep)
 {
-	json_t *items = NULL;
 	struct store_reader *r = reader_or_fail(ctx, rep);
 	int e;
 
 	if (!r)
 		return;
-	if ((e = store_leases_list(r, &items)) < 0) {
+	buf_free(&rep->body);
+	buf_init(&rep->body, API_MAX_RESPONSE);
+	e = buf_puts(&rep->body, "{\"apiVersion\":\"ironbell.dev/v1\",\"kind\":\"LeaseList\","
+				 "\"items\":[");
+	if (e == 0)
+		e = store_leases_each(r, lease_item, &rep->body);
+	if (e == 0)
+		e = buf_puts(&rep->body, "]}\n");
+	if (e == -E2BIG) {
+		api_reply_error(rep, 500, NULL, NULL, "the response is too large to render");
+		return;
+	}
+	if (e < 0) {
 		reply_errno(rep, e, "cannot read the leases");
 		return;
 	}
-	reply_list(rep, "LeaseList", items);
+	rep->code = 200;
+	rep->content_type = CT_JSON;
 }
 
 static void handle_version(const struct api_ctx *ctx, struct api_reply *rep)
