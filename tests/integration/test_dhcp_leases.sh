@@ -13,6 +13,8 @@
 #  - lease reuse: after the restart, a DORA of a MAC whose lease is on disk
 #    is ACKed that lease for the time it has left (51, 58, 59), with no
 #    write, counted and logged; after a RELEASE, the next DORA writes;
+#    with dhcp.lease_reuse 0 (after a restart) such a DORA writes a new
+#    lease;
 #  - a flood of malformed datagrams does not stop service: udhcpc, started
 #    during the flood, gets its lease, and the drop counters went up by
 #    reason.
@@ -170,12 +172,19 @@ is "$n" "$NSTREAM" "all $NSTREAM leases of the stream are bound"
 # The stream's first leases were written before the kill and read back
 # at the restart: a DORA of one of them is offered and ACKed the lease on
 # disk, for the time it has left, and nothing is written.
-mac0=$(sed -n 1p "$IB_TMP/acked.macs")
-ip0=$(awk -v m="$mac0" '$1 == m { print $2; exit }' "$IB_TMP/stream.acks")
-times0=$(lease_of "$mac0" "starts expires")
-committed0=$(metric ironbell_dhcp_leases_committed_total)
-reused0=$(metric ironbell_dhcp_leases_reused_total)
-pxe "$CLI" -i eth0 --mac "$mac0" --request --wait 2
+# acked_dora N: a DORA of the Nth MAC of the stream that got an ACK
+# before the kill; sets mac0, ip0 (its ACKed address), times0 (its lease's
+# start and expiry before the DORA), committed0 and reused0 (the counters
+# before it).
+acked_dora() {
+	mac0=$(sed -n "$1p" "$IB_TMP/acked.macs")
+	ip0=$(awk -v m="$mac0" '$1 == m { print $2; exit }' "$IB_TMP/stream.acks")
+	times0=$(lease_of "$mac0" "starts expires")
+	committed0=$(metric ironbell_dhcp_leases_committed_total)
+	reused0=$(metric ironbell_dhcp_leases_reused_total)
+	pxe "$CLI" -i eth0 --mac "$mac0" --request --wait 2
+}
+acked_dora 1
 is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" "[('offer', '$ip0'), ('ack', '$ip0')]" \
 	"reuse: $mac0 DORA after the restart"
 # 51, 58 and 59 of the ACK against the lease's expiry in the store.
@@ -240,6 +249,27 @@ done
 pxe "$CLI" -i eth0 --mac 02:00:00:00:00:02 --request --wait 2
 is "$(replies '[x["type"] for x in r]')" "['offer', 'ack']" "after the flood, a DORA still works"
 
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
+
+# ---- lease reuse off ----
+
+# With dhcp.lease_reuse 0 a DORA of a MAC whose lease is on disk (the
+# stream's second ACKed MAC, leased earlier in this test) writes a new lease of the
+# full time, and the ACK leaves only once it is committed.
+dhcp_daemon "$SRV" "  mode: reservation
+  interfaces: [br0]
+  lease_reuse: 0" || bail_out "ironbelld did not start with lease_reuse 0"
+ok "lease_reuse 0: the table holds the reservations again" wait_hosts $((NSTREAM + 4))
+acked_dora 2
+is "$(replies '[(x["type"], x["yiaddr"], x["options"].get("51")) for x in r]')" \
+	"[('offer', '$ip0', '00000258'), ('ack', '$ip0', '00000258')]" \
+	"reuse off: $mac0, whose lease is on disk, is offered and ACKed a new lease of 600 s"
+is "$(metric ironbell_dhcp_leases_committed_total)" "$((committed0 + 1))" \
+	"reuse off: the new lease was committed"
+is "$(metric ironbell_dhcp_leases_reused_total)" "$reused0" "reuse off: no lease reused"
+ok "reuse off: the lease on disk is the new one" \
+	test "$(lease_of "$mac0" "state ip starts expires")" != "bound $ip0 $times0"
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
 ok "no sanitizer report in the daemon's log" ib_log_clean
