@@ -298,7 +298,8 @@ int dhcp_reply_set_u16(struct dhcp_reply *r, uint8_t code, uint16_t v);
 int dhcp_reply_set_u32(struct dhcp_reply *r, uint8_t code, uint32_t v); /* 51, 58, 59 */
 int dhcp_reply_set_ip(struct dhcp_reply *r, uint8_t code, uint32_t ip); /* 1, 28, 50, 54 */
 /* The lease time (51) and, unless it is infinite (UINT32_MAX), T1 (58)
- * at 50% and T2 (59) at 87.5% of it (RFC 2131 §4.4.5). 0 or -ENOSPC. */
+ * at 50% and T2 (59) at 87.5% of it (RFC 2131 §4.4.5). 0, or -ENOSPC and
+ * the reply unchanged. */
 int dhcp_reply_set_lease(struct dhcp_reply *r, uint32_t lease);
 /* 1..DHCP_MAX_ADDRS addresses (3, 6, 7, 42). */
 int dhcp_reply_set_ips(struct dhcp_reply *r, uint8_t code, const uint32_t *ips, size_t n);

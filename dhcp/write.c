@@ -37,8 +37,17 @@ int dhcp_reply_set(struct dhcp_reply *r, uint8_t code, const void *data, size_t 
 		return -EINVAL;
 	if (len && !data)
 		return -EINVAL;
-	/* A replaced value's bytes are not reclaimed: the table is rebuilt
-	 * per reply, so the waste is bounded by what one policy run sets. */
+	/* A value replaced by one of the same length is overwritten where it
+	 * is (each code's bytes are its own), so changing a set option, as
+	 * dhcp_reply_set_lease does, cannot run out of room half-way. A
+	 * value of another length goes at the end, and the old bytes are not
+	 * reclaimed: the table is rebuilt per reply, so the waste is bounded
+	 * by what one policy run sets. */
+	if (len && dhcp_bit(o->present, code) && o->len[code] == len) {
+		memcpy(o->data + o->off[code], data, len);
+		o->bad[code] = DHCP_OK;
+		return 0;
+	}
 	if (len > sizeof(o->data) - o->used)
 		return -ENOSPC;
 	if (len)
@@ -120,8 +129,19 @@ int dhcp_reply_set_ip(struct dhcp_reply *r, uint8_t code, uint32_t ip)
 
 int dhcp_reply_set_lease(struct dhcp_reply *r, uint32_t lease)
 {
-	int e = dhcp_reply_set_u32(r, DHCP_OPT_LEASE_TIME, lease);
+	static const uint8_t codes[] = { DHCP_OPT_LEASE_TIME, DHCP_OPT_RENEWAL_TIME,
+					 DHCP_OPT_REBINDING_TIME };
+	const struct dhcp_options *o = &r->opts;
+	size_t need = 0;
+	int e;
 
+	/* All or nothing: the room the options not yet 4 bytes long take. */
+	for (size_t i = 0; i < (lease == UINT32_MAX ? 1 : sizeof(codes)); i++)
+		if (!dhcp_bit(o->present, codes[i]) || o->len[codes[i]] != 4)
+			need += 4;
+	if (need > sizeof(o->data) - o->used)
+		return -ENOSPC;
+	e = dhcp_reply_set_u32(r, DHCP_OPT_LEASE_TIME, lease);
 	if (e < 0 || lease == UINT32_MAX)
 		return e;
 	if ((e = dhcp_reply_set_u32(r, DHCP_OPT_RENEWAL_TIME, lease / 2)) < 0)

@@ -892,8 +892,60 @@ START_TEST(test_write_errors)
 	uint8_t big[1000] = { 0 };
 	int e = 0;
 	for (int i = 0; i < 10 && e == 0; i++)
-		e = dhcp_reply_set(&rep, 150, big, sizeof(big));
+		e = dhcp_reply_set(&rep, (uint8_t)(150 + i), big, sizeof(big));
 	ck_assert_int_eq(e, -ENOSPC);
+}
+END_TEST
+
+/* Option code of the reply as 4 bytes, big-endian: 0, or -1 when absent
+ * or of another length. */
+static int rep_u32(const struct dhcp_reply *r, uint8_t code, uint32_t *v)
+{
+	const uint8_t *p = r->opts.data + r->opts.off[code];
+
+	if (!dhcp_reply_has(r, code) || r->opts.len[code] != 4)
+		return -1;
+	*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return 0;
+}
+
+/* A value replaced by one of the same length takes no more room; the
+ * lease options change all together or not at all. */
+START_TEST(test_reply_replace)
+{
+	struct dhcp_packet req;
+	uint8_t big[DHCP_MAX_OPTION_BYTES] = { 0 };
+	uint32_t v;
+	uint16_t used;
+
+	memset(&req, 0, sizeof(req));
+	req.htype = 1;
+	req.hlen = 6;
+	dhcp_reply_init(&rep, &req, DHCP_ACK);
+	ck_assert_int_eq(dhcp_reply_set_lease(&rep, 3600), 0);
+	used = rep.opts.used;
+	for (uint32_t i = 0; i < 3 * DHCP_MAX_OPTION_BYTES; i++)
+		ck_assert_int_eq(dhcp_reply_set_u32(&rep, DHCP_OPT_LEASE_TIME, i), 0);
+	ck_assert_uint_eq(rep.opts.used, used);
+	/* Another length goes at the end. */
+	ck_assert_int_eq(dhcp_reply_set(&rep, DHCP_OPT_LEASE_TIME, "\0\0\0\0\0", 5), 0);
+	ck_assert_uint_eq(rep.opts.used, used + 5);
+	ck_assert_int_eq(dhcp_reply_set_lease(&rep, 3600), 0);
+	ck_assert_uint_eq(rep.opts.used, used + 9);
+	/* Fill all but 2 bytes: changing the three in place still works... */
+	ck_assert_int_eq(dhcp_reply_set(&rep, 150, big, sizeof(rep.opts.data) - rep.opts.used - 2), 0);
+	ck_assert_int_eq(dhcp_reply_set_lease(&rep, 2000), 0);
+	ck_assert_int_eq(rep_u32(&rep, DHCP_OPT_RENEWAL_TIME, &v), 0);
+	ck_assert_uint_eq(v, 1000);
+	/* ...but with T2 of another length (the last 2 bytes) there is no
+	 * room for it, and nothing changes, 51 included. */
+	ck_assert_int_eq(dhcp_reply_set(&rep, DHCP_OPT_REBINDING_TIME, "\0\0", 2), 0);
+	ck_assert_uint_eq(rep.opts.used, sizeof(rep.opts.data));
+	ck_assert_int_eq(dhcp_reply_set_lease(&rep, 1000), -ENOSPC);
+	ck_assert_int_eq(rep_u32(&rep, DHCP_OPT_LEASE_TIME, &v), 0);
+	ck_assert_uint_eq(v, 2000);
+	ck_assert_int_eq(rep_u32(&rep, DHCP_OPT_RENEWAL_TIME, &v), 0);
+	ck_assert_uint_eq(v, 1000);
 }
 END_TEST
 
@@ -1020,6 +1072,7 @@ static Suite *dhcp_codec_suite(void)
 	UNIT_TEST(tc, test_write_overload);
 	UNIT_TEST(tc, test_write_overload_both);
 	UNIT_TEST(tc, test_write_errors);
+	UNIT_TEST(tc, test_reply_replace);
 	UNIT_TEST(tc, test_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
