@@ -68,17 +68,20 @@ uint64_t dhcp_leases_owner(const char *ns, const char *name);
 int dhcp_leases_load(struct dhcp_leases *t, const uint8_t mac[6],
 		     const struct dhcp_lease_mark *m, uint64_t owner);
 /* A write of mac's lease was queued: its mark is not handed out until
- * every write queued for it has completed. 0, or -ENOMEM: then the write
- * must not be queued. */
-int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6]);
-/* A write of mac completed, in the order they were queued: m is the bound
- * lease now on disk, or NULL for a write that failed or left no bound
- * lease (RELEASE, DECLINE). */
-void dhcp_leases_done(struct dhcp_leases *t, const uint8_t mac[6],
+ * every write queued for it has completed. ip is the address a bound
+ * write takes (take_ip), 0 for a write of another state: no mark of ip,
+ * whoever's, is handed out until it completes. 0, or -ENOMEM: then the
+ * write must not be queued. */
+int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6], uint32_t ip);
+/* A write of mac completed, in the order they were queued; ip as it was
+ * queued with. m is the bound lease now on disk, or NULL for a write that
+ * failed or left no bound lease (RELEASE, DECLINE). */
+void dhcp_leases_done(struct dhcp_leases *t, const uint8_t mac[6], uint32_t ip,
 		      const struct dhcp_lease_mark *m, uint64_t owner);
 /* The mark of mac, for lease reuse: NULL when there is none, a write of
- * mac is in flight, or it belongs to another Hardware than owner. Valid
- * until the next call that changes t. */
+ * mac or a bound write of the mark's address is in flight, or it belongs
+ * to another Hardware than owner. Valid until the next call that changes
+ * t. */
 const struct dhcp_lease_mark *dhcp_leases_get(const struct dhcp_leases *t, const uint8_t mac[6],
 					      uint64_t owner);
 /* A bound write of mac took ip from other MACs' bound leases: their marks

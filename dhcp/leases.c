@@ -11,17 +11,21 @@
  * write of the MAC is in flight (queued, not completed) the disk is about
  * to change, so the mark is not handed out: a RELEASE queued behind a
  * bound lease, say, must not be overtaken by an ACK that writes nothing.
- * Three more rules keep a mark true:
+ * Four more rules keep a mark true:
  *  - a write that fails leaves no mark (what is on disk is then unknown);
  *  - a bound write that took its IP from another MAC's bound lease (the
  *    store reports it: take_ip) erases the other MAC's mark;
+ *  - while a bound write of an address is in flight, no mark of that
+ *    address is handed out, whoever's it is: the write may take the
+ *    address from it (the reservation moved to another Hardware and back,
+ *    say), and the mark is erased only once that write completes;
  *  - a mark carries its Hardware (a hash of namespace/name, as the lease
  *    row records it), and is handed out only for that Hardware.
  * Entries whose mark expired, or that have none and no write in flight,
  * are removed by a sweep that visits a bounded number of slots per call.
  *
- * One hash table (map.c), MAC -> entry. Not thread-safe: the DHCP thread
- * owns it.
+ * Two hash tables (map.c): MAC -> entry, and address -> the bound writes
+ * of it in flight. Not thread-safe: the DHCP thread owns them.
  */
 #include "config.h"
 
@@ -39,14 +43,64 @@ struct mark {
 	uint32_t pending;         /* writes queued, not completed */
 };
 
+/* Bound writes of an address in flight; there is no entry when none. */
+struct inflight {
+	uint32_t ip;
+	uint32_t n;
+};
+
 struct dhcp_leases {
 	struct dhcp_map macs;
-	size_t cursor; /* the sweep's next slot */
+	struct dhcp_map ips; /* struct inflight */
+	size_t cursor;       /* the sweep's next slot of macs */
 };
 
 static bool mark_eq(const void *v, const void *key)
 {
 	return ((const struct mark *)v)->mac == *(const uint64_t *)key;
+}
+
+static bool inflight_eq(const void *v, const void *key)
+{
+	return ((const struct inflight *)v)->ip == *(const uint32_t *)key;
+}
+
+static struct inflight *find_ip(const struct dhcp_leases *t, uint32_t ip, long *ret_slot)
+{
+	long i = dhcp_map_find(&t->ips, dhcp_map_hash64(ip), inflight_eq, &ip);
+	if (ret_slot)
+		*ret_slot = i;
+	return i < 0 ? NULL : t->ips.s[i].v;
+}
+
+/* One more bound write of ip in flight: 0 or -ENOMEM. */
+static int ip_queued(struct dhcp_leases *t, uint32_t ip)
+{
+	struct inflight *f = find_ip(t, ip, NULL);
+
+	if (f) {
+		f->n++;
+		return 0;
+	}
+	if (!(f = malloc(sizeof(*f))))
+		return -ENOMEM;
+	*f = (struct inflight){ ip, 1 };
+	if (dhcp_map_insert(&t->ips, dhcp_map_hash64(ip), f) < 0) {
+		free(f);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void ip_done(struct dhcp_leases *t, uint32_t ip)
+{
+	long i;
+	struct inflight *f = find_ip(t, ip, &i);
+
+	if (f && --f->n == 0) {
+		free(f);
+		dhcp_map_delete_at(&t->ips, (size_t)i);
+	}
 }
 
 static struct mark *find(const struct dhcp_leases *t, uint64_t mac, long *ret_slot)
@@ -90,7 +144,10 @@ void dhcp_leases_free(struct dhcp_leases *t)
 		return;
 	for (size_t i = 0; i < t->macs.cap; i++)
 		free(t->macs.s[i].v);
+	for (size_t i = 0; i < t->ips.cap; i++)
+		free(t->ips.s[i].v);
 	dhcp_map_reset(&t->macs);
+	dhcp_map_reset(&t->ips);
 	free(t);
 }
 
@@ -112,22 +169,32 @@ int dhcp_leases_load(struct dhcp_leases *t, const uint8_t mac[6], const struct d
 	return 0;
 }
 
-int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6])
+int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6], uint32_t ip)
 {
 	struct mark *k = get(t, dhcp_map_mac_key(mac));
 	if (!k)
 		return -ENOMEM;
+	if (ip && ip_queued(t, ip) < 0) {
+		if (!k->pending && !k->m.ip) {
+			long i;
+			find(t, k->mac, &i);
+			remove_at(t, (size_t)i);
+		}
+		return -ENOMEM;
+	}
 	k->pending++;
 	return 0;
 }
 
-void dhcp_leases_done(struct dhcp_leases *t, const uint8_t mac[6], const struct dhcp_lease_mark *m,
-		      uint64_t owner)
+void dhcp_leases_done(struct dhcp_leases *t, const uint8_t mac[6], uint32_t ip,
+		      const struct dhcp_lease_mark *m, uint64_t owner)
 {
 	long i;
-	struct mark *k = find(t, dhcp_map_mac_key(mac), &i);
+	struct mark *k;
 
-	if (!k)
+	if (ip)
+		ip_done(t, ip);
+	if (!(k = find(t, dhcp_map_mac_key(mac), &i)))
 		return;
 	if (k->pending)
 		k->pending--;
@@ -146,7 +213,7 @@ const struct dhcp_lease_mark *dhcp_leases_get(const struct dhcp_leases *t, const
 {
 	const struct mark *k = find(t, dhcp_map_mac_key(mac), NULL);
 
-	if (!k || k->pending || !k->m.ip || k->owner != owner)
+	if (!k || k->pending || !k->m.ip || k->owner != owner || find_ip(t, k->m.ip, NULL))
 		return NULL;
 	return &k->m;
 }

@@ -179,6 +179,9 @@ struct dhcp_server {
 	uint64_t rv; /* of the last change applied to hosts */
 	bool sync_more; /* changes may be left to read after S->rv */
 	bool expiring;
+	/* The latest time given to the store's expiry: leases that expired
+	 * by then may be gone from disk, whatever the clock says now. */
+	int64_t expired_by;
 	bool stopping;
 	struct cfg_slot cfgs[DHCP_CFG_CACHE];
 	unsigned next_cfg;
@@ -573,15 +576,16 @@ static void lease_init(struct store_lease *l, const struct dhcp_host *h, const u
 }
 
 /* Queues the write of l, for the client mac, with tag; the lease marks
- * (leases.c) hold its MAC's mark back until it completes. 0, or a
- * negative errno (counted and logged). */
+ * (leases.c) hold its MAC's mark back until it completes, and, for a
+ * bound write, every mark of its address ip (0 for another state). 0, or
+ * a negative errno (counted and logged). */
 static int lease_queue(struct dhcp_server *S, const struct store_lease *l, const uint8_t mac[6],
-		       uint64_t tag)
+		       uint32_t ip, uint64_t tag)
 {
-	int e = dhcp_leases_queued(S->leases, mac);
+	int e = dhcp_leases_queued(S->leases, mac, ip);
 
 	if (e == 0 && (e = store_lease_put_async(S->store, l, S->cq, tag)) < 0)
-		dhcp_leases_done(S->leases, mac, NULL, 0);
+		dhcp_leases_done(S->leases, mac, ip, NULL, 0);
 	if (e < 0) {
 		drop(S, e == -EAGAIN ? DROP_QUEUE_FULL : DROP_INTERNAL);
 		if (e != -EAGAIN && rl_allow(&S->rl_misc))
@@ -610,7 +614,7 @@ static void park_ack(struct dhcp_server *S, const struct target *t, size_t len, 
 	l.expires = S->dec.lease_time == UINT32_MAX ? DHCP_INFINITE_EXPIRY :
 						      l.starts + S->dec.lease_time;
 	l.take_ip = true; /* the reservation says whose the address is */
-	if ((e = lease_queue(S, &l, t->chaddr, slot + 1)) < 0)
+	if ((e = lease_queue(S, &l, t->chaddr, S->dec.yiaddr, slot + 1)) < 0)
 		return;
 	S->nfree--;
 	p->used = true;
@@ -662,7 +666,7 @@ static void record_release(struct dhcp_server *S, bool decline)
 			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
 			  "RELEASE of %s by %s (hardware %s/%s)", ips, mac, h->namespace_, h->name);
 	}
-	lease_queue(S, &l, S->req.chaddr, TAG_RELEASE | dhcp_map_mac_key(S->req.chaddr));
+	lease_queue(S, &l, S->req.chaddr, 0, TAG_RELEASE | dhcp_map_mac_key(S->req.chaddr));
 }
 
 /* Results of the writer: send the ACKs whose lease is durable. */
@@ -695,7 +699,7 @@ static void drain(struct dhcp_server *S)
 				uint8_t mac[6];
 				for (int k = 0; k < 6; k++)
 					mac[k] = (uint8_t)(done[i].tag >> (40 - 8 * k));
-				dhcp_leases_done(S->leases, mac, NULL, 0);
+				dhcp_leases_done(S->leases, mac, 0, NULL, 0);
 				continue;
 			}
 			if (done[i].tag == 0 || done[i].tag > DHCP_INFLIGHT_MAX)
@@ -705,13 +709,14 @@ static void drain(struct dhcp_server *S)
 			if (!p->used)
 				continue;
 			if (done[i].error == 0) {
-				dhcp_leases_done(S->leases, p->to.chaddr, &p->mark, p->owner);
+				dhcp_leases_done(S->leases, p->to.chaddr, p->yiaddr, &p->mark,
+						 p->owner);
 				if (done[i].count)
 					dhcp_leases_ip_taken(S->leases, p->yiaddr, p->to.chaddr);
 				send_reply(S, &p->to, p->pkt, p->len, DHCP_ACK, p->t_ns);
 				log_ack(&p->to, p->yiaddr, p->giaddr, p->hw, 0);
 			} else {
-				dhcp_leases_done(S->leases, p->to.chaddr, NULL, 0);
+				dhcp_leases_done(S->leases, p->to.chaddr, p->yiaddr, NULL, 0);
 			}
 			p->used = false;
 			S->free_slots[S->nfree++] = slot;
@@ -830,7 +835,13 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 	    (S->dec.type == DHCP_OFFER || S->dec.type == DHCP_ACK)) {
 		const struct dhcp_lease_mark *m = dhcp_leases_get(
 			S->leases, S->req.chaddr, dhcp_leases_owner(h->namespace_, h->name));
-		if (dhcp_lease_reuse(m, cfg, now_s(), &S->reply, &S->dec) == 1)
+		/* After the clock stepped back, time left is counted from the
+		 * latest expiry sweep: a lease it may have deleted is never
+		 * handed out, and none for longer than it lasts by then. */
+		int64_t now = now_s();
+		if (now < S->expired_by)
+			now = S->expired_by;
+		if (dhcp_lease_reuse(m, cfg, now, &S->reply, &S->dec) == 1)
 			reused = S->dec.lease_time;
 	}
 	n = dhcp_write(&S->reply, S->tx, sizeof(S->tx), NULL);
@@ -909,11 +920,16 @@ static void expire(struct dhcp_server *S)
 	uint64_t n;
 	if (read(S->timer_fd, &n, sizeof(n)) < 0)
 		return;
-	dhcp_leases_sweep(S->leases, now_s(), DHCP_MARK_SWEEP);
+	int64_t now = now_s();
+
+	dhcp_leases_sweep(S->leases, now, DHCP_MARK_SWEEP);
 	if (S->expiring)
 		return;
-	if (store_leases_expire_async(S->store, now_s(), S->cq, TAG_EXPIRE) == 0)
+	if (store_leases_expire_async(S->store, now, S->cq, TAG_EXPIRE) == 0) {
 		S->expiring = true;
+		if (now > S->expired_by)
+			S->expired_by = now;
+	}
 }
 
 static void loop(struct dhcp_server *S)

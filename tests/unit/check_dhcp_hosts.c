@@ -426,46 +426,68 @@ START_TEST(test_lease_marks)
 	ck_assert_ptr_null(dhcp_leases_get(t, mb, own));
 
 	/* A write in flight holds it back, and its completion replaces it. */
-	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m2.ip), 0);
 	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
-	dhcp_leases_done(t, ma, &m2, own);
+	dhcp_leases_done(t, ma, m2.ip, &m2, own);
 	got = dhcp_leases_get(t, ma, own);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_int_eq(got->starts, 200);
 
 	/* Two in flight, a bound then a RELEASE: nothing until both are
 	 * done, and then nothing, as on disk. */
-	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
-	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
-	dhcp_leases_done(t, ma, &m1, own);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m1.ip), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, 0), 0);
+	dhcp_leases_done(t, ma, m1.ip, &m1, own);
 	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
-	dhcp_leases_done(t, ma, NULL, 0);
+	dhcp_leases_done(t, ma, 0, NULL, 0);
 	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
 	ck_assert_uint_eq(dhcp_leases_count(t), 0); /* nothing left to keep */
 
 	/* A failed write leaves nothing either. */
 	ck_assert_int_eq(dhcp_leases_load(t, ma, &m1, own), 0);
-	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
-	dhcp_leases_done(t, ma, NULL, 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m1.ip), 0);
+	dhcp_leases_done(t, ma, m1.ip, NULL, 0);
 	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
 
 	/* A load does not overwrite what a write in flight will leave. */
-	ck_assert_int_eq(dhcp_leases_queued(t, ma), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m2.ip), 0);
 	ck_assert_int_eq(dhcp_leases_load(t, ma, &m1, own), 0);
-	dhcp_leases_done(t, ma, &m2, own);
+	dhcp_leases_done(t, ma, m2.ip, &m2, own);
 	ck_assert_int_eq(dhcp_leases_get(t, ma, own)->starts, 200);
 
 	/* mb's bound write took the address: ma's mark of it is erased,
 	 * mb's own stays. */
-	ck_assert_int_eq(dhcp_leases_queued(t, mb), 0);
-	dhcp_leases_done(t, mb, &m1, other);
+	ck_assert_int_eq(dhcp_leases_queued(t, mb, m1.ip), 0);
+	dhcp_leases_done(t, mb, m1.ip, &m1, other);
 	dhcp_leases_ip_taken(t, m1.ip, mb);
 	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
 	ck_assert_ptr_nonnull(dhcp_leases_get(t, mb, other));
 
 	/* A completion for a MAC with nothing queued changes nothing. */
-	dhcp_leases_done(t, ma, &m1, own);
+	dhcp_leases_done(t, ma, 0, &m1, own);
 	ck_assert_ptr_nonnull(dhcp_leases_get(t, ma, own));
+
+	/* While mb's bound write of ma's address is in flight, ma's mark is
+	 * held back, though ma has no write of its own queued... */
+	ck_assert_int_eq(dhcp_leases_queued(t, mb, m1.ip), 0);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	/* ...and comes back when that write fails (the disk is as it was). */
+	dhcp_leases_done(t, mb, m1.ip, NULL, 0);
+	ck_assert_ptr_nonnull(dhcp_leases_get(t, ma, own));
+	/* ma's own write, queued before mb's of the same address, completes
+	 * first: still held back until mb's completes, which took it. */
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m1.ip), 0);
+	ck_assert_int_eq(dhcp_leases_queued(t, mb, m1.ip), 0);
+	dhcp_leases_done(t, ma, m1.ip, &m1, own);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	dhcp_leases_done(t, mb, m1.ip, &m1, other);
+	dhcp_leases_ip_taken(t, m1.ip, mb);
+	ck_assert_ptr_null(dhcp_leases_get(t, ma, own));
+	ck_assert_ptr_nonnull(dhcp_leases_get(t, mb, other));
+	/* A write of another address leaves the mark alone. */
+	ck_assert_int_eq(dhcp_leases_queued(t, ma, m1.ip + 1), 0);
+	ck_assert_ptr_nonnull(dhcp_leases_get(t, mb, other));
+	dhcp_leases_done(t, ma, m1.ip + 1, NULL, 0);
 
 	dhcp_leases_free(t);
 	dhcp_leases_free(NULL);
@@ -485,7 +507,7 @@ START_TEST(test_lease_marks_sweep)
 		struct dhcp_lease_mark m = { 0x0a000000 + i, 0, i % 2 ? 5000 : 1000 };
 		ck_assert_int_eq(dhcp_leases_load(t, mac, &m, 1), 0);
 		if (i % 10 == 0)
-			ck_assert_int_eq(dhcp_leases_queued(t, mac), 0);
+			ck_assert_int_eq(dhcp_leases_queued(t, mac, m.ip), 0);
 	}
 	ck_assert_uint_eq(dhcp_leases_count(t), N);
 	ck_assert_uint_eq(dhcp_leases_sweep(t, 999, 1 << 20), 0);
