@@ -242,7 +242,10 @@ struct dhcp_lease_mark {
 
 /* Whether the OFFER or ACK that dhcp_policy() decided in *d (with *reply)
  * can hand out the lease m (NULL: none known, or a write of it is in
- * flight) instead of a new one, at time now (unix seconds): cfg's
+ * flight) instead of a new one, at time now (unix seconds; the latest
+ * time the store's expiry sweep was given, expired_by, when that is
+ * later: the clock stepped back, and what expired by then may be gone
+ * from disk): cfg's
  * lease_reuse is on, m is for the address offered, and the time it has
  * left is at most the lease time decided and at least (100 - lease_reuse)
  * percent of it. An infinite lease is reused when m is infinite too. When
@@ -250,4 +253,5 @@ struct dhcp_lease_mark {
  * and d->lease_time become the time left, and it returns 1; otherwise 0
  * with nothing changed; -ENOSPC when the reply has no room left. */
 int dhcp_lease_reuse(const struct dhcp_lease_mark *m, const struct dhcp_policy_config *cfg,
-		     int64_t now, struct dhcp_reply *reply, struct dhcp_decision *d);
+		     int64_t now, int64_t expired_by, struct dhcp_reply *reply,
+		     struct dhcp_decision *d);

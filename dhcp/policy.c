@@ -704,7 +704,8 @@ int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_
 }
 
 int dhcp_lease_reuse(const struct dhcp_lease_mark *m, const struct dhcp_policy_config *cfg,
-		     int64_t now, struct dhcp_reply *reply, struct dhcp_decision *d)
+		     int64_t now, int64_t expired_by, struct dhcp_reply *reply,
+		     struct dhcp_decision *d)
 {
 	uint32_t lease = d->lease_time;
 	int64_t left;
@@ -715,6 +716,10 @@ int dhcp_lease_reuse(const struct dhcp_lease_mark *m, const struct dhcp_policy_c
 		return 0;
 	if (lease == UINT32_MAX)
 		return m->expires == DHCP_INFINITE_EXPIRY;
+	/* The clock stepped back after an expiry sweep: the disk may have
+	 * lost what expired by then, so time is counted from there. */
+	if (now < expired_by)
+		now = expired_by;
 	/* A clock stepped back past the lease's start: its age is unknown. */
 	if (m->expires == DHCP_INFINITE_EXPIRY || now < m->starts)
 		return 0;

@@ -835,13 +835,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 	    (S->dec.type == DHCP_OFFER || S->dec.type == DHCP_ACK)) {
 		const struct dhcp_lease_mark *m = dhcp_leases_get(
 			S->leases, S->req.chaddr, dhcp_leases_owner(h->namespace_, h->name));
-		/* After the clock stepped back, time left is counted from the
-		 * latest expiry sweep: a lease it may have deleted is never
-		 * handed out, and none for longer than it lasts by then. */
-		int64_t now = now_s();
-		if (now < S->expired_by)
-			now = S->expired_by;
-		if (dhcp_lease_reuse(m, cfg, now, &S->reply, &S->dec) == 1)
+		if (dhcp_lease_reuse(m, cfg, now_s(), S->expired_by, &S->reply, &S->dec) == 1)
 			reused = S->dec.lease_time;
 	}
 	n = dhcp_write(&S->reply, S->tx, sizeof(S->tx), NULL);

@@ -77,12 +77,14 @@ static void check_reuse(const struct dhcp_host *h, struct dhcp_decision *d)
 	uint32_t granted = d->lease_time, t = 0;
 	struct dhcp_lease_mark m = { h->ip, now - (int64_t)(req.xid & 0xffff),
 				     now + (int64_t)(req.xid >> 16) * 16 };
+	/* The latest expiry sweep, either side of the clock. */
+	const int64_t expired_by = now + (int64_t)(int16_t)req.flags * 16;
 	enum dhcp_bad bad;
 
 	cfg.lease_reuse = req.secs % (DHCP_LEASE_REUSE_MAX + 2);
 	if (req.xid == 0xffffffffu)
 		m.expires = DHCP_INFINITE_EXPIRY;
-	int r = dhcp_lease_reuse(&m, &cfg, now, &rep, d);
+	int r = dhcp_lease_reuse(&m, &cfg, now, expired_by, &rep, d);
 	cfg.lease_reuse = 0;
 	if (r < 0 || r > 1)
 		abort();
@@ -93,6 +95,10 @@ static void check_reuse(const struct dhcp_host *h, struct dhcp_decision *d)
 	}
 	if (d->lease_time > granted || (uint64_t)d->lease_time * 100 < (uint64_t)granted * 51 ||
 	    (granted == UINT32_MAX) != (m.expires == DHCP_INFINITE_EXPIRY))
+		abort();
+	/* Never past the lease's end, by the clock or by the last sweep. */
+	if (granted != UINT32_MAX &&
+	    (int64_t)d->lease_time > m.expires - (expired_by > now ? expired_by : now))
 		abort();
 	int len = dhcp_write(&rep, out, sizeof(out), NULL);
 	if (len < 0)

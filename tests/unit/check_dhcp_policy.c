@@ -601,13 +601,14 @@ END_TEST
 /* ---- lease reuse ---- */
 
 #define NOW 1700000000LL
+static int64_t expired_by; /* run_reuse's: the latest expiry sweep */
 
 /* Decides req, then lease reuse with m at NOW, writes the reply and parses
  * it back into rp. Returns what dhcp_lease_reuse returned. */
 static int run_reuse(const struct dhcp_lease_mark *m)
 {
 	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
-	int r = dhcp_lease_reuse(m, &cfg, NOW, &rep, &dec);
+	int r = dhcp_lease_reuse(m, &cfg, NOW, expired_by, &rep, &dec);
 	int n = dhcp_write(&rep, out, sizeof(out), &winfo);
 	ck_assert_msg(n > 0, "dhcp_write: %d", n);
 	ck_assert_int_eq(dhcp_parse(out, (size_t)n, &rp, NULL), 0);
@@ -701,19 +702,37 @@ START_TEST(test_lease_reuse)
 	ck_assert_int_eq(run_reuse(&m), 0);
 	expect_lease(3600);
 	cfg.lease_reuse = 25;
+	/* The clock stepped back 400 s after an expiry sweep: time left is
+	 * counted from the sweep. 3000 s left by the clock, 2600 by the
+	 * sweep: under 75%, refused; a sweep 100 s ahead leaves 2900. */
+	m = (struct dhcp_lease_mark){ HOST_IP, NOW - 600, NOW + 3000 };
+	expired_by = NOW + 400;
+	ck_assert_int_eq(run_reuse(&m), 0);
+	expect_lease(3600);
+	expired_by = NOW + 100;
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(2900);
+	/* A sweep past the lease's expiry may have deleted it. */
+	expired_by = NOW + 3000;
+	ck_assert_int_eq(run_reuse(&m), 0);
+	/* A sweep behind the clock changes nothing. */
+	expired_by = NOW - 100;
+	ck_assert_int_eq(run_reuse(&m), 1);
+	expect_lease(3000);
+	expired_by = 0;
 	/* A NAK (wrong address) has no lease to reuse; nor has INFORM. */
 	m = (struct dhcp_lease_mark){ HOST_IP, NOW, NOW + 3600 };
 	request(PUBLIC, HOST_IP + 1, 0);
 	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
 	ck_assert_int_eq(dec.type, DHCP_NAK);
-	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, &rep, &dec), 0);
+	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, 0, &rep, &dec), 0);
 	ck_assert(!dhcp_reply_has(&rep, DHCP_OPT_LEASE_TIME));
 	struct tp t;
 	tp_start(&t, DHCP_INFORM, HOST_IP, 0, false);
 	tp_end(&t);
 	ck_assert_int_eq(dhcp_policy(&req, 67, &host, NULL, &cfg, &rep, &dec), 1);
 	ck_assert_str_eq(dec.why, "inform");
-	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, &rep, &dec), 0);
+	ck_assert_int_eq(dhcp_lease_reuse(&m, &cfg, NOW, 0, &rep, &dec), 0);
 	ck_assert(!dhcp_reply_has(&rep, DHCP_OPT_LEASE_TIME));
 }
 END_TEST
