@@ -171,15 +171,13 @@ int dhcp_leases_load(struct dhcp_leases *t, const uint8_t mac[6], const struct d
 
 int dhcp_leases_queued(struct dhcp_leases *t, const uint8_t mac[6], uint32_t ip)
 {
-	struct mark *k = get(t, dhcp_map_mac_key(mac));
-	if (!k)
+	struct mark *k;
+
+	if (ip && ip_queued(t, ip) < 0)
 		return -ENOMEM;
-	if (ip && ip_queued(t, ip) < 0) {
-		if (!k->pending && !k->m.ip) {
-			long i;
-			find(t, k->mac, &i);
-			remove_at(t, (size_t)i);
-		}
+	if (!(k = get(t, dhcp_map_mac_key(mac)))) {
+		if (ip)
+			ip_done(t, ip);
 		return -ENOMEM;
 	}
 	k->pending++;

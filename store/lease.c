@@ -670,30 +670,3 @@ int store_leases_each(struct store_reader *r,
 	sqlite3_reset(st);
 	return e;
 }
-
-static int list_one(const struct store_lease *l, void *userdata)
-{
-	char starts[21], expires[21];
-	time_rfc3339(l->starts, starts);
-	time_rfc3339(l->expires, expires);
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "mac", l->mac, "ip", l->ip,
-			      "namespace", l->ns, "name", l->name, "state",
-			      store_lease_state_name(l->state), "starts", starts, "expires",
-			      expires);
-	if (!o || json_array_append_new(userdata, o) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-int store_leases_list(struct store_reader *r, json_t **ret)
-{
-	json_t *arr = json_array();
-	int e = arr ? store_leases_each(r, list_one, arr) : -ENOMEM;
-
-	if (e < 0) {
-		json_decref(arr);
-		return e;
-	}
-	*ret = arr;
-	return 0;
-}

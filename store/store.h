@@ -396,9 +396,6 @@ int store_lease_get_by_ip(struct store_reader *r, const char *ip, struct store_l
  * call only), until fn returns non-zero. 0, fn's value, or -EIO. */
 int store_leases_each(struct store_reader *r,
 		      int (*fn)(const struct store_lease *l, void *userdata), void *userdata);
-/* Every lease, sorted by IP text, as a new JSON array of {"mac", "ip",
- * "namespace", "name", "state", "starts", "expires"} (times in RFC 3339). */
-int store_leases_list(struct store_reader *r, json_t **ret);
 
 /* ---- metrics ---- */
 /* The store registers ironbell_store_write_seconds (histogram of commit
