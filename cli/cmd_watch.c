@@ -4,7 +4,8 @@
  *                  raw JSON events with -o json, until interrupted;
  *   events         the event log as a table, filtered by kind, name and
  *                  namespace; -f follows it;
- *   version        the client's and the daemon's versions.
+ *   version        the client's and the daemon's versions (--client: the
+ *                  client's alone, without asking the daemon).
  *
  * Watches read the daemon's chunked stream of one JSON event per line
  * (cli_stream()); each line is printed and flushed as it arrives, so a
@@ -430,12 +431,24 @@ out:
 
 int cli_cmd_version(struct cli *c, int argc, char **argv)
 {
-	static const struct option opts[] = { CLI_GLOBAL_LONGOPTS, { 0 } };
+	enum {
+		OPT_CLIENT = CLI_OPT_COMMAND
+	};
+	static const struct option opts[] = {
+		CLI_GLOBAL_LONGOPTS,
+		{ "client", no_argument, NULL, OPT_CLIENT },
+		{ 0 },
+	};
 	struct cli_response resp = { 0 };
 	json_t *v = NULL;
+	bool client_only = false;
 	int ret = CLI_EXIT_ERROR, o;
 	optind = 0;
 	while ((o = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+		if (o == OPT_CLIENT) {
+			client_only = true;
+			continue;
+		}
 		int r = cli_global_option(c, o, optarg);
 		if (r <= 0)
 			return r == 0 ? cli_help("version") : cli_usage("version");
@@ -444,6 +457,11 @@ int cli_cmd_version(struct cli *c, int argc, char **argv)
 		return cli_usage_error("version", "version takes no arguments");
 	printf("Client Version: %s\n", PACKAGE_VERSION);
 	fflush(stdout);
+	/* --client, as kubectl has it: no daemon needed (a script that checks
+	 * the client's version on a host without the daemon, or before it
+	 * starts). */
+	if (client_only)
+		return CLI_EXIT_OK;
 	if (cli_request(c, "GET", "/version", NULL, NULL, 0, &resp) < 0)
 		goto out;
 	if (resp.code != 200) {

@@ -60,8 +60,9 @@ static const struct command commands[] = {
 	  "  -l, --selector SEL    label selector\n"
 	  "  -o, --output json     print the raw watch events\n"
 	  "      --resource-version N  start after this resourceVersion\n" },
-	{ "version", cli_cmd_version, "version",
-	  "Prints the client's and the daemon's versions.\n" },
+	{ "version", cli_cmd_version, "version [--client]",
+	  "Prints the client's and the daemon's versions.\n"
+	  "      --client          the client's version only; the daemon is not asked\n" },
 };
 
 static const char global_help[] =

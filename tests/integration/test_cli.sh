@@ -436,6 +436,10 @@ ib version
 is "$rc" 0 "version"
 like "$out" '^Client Version: [0-9]' "client version"
 like "$out" '^Server Version: [0-9]' "server version"
+client_line=$(printf '%s\n' "$out" | sed -n '/^Client Version: /p')
+run env IRONBELL_SOCKET="$IB_TMP/no-such.sock" "$IRONBELL" version --client
+is "$rc" 0 "version --client needs no daemon"
+is "$out" "$client_line" "version --client prints the client's line alone"
 
 ib --server "http://127.0.0.1:$ADMIN_PORT" --token-file "$IB_TMP/token" get hw -o name
 is "$rc:$out" "0:hardware.tinkerbell.org/node-a" "--server with --token-file"
