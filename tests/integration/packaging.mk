@@ -1,8 +1,10 @@
 # Packaging checks: banned functions (STYLE.md rule 8), manual pages under
-# mandoc -Tlint, and the systemd unit and snippets under systemd's own tools.
+# mandoc -Tlint, the systemd unit and snippets under systemd's own tools,
+# and the set-up: make demo and make check install their own dependencies.
 PACKAGING_TESTS = \
 	tests/integration/test_lint.sh \
 	tests/integration/test_manlint.sh \
+	tests/integration/test_setup.sh \
 	tests/integration/test_systemd.sh
 TESTS += $(PACKAGING_TESTS)
 EXTRA_DIST += $(PACKAGING_TESTS)
