@@ -1,4 +1,5 @@
-# Packaging checks: banned functions (STYLE.md rule 8), manual pages under
+# Packaging checks: banned functions (docs/contributing.md,
+# "Untrusted input"), manual pages under
 # mandoc -Tlint, and the systemd unit and snippets under systemd's own tools.
 PACKAGING_TESTS = \
 	tests/integration/test_lint.sh \
