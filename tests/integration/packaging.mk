@@ -7,3 +7,8 @@ PACKAGING_TESTS = \
 	tests/integration/test_systemd.sh
 TESTS += $(PACKAGING_TESTS)
 EXTRA_DIST += $(PACKAGING_TESTS)
+
+# The tree documents itself (README.md, docs/): no file refers to a document
+# outside it, and every docs/ page a file names exists.
+TESTS += tests/integration/test_docrefs.sh
+EXTRA_DIST += tests/integration/test_docrefs.sh
