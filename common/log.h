@@ -5,7 +5,8 @@
  *
  *   ts=2026-11-22T07:31:44.123Z level=info subsystem=store msg="..." mac=...
  *
- * Thread-safe. Codec and policy code log at debug only (STYLE.md §15). */
+ * Thread-safe. Codec and policy code log at debug only (docs/contributing.md,
+ * "Logging"). */
 #pragma once
 
 #include <stdbool.h>

@@ -8,7 +8,7 @@
  * tests and the fuzzers call the same function with no socket. Nothing here
  * allocates, logs or keeps state.
  *
- * Two families of answers, following Tinkerbell's Smee (reference §3):
+ * Two families of answers, following Tinkerbell's Smee (docs/compatibility.md, "DHCP"):
  *  - reservation mode: full DHCP for the MACs that have Hardware, with the
  *    address the Hardware reserves; no lease database is needed, because
  *    every address is a reservation;
@@ -197,7 +197,7 @@ static bool raspberry_pi(const uint8_t mac[6])
 
 #define DHCP_ARCH_RPI 41
 
-/* A netboot client (reference §3): option 60 starts with PXEClient or
+/* A netboot client (docs/compatibility.md, "DHCP"): option 60 starts with PXEClient or
  * HTTPClient, options 93 and 94 present, and 97 absent or well formed
  * (RFC 4578 §2.3: type 0 and 16 bytes). A Raspberry Pi's arch is 41,
  * whatever it sends. */
@@ -298,7 +298,8 @@ static int boot_choose(struct ctx *c)
 		return 0;
 
 	/* UEFI HTTP Boot: OVMF sends "HTTPClient:Arch:00016:..." and ignores
-	 * an offer that does not echo "HTTPClient" (LABNOTES). Matched by
+	 * an offer that does not echo "HTTPClient" (docs/compatibility.md,
+	 * "Client quirks"). Matched by
 	 * prefix, or by the x64 HTTP arch alone. */
 	http = dhcp_vendor_class_prefix(req, "HTTPClient") || arch == 16;
 	/* In proxy mode the vendor class is always sent (PXE 2.1 §2.2.5: a
@@ -359,7 +360,7 @@ static int boot_choose(struct ctx *c)
 
 /* ---- reservation mode ---- */
 
-/* The network configuration of the host (reference §3 table). */
+/* The network configuration of the host (docs/compatibility.md, "DHCP", options). */
 static int host_options(struct ctx *c)
 {
 	const struct dhcp_host *h = c->host;

@@ -2,7 +2,8 @@
  * answer.
  *
  * DESIGN: pure functions of the Hardware's JSON and the settings. The
- * choice follows Smee (tinkerbell.md §3): netboot.allowPXE must be true;
+ * choice follows Smee (docs/compatibility.md, "iPXE scripts and binaries"):
+ * netboot.allowPXE must be true;
  * netboot.ipxe.url makes a chain script, netboot.ipxe.contents is served
  * as it is, otherwise the template is rendered. The kernel command line is
  * assembled here, argument by argument, in Smee's order, so that an unset

@@ -1,7 +1,8 @@
 /* ec2 — the EC2-style metadata tree of one Hardware.
  *
  * DESIGN: the tree is a table: every directory and leaf Hegel serves under
- * /2009-04-04/ (tinkerbell.md §4), each leaf with the function that reads
+ * /2009-04-04/ (docs/compatibility.md, "Instance metadata"), each leaf with
+ * the function that reads
  * its value from the Hardware's JSON, plus what Hegel leaves empty:
  * public-keys/ in EC2's form from metadata.instance.ssh_keys (a listing of
  * "N=name", then N/openssh-key) and vendor-data from spec.vendorData. A

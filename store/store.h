@@ -4,7 +4,7 @@
  * metadata, spec, status). Hardware's MACs, IPs and system UUID are copied
  * into index tables that are unique across all Hardware. Every change bumps
  * a store-wide resourceVersion and is appended to a change log that watches
- * resume from. See DESIGN.md "Threads" for who writes.
+ * resume from. See docs/architecture.md, "Threads", for who writes.
  *
  * Threads: store_open() starts the single writer thread; every other thread
  * hands it writes through store_write() (which blocks the caller until the

@@ -1,8 +1,8 @@
 /* writer — opening the database, the single writer thread, group commit,
  * events and change notification.
  *
- * DESIGN: one thread owns the only read-write connection (DESIGN.md
- * "Threads"). store_write() puts a request on a queue (s->lock,
+ * DESIGN: one thread owns the only read-write connection
+ * (docs/architecture.md, "Threads"). store_write() puts a request on a queue (s->lock,
  * queue_cond) and sleeps on done_cond until the writer marks it done.
  * The writer takes everything queued, up to batch_max requests, into one
  * BEGIN IMMEDIATE ... COMMIT: a burst of writes costs one fsync (group

@@ -48,7 +48,8 @@ for c in dhc udh nmp; do
 done
 ip -n "$NS_dhc" link set eth0 address 02:00:00:00:00:01
 ip -n "$NS_udh" link set eth0 address 02:00:00:00:00:02
-# nmap's script needs an IPv4 address on its interface (LABNOTES).
+# nmap's script needs an IPv4 address on its interface (docs/contributing.md,
+# "Test peers").
 ns_addr "$NS_nmp" eth0 192.168.77.200/24
 
 # ---- the server ----

@@ -1,5 +1,6 @@
 #!/bin/sh
-# test_lint — STYLE.md rule 8: the unsafe string and number functions are
+# test_lint — docs/contributing.md, "Untrusted input": the unsafe string and
+# number functions are
 # not called anywhere in the C sources outside tests/. One TAP line per
 # banned function; each offender is printed as file:line.
 #

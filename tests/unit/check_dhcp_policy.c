@@ -1164,7 +1164,8 @@ START_TEST(test_ipxe_user_class)
 {
 	struct tp t;
 	/* iPXE's plain form, with PXEClient and an arch that would otherwise
-	 * get undionly.kpxe (the BIOS loop of LABNOTES). */
+	 * get undionly.kpxe (the BIOS loop in docs/compatibility.md,
+	 * "Client quirks"). */
 	pxe_request(DHCP_DISCOVER, "PXEClient:Arch:00000:UNDI:002001", 0, "iPXE");
 	ck_assert_int_eq(run(67, &host), 1);
 	ck_assert_int_eq(dec.boot, DHCP_BOOT_IPXE_SCRIPT);
