@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "daemon/conf.h"
 
 #define CT_JSON "application/json"
+#define API_TRIM_MIN (1u << 20) /* bytes of a body or reply after which memory is trimmed */
 
 /* ---- replies ---- */
 
@@ -228,16 +230,23 @@ static void record_event(const struct api_ctx *ctx, const struct store_op *op, c
 		[STORE_RESULT_CONFIGURED] = "Updated",
 		[STORE_RESULT_DELETED] = "Deleted",
 	};
+	char rvs[24];
 	if (op->error || op->type == STORE_OP_STATUS || op->type == STORE_OP_STATUS_PATCH ||
 	    op->result == STORE_RESULT_NONE || op->result == STORE_RESULT_UNCHANGED ||
-	    !op->object)
+	    (!op->object && !op->no_object))
 		return;
+	/* Without the object (no_object), its names are the op's own. */
 	json_t *md = json_object_get(op->object, "metadata");
-	const char *ns = json_string_value(json_object_get(md, "namespace"));
-	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = op->object ? json_string_value(json_object_get(md, "namespace")) :
+				      op->namespace_;
+	const char *name = op->object ? json_string_value(json_object_get(md, "name")) : op->name;
 	const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
 	if (!ns || !name)
 		return;
+	if (!op->object && op->rv) {
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)op->rv);
+		rv = rvs;
+	}
 	store_event(ctx->store, op->kind, ns, name, "Normal", reasons[op->result],
 		    "%s through the admin API (%s), resourceVersion %s", result_name(op->result), via,
 		    rv ? rv : "?");
@@ -494,11 +503,45 @@ static void apply_failed(struct api_reply *rep, json_t *items, struct store_op *
 			ops[bad].message[0] ? ops[bad].message : strerror(-err));
 }
 
+/* Replies 200 with the ApplyResult of ops: each item rendered on its own
+ * into the body, so that no tree of n results is built. */
+static void reply_apply_result(struct api_reply *rep, const struct store_op *ops, size_t n)
+{
+	struct buf *b = &rep->body;
+	int e;
+
+	buf_free(b);
+	buf_init(b, API_MAX_RESPONSE);
+	e = buf_puts(b, "{\"kind\":\"ApplyResult\",\"items\":[");
+	for (size_t i = 0; i < n && e >= 0; i++) {
+		const struct store_kind_info *ki = store_kind_info(ops[i].kind);
+		json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion", ki->api_version,
+				      "kind", ki->kind, "namespace", ops[i].namespace_, "name",
+				      ops[i].name ? ops[i].name : "", "result",
+				      result_name(ops[i].result));
+		if (!r)
+			e = -ENOMEM;
+		else if ((i > 0 && buf_putc(b, ',') < 0) ||
+			 json_dump_callback(r, dump_cb, b, JSON_COMPACT) < 0)
+			e = -E2BIG;
+		json_decref(r);
+	}
+	if (e >= 0 && buf_puts(b, "]}\n") < 0)
+		e = -E2BIG;
+	if (e < 0) {
+		api_reply_error(rep, 500, NULL, NULL, e == -ENOMEM ? "out of memory" :
+					"the response is too large to render");
+		return;
+	}
+	rep->code = 200;
+	rep->content_type = CT_JSON;
+}
+
 static void handle_apply(const struct api_ctx *ctx, struct api_reply *rep)
 {
-	json_t *items = json_array(), *res = NULL, *out = NULL;
+	json_t *items = json_array();
 	struct store_op *ops = NULL;
-	size_t n, i;
+	size_t n = 0, i;
 	json_t *it;
 
 	if (!items || load_apply_items(ctx, rep, items) < 0)
@@ -534,34 +577,28 @@ static void handle_apply(const struct api_ctx *ctx, struct api_reply *rep)
 					    .kind = k,
 					    .namespace_ = ns,
 					    .name = name,
-					    .body = it };
+					    .body = it,
+					    .no_object = true };
 	}
 	int e = n ? store_write(ctx->store, ops, n, true) : 0;
 	if (e < 0) {
 		apply_failed(rep, items, ops, n, e);
 		goto out;
 	}
+	/* Written: of each body only the names in its metadata are still
+	 * needed (the ops borrow them); the rest, most of the tree, goes
+	 * before the events and the reply take their share. */
+	json_array_foreach (items, i, it) {
+		json_object_del(it, "spec");
+		json_object_del(it, "status");
+	}
 	for (i = 0; i < n; i++)
 		record_event(ctx, &ops[i], "apply");
-	res = json_array();
-	for (i = 0; i < n && res; i++) {
-		const struct store_kind_info *ki = store_kind_info(ops[i].kind);
-		json_array_append_new(res, json_pack("{s:s, s:s, s:s, s:s, s:s}", "apiVersion",
-						     ki->api_version, "kind", ki->kind, "namespace",
-						     ops[i].namespace_, "name",
-						     ops[i].name ? ops[i].name : "", "result",
-						     result_name(ops[i].result)));
-	}
-	out = res ? json_pack("{s:s, s:o}", "kind", "ApplyResult", "items", res) : NULL;
-	if (!out)
-		api_reply_error(rep, 500, NULL, NULL, "out of memory");
-	else
-		api_reply_json(rep, 200, out);
+	reply_apply_result(rep, ops, n);
 out:
-	for (i = 0; ops && i < json_array_size(items); i++)
+	for (i = 0; ops && i < n; i++)
 		store_op_clear(&ops[i]);
 	free(ops);
-	json_decref(out);
 	json_decref(items);
 }
 
@@ -723,5 +760,17 @@ void api_handle(const struct api_ctx *ctx, struct api_reply *rep)
 		api_reply_error(rep, 404, NULL, NULL,
 				"the server could not find the requested resource");
 		break;
+	}
+	/* A large body or reply had its trees (several kB per object) freed
+	 * by now, and the store writer's copies too; glibc keeps what a
+	 * thread frees in that thread's arena, where a little that stays
+	 * pins the rest: give it back, or the daemon stays at the peak of its
+	 * largest apply or list (the reply itself is mmapped: it goes when
+	 * sent). The events an apply queued are freed by the writer once
+	 * stored: wait for that first, or they stay behind in this arena. */
+	if (ctx->body_len >= API_TRIM_MIN || rep->body.len >= API_TRIM_MIN) {
+		if (ctx->route->type == API_ROUTE_APPLY)
+			store_sync(ctx->store);
+		malloc_trim(0);
 	}
 }

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@
 #define EXIT_USAGE 2
 #define STATE_DIR_MODE 0750
 #define DB_NAME "ironbell.db"
+#define IB_MMAP_THRESHOLD (128 * 1024) /* glibc's own default, kept fixed */
 
 struct opts {
 	const char *config_path;
@@ -363,6 +365,12 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	}
 	log_init_auto(cfg->log_level);
+	/* Allocations of IB_MMAP_THRESHOLD bytes or more are mmapped, so a
+	 * freed one goes back to the system. glibc otherwise raises the
+	 * threshold to the size of each mmapped block freed (up to 32 MiB):
+	 * after one large apply, later large buffers (a list's response, the
+	 * next body) come from the heap, and stay resident once freed. */
+	mallopt(M_MMAP_THRESHOLD, IB_MMAP_THRESHOLD);
 
 	/* Before any thread exists, so that all of them inherit the mask. */
 	sigemptyset(&mask);

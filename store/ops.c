@@ -644,6 +644,7 @@ int store_op_exec(struct store *s, struct store_op *op)
 	op->error = 0;
 	op->result = STORE_RESULT_NONE;
 	op->object = NULL;
+	op->rv = 0;
 	op->message[0] = '\0';
 	e = resolve(op, &c);
 	if (e < 0)
@@ -682,5 +683,15 @@ out:
 	json_decref(cur.obj);
 	if (e < 0 && !op->error)
 		store_op_fail(op, e, "failed");
+	if (op->object) {
+		const char *rv = json_string_value(
+			json_object_get(json_object_get(op->object, "metadata"), "resourceVersion"));
+		if (!rv || num_parse_u64_str(rv, UINT64_MAX, &op->rv) < 0)
+			op->rv = 0;
+		if (op->no_object) {
+			json_decref(op->object);
+			op->object = NULL;
+		}
+	}
 	return op->error;
 }

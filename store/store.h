@@ -133,11 +133,15 @@ struct store_op {
 				       * counts too */
 	const char *source;     /* "local" (default) or "kube"; a "kube" object
 				 * refuses edits whose source is "local" (-EPERM) */
+	bool no_object;         /* leave object NULL: the writer drops it as soon
+				 * as the op has run, so a large atomic write does
+				 * not hold a copy of every object until it returns */
 	/* out */
 	int error;               /* 0 or negative errno */
 	enum store_result result;
 	json_t *object;          /* new reference: the object as stored (the last
 				  * state, for DELETE); caller json_decref()s */
+	uint64_t rv;             /* that object's resourceVersion, also with no_object */
 	char message[512];       /* on error: what and why, naming the object,
 				  * e.g. `hardware "default/b": spec.interfaces[0].dhcp.mac
 				  * "aa:..:01" is already used by hardware "default/a"` */

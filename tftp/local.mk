@@ -2,7 +2,7 @@
 # thread.
 noinst_LIBRARIES += libtftp.a
 libtftp_a_SOURCES = tftp/tftp.h tftp/tftp-internal.h tftp/tftp-server.h \
-	tftp/codec.c tftp/files.c tftp/server.c
+	tftp/codec.c tftp/files.c tftp/netascii.c tftp/server.c
 TFTP_LIBS = libtftp.a
 
 check_PROGRAMS += tests/unit/check_tftp
@@ -32,4 +32,5 @@ tests_delayline_SOURCES = tests/delayline.c
 
 # tftp-hpa, atftp and curl against the real daemon in namespaces (root).
 TESTS += tests/integration/test_tftp.sh
-EXTRA_DIST += tests/integration/test_tftp.sh tests/integration/tftp/dup_ack.py
+EXTRA_DIST += tests/integration/test_tftp.sh tests/integration/tftp/dup_ack.py \
+	tests/integration/tftp/no_ack.py

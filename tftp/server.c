@@ -28,8 +28,11 @@
  * The timer is one timerfd ticking every TFTP_TICK_MS while transfers are
  * open; each tick scans them for expired deadlines (tftp.max_transfers
  * bounds the scan). Files in octet mode are read with pread per block;
- * netascii files are converted whole into memory first (bounded by
- * TFTP_NETASCII_MAX) so any block can be resent.
+ * netascii files are converted block by block as they are read
+ * (tftp/netascii.c), so a transfer never holds its file in memory, however
+ * many a spoofed flood of requests opens; their converted size (for tsize
+ * and the last block) is counted once at the request, over at most
+ * TFTP_NETASCII_MAX bytes.
  *
  * Nothing here is shared with other threads but the metrics (atomic).
  */
@@ -80,9 +83,10 @@ static const char *const outcome_names[OUT_MAX] = {
 struct transfer {
 	struct transfer *prev, *next_t;
 	int fd;        /* the connected socket */
-	int file_fd;   /* octet mode; -1 in netascii mode */
-	uint8_t *mem;  /* netascii mode: the converted file */
-	uint64_t size; /* bytes to send */
+	int file_fd;
+	bool netascii;
+	struct tftp_netascii_file na; /* netascii mode: where the blocks start */
+	uint64_t size; /* bytes to send (after netascii conversion) */
 	struct tftp_granted g;
 	unsigned blksize, window;
 	uint64_t nblocks; /* size / blksize + 1: the last one is short */
@@ -112,6 +116,7 @@ struct tftp_server {
 	unsigned ntransfers;
 	bool ticking;
 	uint8_t buf[TFTP_PACKET_MAX];
+	uint8_t in[TFTP_BLKSIZE_MAX]; /* the file's bytes read for netascii */
 	struct metric *m_req[2], *m_out[OUT_MAX], *m_bytes, *m_retrans, *m_active;
 	struct metric *m_opt[4], *m_drop[TFTP_BAD_MAX];
 };
@@ -191,7 +196,6 @@ static void transfer_end(struct tftp_server *s, struct transfer *t, enum outcome
 	close(t->fd);
 	if (t->file_fd >= 0)
 		close(t->file_fd);
-	free(t->mem);
 	if (t->prev)
 		t->prev->next_t = t->next_t;
 	else
@@ -214,8 +218,13 @@ static bool send_block(struct tftp_server *s, struct transfer *t, uint64_t k)
 						  t->blksize;
 	size_t h = tftp_write_data_header(s->buf, sizeof(s->buf), (uint16_t)k);
 	if (len) {
-		if (t->mem) {
-			memcpy(s->buf + h, t->mem + off, len);
+		if (t->netascii) {
+			int e = tftp_netascii_block(&t->na, k, t->acked + 1, s->buf + h, len, s->in,
+						    sizeof(s->in));
+			if (e < 0) {
+				errno = -e;
+				return false;
+			}
 		} else {
 			ssize_t got = pread(t->file_fd, s->buf + h, len, (off_t)off);
 			if (got != (ssize_t)len)
@@ -506,16 +515,12 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 			metric_inc(s->m_out[OUT_REFUSED], 1);
 			goto drop;
 		}
-		uint8_t *raw = malloc(t->size ? t->size : 1);
-		t->mem = raw ? malloc(t->size * 2 + 1) : NULL;
-		if (!t->mem || pread(ffd, raw, t->size, 0) != (ssize_t)t->size) {
-			free(raw);
+		e = tftp_netascii_size(ffd, t->size, s->in, sizeof(s->in), &t->size);
+		if (e < 0) {
+			errno = -e;
 			goto fail;
 		}
-		t->size = tftp_netascii(raw, t->size, t->mem);
-		free(raw);
-		close(ffd);
-		t->file_fd = ffd = -1;
+		t->netascii = true;
 	}
 	e = transfer_socket(local, peer);
 	if (e < 0) {
@@ -535,6 +540,7 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	t->blksize = t->g.blksize_v;
 	t->window = t->g.windowsize_v;
 	t->nblocks = t->size / t->blksize + 1;
+	tftp_netascii_file_init(&t->na, t->file_fd, t->blksize);
 	t->next = 1;
 	t->rto_ns = (uint64_t)t->g.timeout_v * 1000000000u;
 	t->start_ns = t->progress_ns = now_mono_ns();
@@ -577,7 +583,6 @@ drop:
 	if (t) {
 		if (t->fd >= 0)
 			close(t->fd);
-		free(t->mem);
 		free(t);
 	}
 	if (ffd >= 0)

@@ -13,7 +13,7 @@
 struct ib_config;
 struct tftp_server;
 
-#define TFTP_NETASCII_MAX (16u << 20) /* a file sent in netascii is converted in memory */
+#define TFTP_NETASCII_MAX (16u << 20) /* a file sent in netascii is read whole for its size */
 
 /* Binds tftp.listen and opens ipxe.binary_dir from cfg (which must
  * outlive the server: the caller keeps the snapshot it passes), and

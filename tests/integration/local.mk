@@ -5,3 +5,6 @@ CLI_INTEGRATION_TESTS = \
 	tests/integration/test_crash.sh
 TESTS += $(CLI_INTEGRATION_TESTS)
 EXTRA_DIST += $(CLI_INTEGRATION_TESTS) tests/integration/fixtures
+# What the daemon keeps resident after applies of 20,000 Hardware.
+TESTS += tests/integration/test_apply_memory.sh
+EXTRA_DIST += tests/integration/test_apply_memory.sh

@@ -666,6 +666,41 @@ START_TEST(test_swap_macs_atomic)
 }
 END_TEST
 
+/* no_object: the writer keeps no copy of the object for the caller (an
+ * apply of many objects would hold them all); op->rv still says the
+ * resourceVersion written, and an unchanged object's. */
+START_TEST(test_no_object)
+{
+	struct store_op ops[2];
+	json_t *b[2] = { hw("n1", "aa:bb:cc:dd:ee:31", NULL), hw("n2", "aa:bb:cc:dd:ee:32", NULL) };
+	uint64_t rv;
+	for (int i = 0; i < 2; i++)
+		ops[i] = (struct store_op){ .type = STORE_OP_APPLY,
+					    .kind = STORE_KIND_HARDWARE,
+					    .body = b[i],
+					    .no_object = true };
+	ck_assert_int_eq(store_write(st, ops, 2, true), 0);
+	ck_assert_int_eq(store_resource_version(rd, &rv), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ops[i].result, STORE_RESULT_CREATED);
+		ck_assert_ptr_null(ops[i].object);
+	}
+	ck_assert_uint_eq(ops[0].rv, rv - 1);
+	ck_assert_uint_eq(ops[1].rv, rv);
+	ck_assert_int_eq(store_write(st, ops, 1, true), 0);
+	ck_assert_int_eq(ops[0].result, STORE_RESULT_UNCHANGED);
+	ck_assert_ptr_null(ops[0].object);
+	ck_assert_uint_eq(ops[0].rv, rv - 1);
+	ops[0].no_object = false;
+	ck_assert_int_eq(store_write(st, ops, 1, true), 0);
+	ck_assert_uint_eq(obj_rv(ops[0].object), rv - 1);
+	ck_assert_uint_eq(ops[0].rv, rv - 1);
+	store_op_clear(&ops[0]);
+	json_decref(b[0]);
+	json_decref(b[1]);
+}
+END_TEST
+
 /* ---- batches ---- */
 
 static void batch3(struct store_op ops[3], json_t *bodies[3])
@@ -1841,6 +1876,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_metadata_filled);
 	UNIT_TEST(tc, test_validation_refused);
 	UNIT_TEST(tc, test_apply_results);
+	UNIT_TEST(tc, test_no_object);
 	UNIT_TEST(tc, test_stale_rv);
 	UNIT_TEST(tc, test_unique_across_objects);
 	UNIT_TEST(tc, test_unique_within_object);

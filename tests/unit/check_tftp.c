@@ -1,12 +1,16 @@
 /* check_tftp — the TFTP codec, negotiation and name cleaning: tables of
  * good requests built byte by byte and of malformed ones, options out of
  * range (blksize 7 and 65465, windowsize 0), round trips of written
- * packets, every option against every limit, netascii, and the paths that
+ * packets, every option against every limit, netascii (whole, and block by
+ * block from a file against the whole conversion), and the paths that
  * must not leave the root. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tftp/tftp-internal.h"
 #include "tests/unit/unit.h"
@@ -265,6 +269,147 @@ START_TEST(test_netascii)
 }
 END_TEST
 
+/* A pair cut by the end of the output is finished by the next call. */
+START_TEST(test_netascii_step)
+{
+	struct tftp_netascii_pos pos = { 0 };
+	const uint8_t in[] = { 'a', '\n', '\r', 'b' };
+	uint8_t out[8];
+	ck_assert_uint_eq(tftp_netascii_step(&pos, in, 4, out, 2), 2);
+	ck_assert_mem_eq(out, "a\r", 2);
+	ck_assert(pos.half);
+	ck_assert_uint_eq(pos.in, 2);
+	ck_assert_uint_eq(tftp_netascii_step(&pos, in + 2, 2, out, 2), 2);
+	ck_assert_mem_eq(out, "\n\r", 2);
+	ck_assert(pos.half);
+	ck_assert_uint_eq(pos.in, 3);
+	ck_assert_uint_eq(tftp_netascii_step(&pos, in + 3, 1, out, 8), 2);
+	ck_assert_mem_eq(out, "\0b", 2);
+	ck_assert(!pos.half);
+	ck_assert_uint_eq(pos.in, 4);
+	ck_assert_uint_eq(tftp_netascii_step(&pos, in, 0, out, 8), 0);
+	ck_assert_uint_eq(tftp_netascii_step(&pos, in, 4, NULL, 0), 0);
+}
+END_TEST
+
+/* The inputs of the block-by-block tests: n bytes made by fill(). */
+enum na_input {
+	NA_EMPTY,
+	NA_PLAIN,    /* no CR, no LF */
+	NA_LONE_CR,  /* every byte a CR: every block ends inside a pair */
+	NA_LONE_LF,
+	NA_CRLF,     /* CR LF pairs, which become CR NUL CR LF */
+	NA_NUL,      /* NULs and text */
+	NA_MIX,      /* pseudo-random a, b, CR, LF, NUL */
+	NA_INPUT_MAX
+};
+
+static size_t na_fill(enum na_input kind, size_t n, uint8_t *p)
+{
+	uint32_t x = 13;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		switch (kind) {
+		case NA_PLAIN: p[i] = (uint8_t)('a' + i % 26); break;
+		case NA_LONE_CR: p[i] = '\r'; break;
+		case NA_LONE_LF: p[i] = i % 3 == 2 ? '\n' : 'x'; break;
+		case NA_CRLF: p[i] = i % 2 ? '\n' : '\r'; break;
+		case NA_NUL: p[i] = i % 2 ? '\0' : 'z'; break;
+		case NA_MIX: p[i] = (const uint8_t[]){ 'a', 'b', '\r', '\n', '\0' }[(x >> 16) % 5]; break;
+		default: break;
+		}
+	}
+	return kind == NA_EMPTY ? 0 : n;
+}
+
+/* A memory file holding n bytes of p. */
+static int na_file(const uint8_t *p, size_t n)
+{
+	int fd = memfd_create("netascii", 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, p, n), (ssize_t)n);
+	return fd;
+}
+
+/* Every input, at several block sizes and file lengths (exactly a block,
+ * a block and one byte, odd lengths), read through a scratch buffer
+ * smaller and larger than a block: sent in order, each block is the slice
+ * of the whole-file conversion; then sent as a window that is partly
+ * acknowledged and retransmitted, the same. */
+START_TEST(test_netascii_blocks)
+{
+	static const unsigned sizes[] = { 8, 9, 512 };
+	static const size_t lens[] = { 1, 7, 8, 9, 511, 512, 513, 1024, 3001 };
+	static const size_t caps[] = { 1, 3, 600 };
+	enum na_input kind = (enum na_input)_i;
+	uint8_t in[3001], whole[6002], out[512], buf[600];
+
+	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		size_t n = na_fill(kind, lens[li], in);
+		size_t total = tftp_netascii(in, n, whole);
+		int fd = na_file(in, n);
+		uint64_t size = 0;
+		ck_assert_int_eq(tftp_netascii_size(fd, n, buf, 5, &size), 0);
+		ck_assert_uint_eq(size, total);
+		for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+			unsigned bs = sizes[si];
+			uint64_t nblocks = total / bs + 1;
+			for (size_t ci = 0; ci < sizeof(caps) / sizeof(caps[0]); ci++) {
+				struct tftp_netascii_file f;
+				tftp_netascii_file_init(&f, fd, bs);
+				/* In order, each block acknowledged before the next. */
+				for (uint64_t k = 1; k <= nblocks; k++) {
+					size_t off = (size_t)(k - 1) * bs;
+					size_t len = total - off < bs ? total - off : bs;
+					ck_assert_int_eq(tftp_netascii_block(&f, k, k, out, len, buf, caps[ci]), 0);
+					ck_assert_msg(memcmp(out, whole + off, len) == 0,
+						      "input %d, %zu bytes, blksize %u, cap %zu: block %llu differs",
+						      kind, n, bs, caps[ci], (unsigned long long)k);
+				}
+				/* Windows of 3; every other ACK is of the window's first
+				 * block only, so the next window starts inside the last. */
+				tftp_netascii_file_init(&f, fd, bs);
+				uint64_t acked = 0;
+				for (int round = 0; acked < nblocks && round < 10000; round++) {
+					uint64_t end = acked + 3 > nblocks ? nblocks : acked + 3;
+					for (uint64_t k = acked + 1; k <= end; k++) {
+						size_t off = (size_t)(k - 1) * bs;
+						size_t len = total - off < bs ? total - off : bs;
+						ck_assert_int_eq(tftp_netascii_block(&f, k, acked + 1, out, len,
+										     buf, caps[ci]), 0);
+						ck_assert_msg(memcmp(out, whole + off, len) == 0,
+							      "input %d, %zu bytes, blksize %u, cap %zu: "
+							      "windowed block %llu differs",
+							      kind, n, bs, caps[ci], (unsigned long long)k);
+					}
+					acked = round % 2 ? end : acked + 1;
+				}
+				ck_assert_uint_eq(acked, nblocks);
+			}
+		}
+		close(fd);
+	}
+}
+END_TEST
+
+/* A file shorter than its size (cut while it was sent): -EIO, not junk. */
+START_TEST(test_netascii_short_file)
+{
+	uint8_t in[64], out[16], buf[16];
+	struct tftp_netascii_file f;
+	uint64_t size;
+	na_fill(NA_MIX, sizeof(in), in);
+	int fd = na_file(in, sizeof(in));
+	ck_assert_int_eq(tftp_netascii_size(fd, sizeof(in) + 1, buf, sizeof(buf), &size), -EIO);
+	tftp_netascii_file_init(&f, fd, 16);
+	ck_assert_int_eq(tftp_netascii_block(&f, 1, 1, out, 16, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(ftruncate(fd, 20), 0);
+	ck_assert_int_eq(tftp_netascii_block(&f, 9, 2, out, 16, buf, sizeof(buf)), -EIO);
+	ck_assert_int_eq(tftp_netascii_block(&f, 1, 2, out, 16, buf, sizeof(buf)), -EINVAL);
+	close(fd);
+}
+END_TEST
+
 static const struct {
 	const char *in, *out; /* out NULL: refused */
 } paths[] = {
@@ -317,6 +462,9 @@ static Suite *tftp_suite(void)
 	UNIT_TEST(tc, test_negotiate);
 	UNIT_TEST(tc, test_write_round_trips);
 	UNIT_TEST(tc, test_netascii);
+	UNIT_TEST(tc, test_netascii_step);
+	tcase_add_loop_test(tc, test_netascii_blocks, 0, NA_INPUT_MAX);
+	UNIT_TEST(tc, test_netascii_short_file);
 	tcase_add_loop_test(tc, test_paths, 0, sizeof(paths) / sizeof(paths[0]));
 	suite_add_tcase(s, tc);
 	return s;
