@@ -17,9 +17,9 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/net.h"
 
-struct json_t;       /* jansson */
-struct config_cidrs; /* daemon/conf.h */
+struct json_t; /* jansson */
 
 #define MD_PATH_MAX 255        /* an EC2 path below the version */
 #define MD_ID_MAX 253          /* an instance id in a /tootles/ path */
@@ -69,7 +69,7 @@ const char *md_route_template(const struct md_route *r);
 
 /* True when the address text ip (IPv4 or IPv6) is inside one of the
  * prefixes of l. */
-bool md_cidrs_match(const struct config_cidrs *l, const char *ip);
+bool md_cidrs_match(const struct net_cidrs *l, const char *ip);
 
 /* The client's address: peer (text) itself, unless peer is a trusted
  * proxy and xff (the X-Forwarded-For header, NULL when absent) names
@@ -79,7 +79,7 @@ bool md_cidrs_match(const struct config_cidrs *l, const char *ip);
  * MD_XFF_MAX entries are read from the right. Writes the address, in the
  * canonical text form of its family, into out (INET6_ADDRSTRLEN bytes)
  * and returns 0, or -EINVAL (and out "") when nothing usable is named. */
-int md_client_address(const char *peer, const char *xff, const struct config_cidrs *trusted,
+int md_client_address(const char *peer, const char *xff, const struct net_cidrs *trusted,
 		      char *out, size_t outlen);
 
 /* ---- answers ---- */
