@@ -65,6 +65,17 @@ enum md_route_type md_route_parse(const char *path, size_t len, struct md_route 
 /* The route's template for logs and metrics ("/2009-04-04/{path}"). */
 const char *md_route_template(const struct md_route *r);
 
+/* ---- settings ----
+ *
+ * What this part is configured with. The daemon fills it from its
+ * configuration (metadata: in ironbell.yaml); a test fills it by hand.
+ * Pointers are borrowed: whoever fills it keeps what they point to for as
+ * long as the settings are used (the daemon: its configuration snapshot). */
+struct md_settings {
+	const struct net_cidrs *trusted_proxies; /* peers whose X-Forwarded-For
+						  * counts; NULL: none */
+};
+
 /* ---- who is asking ---- */
 
 /* True when the address text ip (IPv4 or IPv6) is inside one of the
