@@ -1,5 +1,5 @@
 /* net — resolving and binding the daemon's listening sockets (HTTP,
- * TFTP, syslog). */
+ * TFTP, syslog), and lists of address prefixes. */
 #pragma once
 
 #include <stddef.h>
@@ -22,3 +22,17 @@ int net_split_hostport(const char *s, char *host, size_t hostlen, uint16_t *ret_
  * the socket's error. */
 int net_bind(const char *hostport, int family, int socktype, unsigned flags, const char *what,
 	     char *err, size_t errlen);
+
+#define NET_MAX_CIDRS 64 /* prefixes in a struct net_cidrs */
+
+/* A bounded list of IPv4 and IPv6 prefixes, stored inline (nothing to
+ * free): the configuration reads one (metadata.trusted_proxies), the
+ * metadata part matches addresses against it. */
+struct net_cidrs {
+	unsigned n;
+	struct net_cidr {
+		uint8_t family;   /* AF_INET or AF_INET6 */
+		uint8_t prefix;   /* 0..32 or 0..128 */
+		uint8_t addr[16]; /* network byte order; host bits zero */
+	} e[NET_MAX_CIDRS];
+};

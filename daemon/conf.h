@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/log.h"
+#include "common/net.h"
 #include "store/store.h"
 
 #define CONFIG_DEFAULT_PATH SYSCONFDIR "/ironbell/ironbell.yaml"
@@ -43,17 +44,7 @@ struct config_ifnames {
 	char name[CONFIG_DHCP_MAX_INTERFACES][CONFIG_IFNAME_MAX + 1];
 };
 
-#define CONFIG_MAX_CIDRS 64 /* metadata.trusted_proxies entries */
-
-/* A bounded list of IPv4 and IPv6 prefixes, stored inline. */
-struct config_cidrs {
-	unsigned n;
-	struct config_cidr {
-		uint8_t family;   /* AF_INET or AF_INET6 */
-		uint8_t prefix;   /* 0..32 or 0..128 */
-		uint8_t addr[16]; /* network byte order; host bits zero */
-	} e[CONFIG_MAX_CIDRS];
-};
+#define CONFIG_MAX_CIDRS NET_MAX_CIDRS /* metadata.trusted_proxies entries */
 
 /* Overrides of the built-in option 93 -> binary table, in file order. */
 struct config_arch_map {
@@ -148,8 +139,8 @@ struct ib_config {
 
 	/* Instance metadata (metadata/), on the public listener. */
 	struct {
-		struct config_cidrs trusted_proxies; /* metadata.trusted_proxies: peers
-						      * whose X-Forwarded-For counts */
+		struct net_cidrs trusted_proxies; /* metadata.trusted_proxies: peers
+						   * whose X-Forwarded-For counts */
 	} metadata;
 
 	/* The syslog receiver (syslog/). */

@@ -36,7 +36,7 @@ enum cfg_type {
 	CFG_IFNAMES,   /* struct config_ifnames, a sequence of interface names */
 	CFG_ARCH_MAP,  /* struct config_arch_map, a mapping of code: binary */
 	CFG_TEXT,      /* char *, printable ASCII, at most .max bytes (0: 4096) */
-	CFG_CIDRS,     /* struct config_cidrs, a sequence of address/prefix */
+	CFG_CIDRS,     /* struct net_cidrs, a sequence of address/prefix */
 	CFG_TYPE_MAX
 };
 

@@ -524,8 +524,8 @@ static int parse_cidr(const struct cfg_key *k, const char *s, size_t n, void *fi
 		      size_t msglen)
 {
 	char q[QUOTE_BUF], addr[INET6_ADDRSTRLEN + 1];
-	struct config_cidrs *l = field;
-	struct config_cidr c = { 0 };
+	struct net_cidrs *l = field;
+	struct net_cidr c = { 0 };
 	const char *slash = memchr(s, '/', n);
 	size_t an = slash ? (size_t)(slash - s) : n;
 	uint64_t prefix;

@@ -41,3 +41,12 @@ tests_fuzz_fuzz_api_route_LDADD = $(COMMON_LIBS)
 endif
 
 include daemon/config.mk
+
+# The configuration turned into each part's settings (daemon/settings.c).
+libdaemon_a_SOURCES += daemon/settings.c daemon/settings.h
+check_PROGRAMS += tests/unit/check_daemon_settings
+TESTS += tests/unit/check_daemon_settings
+tests_unit_check_daemon_settings_SOURCES = tests/unit/check_daemon_settings.c tests/unit/unit.h
+tests_unit_check_daemon_settings_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_daemon_settings_LDADD = libdaemon.a $(DHCP_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) \
+	$(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)

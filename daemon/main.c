@@ -45,6 +45,7 @@
 #include "common/common.h"
 #include "daemon/api.h"
 #include "daemon/conf.h"
+#include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"
 #include "syslog/syslog-server.h"
 #include "tftp/tftp-server.h"
@@ -347,6 +348,9 @@ int main(int argc, char **argv)
 	struct tftp_server *tftp = NULL;
 	struct syslog_server *syslogd = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
+	struct dhcp_settings dhcp_set;
+	struct tftp_settings tftp_set;
+	struct syslog_settings syslog_set;
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -400,20 +404,23 @@ int main(int argc, char **argv)
 		log_error("daemon", "out of memory");
 		goto out;
 	}
-	/* DHCP keeps the snapshot it starts with: its keys need a restart. */
+	/* DHCP keeps the settings it starts with: its keys need a restart. */
 	dhcp_cfg = api_config_get(api);
 	if (dhcp_cfg->dhcp.enabled &&
-	    dhcp_server_new(store, dhcp_cfg, &dhcp, err, sizeof(err)) < 0) {
+	    (settings_dhcp(dhcp_cfg, &dhcp_set, err, sizeof(err)) < 0 ||
+	     dhcp_server_new(store, &dhcp_set, &dhcp, err, sizeof(err)) < 0)) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
 	/* TFTP too: its socket and root are opened once. */
-	if (dhcp_cfg->tftp.enabled && tftp_server_new(dhcp_cfg, &tftp, err, sizeof(err)) < 0) {
+	settings_tftp(dhcp_cfg, &tftp_set);
+	if (dhcp_cfg->tftp.enabled && tftp_server_new(&tftp_set, &tftp, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	settings_syslog(dhcp_cfg, &syslog_set);
 	if (dhcp_cfg->syslog.enabled &&
-	    syslog_server_new(store, dhcp_cfg, &syslogd, err, sizeof(err)) < 0) {
+	    syslog_server_new(store, &syslog_set, &syslogd, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}

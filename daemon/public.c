@@ -55,12 +55,12 @@
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
 #include "daemon/public.h"
+#include "daemon/settings.h"
 #include "ipxe/ipxe.h"
 #include "store/store.h"
 
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_JSON "application/json"
-#define URL_MAX 512
 
 static void count(const char *name, const char *help, const char *labels)
 {
@@ -137,40 +137,6 @@ static uint32_t public_address(const struct ib_config *cfg, struct MHD_Connectio
 	return 0;
 }
 
-static void ip_text(uint32_t ip, char out[16])
-{
-	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
-}
-
-/* The port of http.listen ("host:port"), 0 when there is none. */
-static unsigned listen_port(const char *listen)
-{
-	const char *colon = listen ? strrchr(listen, ':') : NULL;
-	uint64_t port;
-	if (!colon || num_parse_u64_str(colon + 1, 65535, &port) < 0)
-		return 0;
-	return (unsigned)port;
-}
-
-/* The base URL of the public listener: dhcp.http_base_url, else
- * http://<public address>:<port>. Writes "" when no address is known. */
-static void base_url(const struct ib_config *cfg, uint32_t pub, char out[URL_MAX])
-{
-	char ip[16];
-	size_t n;
-	if (cfg->dhcp.http_base_url) {
-		snprintf(out, URL_MAX, "%s", cfg->dhcp.http_base_url);
-	} else if (pub) {
-		ip_text(pub, ip);
-		snprintf(out, URL_MAX, "http://%s:%u", ip, listen_port(cfg->http.listen));
-	} else {
-		out[0] = '\0';
-	}
-	n = strlen(out);
-	while (n && out[n - 1] == '/')
-		out[--n] = '\0';
-}
-
 /* ---- responses ---- */
 
 static struct MHD_Response *text_response(const char *text)
@@ -205,35 +171,6 @@ static int reply_buf(unsigned code, const char *ctype, struct buf *b, struct pub
 
 /* ---- scripts ---- */
 
-static void settings_from(const struct ib_config *cfg, uint32_t pub, const char *base,
-			  char grpc[64], char syslog[16], struct ipxe_settings *s)
-{
-	*s = (struct ipxe_settings){
-		.template_ = cfg->ipxe.script,
-		.template_len = cfg->ipxe.script_len,
-		.base_url = base,
-		.osie_url = cfg->ipxe.osie_url,
-		.kernel = cfg->ipxe.kernel,
-		.initrd = cfg->ipxe.initrd,
-		.kernel_args = cfg->ipxe.kernel_args,
-		.grpc_authority = cfg->ipxe.grpc_authority,
-		.syslog_host = cfg->ipxe.syslog_host,
-		.tls = cfg->ipxe.tinkerbell_tls,
-		.insecure_tls = cfg->ipxe.tinkerbell_insecure_tls,
-		.retries = cfg->ipxe.retries,
-	};
-	if (!s->grpc_authority && pub) {
-		char ip[16];
-		ip_text(pub, ip);
-		snprintf(grpc, 64, "%s:%d", ip, IPXE_GRPC_PORT);
-		s->grpc_authority = grpc;
-	}
-	if (!s->syslog_host && (cfg->dhcp.syslog_address || pub)) {
-		ip_text(cfg->dhcp.syslog_address ? cfg->dhcp.syslog_address : pub, syslog);
-		s->syslog_host = syslog;
-	}
-}
-
 static const char *hw_name(const json_t *hw, char out[320])
 {
 	const json_t *m = json_object_get(hw, "metadata");
@@ -246,7 +183,8 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 			const struct ipxe_route *route, const char *client, struct public_reply *rep)
 {
 	struct store_reader *r = api_thread_reader(api);
-	char mac[18], base[URL_MAX], grpc[64], syslog[16], name[320], err[512] = "";
+	char mac[18], base[SETTINGS_URL_MAX], grpc[SETTINGS_GRPC_MAX], syslog[SETTINGS_IPV4_MAX];
+	char name[320], err[512] = "";
 	uint8_t m[6];
 	json_t *hw = NULL;
 	struct buf out = BUF_INIT(IPXE_SCRIPT_MAX);
@@ -300,8 +238,8 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		goto out;
 	}
 	uint32_t pub = public_address(cfg, c);
-	base_url(cfg, pub, base);
-	settings_from(cfg, pub, base, grpc, syslog, &s);
+	settings_base_url(cfg, pub, base, sizeof(base));
+	settings_ipxe(cfg, pub, base, grpc, syslog, &s);
 	e = ipxe_script(hw, m, &s, &out, &kind, err, sizeof(err));
 	if (e == -EACCES || e == -ENOENT) {
 		log_info("ipxe", "no script for %s (%s) from %s: %s", mac, hw_name(hw, name), client,
@@ -422,7 +360,7 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 {
 	struct store_reader *r = api_thread_reader(api);
 	json_t *hw = NULL;
-	char base[URL_MAX];
+	char base[SETTINGS_URL_MAX];
 	struct buf out = BUF_INIT(64 * 1024);
 	int e;
 
@@ -433,7 +371,7 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 		log_error("ipxe", "cannot look up %s: %s", client, strerror(-e));
 		return reply_text(500, "the store cannot be read\n", rep);
 	}
-	base_url(cfg, public_address(cfg, c), base);
+	settings_base_url(cfg, public_address(cfg, c), base, sizeof(base));
 	e = ipxe_httpboot(hw, client, base, &out);
 	json_decref(hw);
 	if (e == 0)
@@ -524,7 +462,9 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 		return reply_text(500, "the store cannot be read\n", rep);
 	if (route->type == MD_ROUTE_BAD)
 		return reply_text(404, "not found\n", rep);
-	e = md_client_address(peer, xff, &cfg->metadata.trusted_proxies, client, sizeof(client));
+	struct md_settings md;
+	settings_metadata(cfg, &md);
+	e = md_client_address(peer, xff, md.trusted_proxies, client, sizeof(client));
 	if (e == 0) {
 		/* Ignition names the machine by its system UUID; the address
 		 * must still be one of that machine's. Everything else is

@@ -132,14 +132,12 @@ struct dhcp_policy_config {
  * "http://<public_ip>:7080/ipxe/binary/{mac}/{binary}". */
 void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_ip);
 
-/* Builds the policy configuration from the dhcp: section of a snapshot
- * (dhcp/settings.c), for a server on an interface whose address is iface_ip
- * (host order; the fallback for option 54). 0, or -EADDRNOTAVAIL (no
- * server address), -E2BIG (too many architectures), -ENAMETOOLONG (base
- * URL too long) with a message in err. */
-struct ib_config;
-int dhcp_policy_config_from(const struct ib_config *c, uint32_t iface_ip,
-			    struct dhcp_policy_config *ret, char *err, size_t errlen);
+/* Sets cfg's script_url and binary_url to base followed by the paths the
+ * public listener serves them at ("/ipxe/script/{mac}/auto.ipxe",
+ * "/ipxe/binary/{mac}/{binary}"), with base's trailing slashes dropped
+ * ("https://h/" gives no "//"). 0, or -ENAMETOOLONG with cfg unchanged
+ * when a URL would not fit DHCP_POLICY_URL_MAX (dhcp/settings.c). */
+int dhcp_policy_set_base_url(struct dhcp_policy_config *cfg, const char *base);
 
 /* The binary for option 93 value arch in cfg's table, or NULL. */
 const char *dhcp_policy_arch_binary(const struct dhcp_policy_config *cfg, uint16_t arch);

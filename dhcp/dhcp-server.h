@@ -22,7 +22,39 @@
 
 struct json_t;
 struct store;
-struct ib_config;
+
+/* ---- settings ---- */
+
+#define DHCP_SETTINGS_MAX_INTERFACES 64 /* interfaces the server binds to */
+#define DHCP_IFNAME_MAX 15              /* bytes of an interface name (IFNAMSIZ - 1) */
+#define DHCP_DEFAULT_HTTP_PORT 7080     /* the public listener's (Tinkerbell's) */
+
+/* What the server is configured with, stored inline (nothing to free).
+ * The daemon fills it from the dhcp: section of its configuration; a test
+ * fills it by hand.
+ *
+ * policy is the policy's configuration (its mode and lease_reuse are the
+ * server's too), with the gaps that only the interface a request comes in
+ * on can fill: server_id 0 is that interface's address; http_ip and
+ * tftp_ip 0 are server_id's; an empty script_url or binary_url is made
+ * from "http://<http_ip>:<http_port>" (dhcp_settings_policy). */
+struct dhcp_settings {
+	size_t ninterfaces; /* 0: one socket for every interface */
+	char interfaces[DHCP_SETTINGS_MAX_INTERFACES][DHCP_IFNAME_MAX + 1];
+	bool subnet_check;  /* reservation mode: a directly attached client's
+			     * reservation must be on its interface's subnets */
+	uint16_t http_port; /* the public listener's, for URLs made per interface */
+	struct dhcp_policy_config policy;
+};
+
+/* The policy configuration of s for a request that came in on an
+ * interface whose address is iface_ip (host order; 0: it has none), with
+ * every gap of s->policy filled as struct dhcp_settings says. 0, or
+ * -EADDRNOTAVAIL (neither s nor the interface has an address for option
+ * 54), -ENAMETOOLONG (a URL too long), with a message in err and *ret
+ * unchanged. */
+int dhcp_settings_policy(const struct dhcp_settings *s, uint32_t iface_ip,
+			 struct dhcp_policy_config *ret, char *err, size_t errlen);
 
 /* ---- the reservation table ---- */
 
@@ -98,14 +130,13 @@ size_t dhcp_leases_count(const struct dhcp_leases *t);
 
 struct dhcp_server;
 
-/* Opens the sockets of the dhcp: section of cfg (which must outlive the
- * server: the caller keeps the snapshot it passes): UDP 67 on each
- * configured interface (or one socket for all), 4011 too in the proxy
- * modes, and a packet socket for replies to clients that have no address
- * yet. Registers the metrics. 0, or a negative errno with a message naming
- * the port or interface in err. */
-int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhcp_server **ret,
-		    char *err, size_t errlen);
+/* Opens the sockets that settings name (copied: the caller may free it
+ * once this returns): UDP 67 on each of its interfaces (or one socket for
+ * all), 4011 too in the proxy modes, and a packet socket for replies to
+ * clients that have no address yet. Registers the metrics. 0, or a
+ * negative errno with a message naming the port or interface in err. */
+int dhcp_server_new(struct store *store, const struct dhcp_settings *settings,
+		    struct dhcp_server **ret, char *err, size_t errlen);
 /* Starts the thread: it loads the reservation table, then serves. */
 int dhcp_server_start(struct dhcp_server *srv, char *err, size_t errlen);
 /* Stops the thread after it has sent the ACKs whose leases are being

@@ -18,7 +18,7 @@ check_PROGRAMS += tests/unit/check_dhcp_settings
 TESTS += tests/unit/check_dhcp_settings
 tests_unit_check_dhcp_settings_SOURCES = tests/unit/check_dhcp_settings.c tests/unit/unit.h
 tests_unit_check_dhcp_settings_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_check_dhcp_settings_LDADD = $(DHCP_LIBS) libconfig.a $(IPXE_LIBS) $(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+tests_unit_check_dhcp_settings_LDADD = $(DHCP_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 # The reservation table and the IPv4/UDP header builder of the server.
 check_PROGRAMS += tests/unit/check_dhcp_hosts

@@ -56,13 +56,12 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
 #include "dhcp/server-internal.h"
 #include "store/store.h"
 
-#define DHCP_MAX_SOCKS (2 * CONFIG_DHCP_MAX_INTERFACES)
+#define DHCP_MAX_SOCKS (2 * DHCP_SETTINGS_MAX_INTERFACES)
 #define DHCP_INFLIGHT_MAX 1024  /* leases being committed (ACKs parked) */
 #define DHCP_CFG_CACHE 16       /* policy configurations, by local address */
 #define DHCP_EXPIRE_INTERVAL 1  /* seconds between lease expiry sweeps (each
@@ -153,13 +152,13 @@ struct why_metric {
 struct cfg_slot {
 	bool used;
 	uint32_t local_ip;
-	int error; /* dhcp_policy_config_from's */
+	int error; /* dhcp_settings_policy's */
 	struct dhcp_policy_config cfg;
 };
 
 struct dhcp_server {
 	struct store *store;
-	const struct ib_config *c; /* borrowed, outlives us */
+	struct dhcp_settings set; /* a copy */
 	struct dhcp_sock socks[DHCP_MAX_SOCKS];
 	size_t nsocks;
 	int raw_fd; /* -1: none (no CAP_NET_RAW): unicast becomes broadcast */
@@ -440,7 +439,7 @@ static int leases_load(struct dhcp_server *S)
 static const struct dhcp_policy_config *policy_cfg(struct dhcp_server *S, uint32_t local_ip)
 {
 	/* A configured server address makes every interface's the same. */
-	uint32_t key = S->c->dhcp.server_address ? 0 : local_ip;
+	uint32_t key = S->set.policy.server_id ? 0 : local_ip;
 	struct cfg_slot *sl;
 	char err[256];
 
@@ -452,7 +451,7 @@ static const struct dhcp_policy_config *policy_cfg(struct dhcp_server *S, uint32
 	sl = &S->cfgs[S->next_cfg++ % DHCP_CFG_CACHE];
 	sl->used = true;
 	sl->local_ip = key;
-	sl->error = dhcp_policy_config_from(S->c, key, &sl->cfg, err, sizeof(err));
+	sl->error = dhcp_settings_policy(&S->set, key, &sl->cfg, err, sizeof(err));
 	if (sl->error) {
 		char ip[16];
 		dhcp_ip_str(key, ip);
@@ -644,8 +643,9 @@ static void record_release(struct dhcp_server *S, bool decline)
 	if (!ip)
 		ip = h->ip;
 	lease_init(&l, h, S->req.chaddr, ip, decline ? STORE_LEASE_DECLINED : STORE_LEASE_RELEASED);
-	l.expires = l.starts + (decline ? (int64_t)(h->lease_time ? h->lease_time : S->c->dhcp.lease_time) :
-					  DHCP_RELEASED_KEEP);
+	l.expires = l.starts +
+		    (decline ? (int64_t)(h->lease_time ? h->lease_time : S->set.policy.lease_time) :
+			       DHCP_RELEASED_KEEP);
 	mac_str(S->req.chaddr, mac);
 	dhcp_ip_str(ip, ips);
 	if (decline) {
@@ -1016,12 +1016,12 @@ static int ep_add(int ep, int fd, uint32_t id)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhcp_server **ret,
-		    char *err, size_t errlen)
+int dhcp_server_new(struct store *store, const struct dhcp_settings *settings,
+		    struct dhcp_server **ret, char *err, size_t errlen)
 {
 	struct dhcp_server *S = calloc(1, sizeof(*S));
-	bool proxy = cfg->dhcp.mode != CONFIG_DHCP_RESERVATION;
-	size_t nif = cfg->dhcp.interfaces.n;
+	bool proxy = settings->policy.mode != DHCP_MODE_RESERVATION;
+	size_t nif = settings->ninterfaces;
 	struct itimerspec its = { .it_interval = { DHCP_EXPIRE_INTERVAL, 0 },
 				  .it_value = { DHCP_EXPIRE_INTERVAL, 0 } };
 	int e = -ENOMEM;
@@ -1030,8 +1030,13 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	if (nif > DHCP_SETTINGS_MAX_INTERFACES) {
+		free(S);
+		snprintf(err, errlen, "DHCP: more than %d interfaces", DHCP_SETTINGS_MAX_INTERFACES);
+		return -EINVAL;
+	}
 	S->store = store;
-	S->c = cfg;
+	S->set = *settings;
 	S->raw_fd = S->ep = S->stop_fd = S->timer_fd = -1;
 	S->parked = calloc(DHCP_INFLIGHT_MAX, sizeof(*S->parked));
 	S->cq = store_completion_new(DHCP_INFLIGHT_MAX);
@@ -1042,7 +1047,7 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 	for (uint32_t i = 0; i < DHCP_INFLIGHT_MAX; i++)
 		S->free_slots[S->nfree++] = DHCP_INFLIGHT_MAX - 1 - i;
 	for (size_t i = 0; i < (nif ? nif : 1); i++) {
-		const char *ifname = nif ? cfg->dhcp.interfaces.name[i] : NULL;
+		const char *ifname = nif ? S->set.interfaces[i] : NULL;
 		for (int k = 0; k < (proxy ? 2 : 1); k++) {
 			uint16_t port = k ? DHCP_PROXY_PORT : DHCP_SERVER_PORT;
 			S->socks[S->nsocks].fd = -1;
@@ -1066,7 +1071,7 @@ int dhcp_server_new(struct store *store, const struct ib_config *cfg, struct dhc
 		snprintf(err, errlen, "DHCP: %s", strerror(-e));
 		goto fail;
 	}
-	if (!proxy && cfg->dhcp.subnet_check && (e = dhcp_links_new(&S->links)) < 0) {
+	if (!proxy && S->set.subnet_check && (e = dhcp_links_new(&S->links)) < 0) {
 		snprintf(err, errlen, "DHCP: %s", strerror(-e));
 		goto fail;
 	}

@@ -1,105 +1,72 @@
-/* settings — the dhcp: section of the configuration snapshot turned into
- * the policy's struct dhcp_policy_config.
+/* settings — the server's struct dhcp_settings turned into the policy's
+ * struct dhcp_policy_config for one interface.
  *
- * DESIGN: the policy is pure and knows nothing of ironbell.yaml; the server
- * thread calls this once per interface at start (the receiving interface's
- * address is the last fallback of option 54), so no packet pays for it.
- * Fallbacks, as ironbell.yaml(5) states them: server_address → the
- * interface's address; public_address → server_address; tftp_address →
- * public_address; http_base_url → http://<public_address>:<port of
- * http.listen>. The dhcp.arch entries replace or extend the built-in
- * architecture table. */
+ * DESIGN: the policy is pure and knows nothing of where its configuration
+ * comes from. The daemon fills struct dhcp_settings from ironbell.yaml
+ * (daemon/settings.c) with what it knows at start; what depends on the
+ * interface a request comes in on is left as a gap, and the server thread
+ * fills it here once per local address (the result is cached, so no
+ * packet pays for it). The fallbacks, as ironbell.yaml(5) states them:
+ * server_address → the interface's address; public_address →
+ * server_address; tftp_address → public_address; http_base_url →
+ * http://<public_address>:<port of http.listen>. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/conf.h"
-#include "dhcp/dhcp-policy.h"
+#include "dhcp/dhcp-server.h"
 
-_Static_assert((int)CONFIG_DHCP_RESERVATION == (int)DHCP_MODE_RESERVATION &&
-		       (int)CONFIG_DHCP_PROXY == (int)DHCP_MODE_PROXY &&
-		       (int)CONFIG_DHCP_AUTO_PROXY == (int)DHCP_MODE_AUTO_PROXY,
-	       "config and policy DHCP modes must match");
-_Static_assert(CONFIG_BINARY_MAX <= DHCP_HOST_BINARY_MAX, "binary names must fit the policy");
-
-/* The port of a "host:port", "[v6]:port" or ":port" listen address, or 0. */
-static unsigned listen_port(const char *listen)
+int dhcp_policy_set_base_url(struct dhcp_policy_config *cfg, const char *base)
 {
-	const char *colon = listen ? strrchr(listen, ':') : NULL;
-	unsigned port = 0;
-	if (!colon || !colon[1])
-		return 0;
-	for (const char *p = colon + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || port > 65535)
-			return 0;
-		port = port * 10 + (unsigned)(*p - '0');
-	}
-	return port <= 65535 ? port : 0;
-}
+	char script[DHCP_POLICY_URL_MAX + 1], binary[DHCP_POLICY_URL_MAX + 1];
+	size_t n = strlen(base);
+	int a, b;
 
-static int set_arch(struct dhcp_policy_config *p, uint16_t code, const char *binary)
-{
-	size_t i;
-	for (i = 0; i < p->narches && p->arches[i].arch != code; i++)
-		;
-	if (i == p->narches) {
-		if (p->narches == DHCP_POLICY_MAX_ARCHES)
-			return -E2BIG;
-		p->narches++;
-	}
-	p->arches[i].arch = code;
-	snprintf(p->arches[i].binary, sizeof(p->arches[i].binary), "%s", binary);
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	if (n > DHCP_POLICY_URL_MAX)
+		return -ENAMETOOLONG;
+	a = snprintf(script, sizeof(script), "%.*s/ipxe/script/{mac}/auto.ipxe", (int)n, base);
+	b = snprintf(binary, sizeof(binary), "%.*s/ipxe/binary/{mac}/{binary}", (int)n, base);
+	if (a < 0 || b < 0 || (size_t)a >= sizeof(script) || (size_t)b >= sizeof(binary))
+		return -ENAMETOOLONG;
+	memcpy(cfg->script_url, script, (size_t)a + 1);
+	memcpy(cfg->binary_url, binary, (size_t)b + 1);
 	return 0;
 }
 
-int dhcp_policy_config_from(const struct ib_config *c, uint32_t iface_ip,
-			    struct dhcp_policy_config *ret, char *err, size_t errlen)
+int dhcp_settings_policy(const struct dhcp_settings *s, uint32_t iface_ip,
+			 struct dhcp_policy_config *ret, char *err, size_t errlen)
 {
-	struct dhcp_policy_config p;
-	uint32_t server = c->dhcp.server_address ? c->dhcp.server_address : iface_ip;
-	uint32_t public_ = c->dhcp.public_address ? c->dhcp.public_address : server;
-	char base[DHCP_POLICY_URL_MAX + 1];
-	int n;
+	struct dhcp_policy_config p = s->policy, urls;
+	char base[64];
 
-	if (!server) {
+	if (!p.server_id)
+		p.server_id = iface_ip;
+	if (!p.server_id) {
 		snprintf(err, errlen,
 			 "no address for DHCP option 54: set dhcp.server_address or give the "
 			 "interface an IPv4 address");
 		return -EADDRNOTAVAIL;
 	}
-	dhcp_policy_config_default(&p, public_);
-	p.mode = (enum dhcp_mode)c->dhcp.mode;
-	p.server_id = server;
-	p.http_ip = public_;
-	p.tftp_ip = c->dhcp.tftp_address ? c->dhcp.tftp_address : public_;
-	p.syslog_ip = c->dhcp.syslog_address;
-	p.lease_time = c->dhcp.lease_time;
-	p.lease_reuse = c->dhcp.lease_reuse;
-	for (size_t i = 0; i < c->dhcp.arch.n; i++)
-		if (set_arch(&p, c->dhcp.arch.e[i].code, c->dhcp.arch.e[i].binary) < 0) {
-			snprintf(err, errlen, "dhcp.arch: more than %d architectures in all",
-				 DHCP_POLICY_MAX_ARCHES);
-			return -E2BIG;
+	if (!p.http_ip)
+		p.http_ip = p.server_id;
+	if (!p.tftp_ip)
+		p.tftp_ip = p.server_id;
+	if (!p.script_url[0] || !p.binary_url[0]) {
+		snprintf(base, sizeof(base), "http://%u.%u.%u.%u:%u", p.http_ip >> 24,
+			 (p.http_ip >> 16) & 255, (p.http_ip >> 8) & 255, p.http_ip & 255,
+			 s->http_port ? s->http_port : DHCP_DEFAULT_HTTP_PORT);
+		if (dhcp_policy_set_base_url(&urls, base) < 0) {
+			snprintf(err, errlen, "the boot URLs made from %s are too long", base);
+			return -ENAMETOOLONG;
 		}
-	if (c->dhcp.http_base_url) {
-		n = snprintf(base, sizeof(base), "%s", c->dhcp.http_base_url);
-		/* "https://h/" + "/ipxe/..." would give "//": drop one slash. */
-		while (n > 0 && base[n - 1] == '/')
-			base[--n] = '\0';
-	} else {
-		unsigned port = listen_port(c->http.listen);
-		n = snprintf(base, sizeof(base), "http://%u.%u.%u.%u:%u", public_ >> 24,
-			     (public_ >> 16) & 255, (public_ >> 8) & 255, public_ & 255,
-			     port ? port : 7080);
-	}
-	int a = snprintf(p.script_url, sizeof(p.script_url), "%s/ipxe/script/{mac}/auto.ipxe", base);
-	int b = snprintf(p.binary_url, sizeof(p.binary_url), "%s/ipxe/binary/{mac}/{binary}", base);
-	if (n < 0 || a < 0 || b < 0 || (size_t)a >= sizeof(p.script_url) ||
-	    (size_t)b >= sizeof(p.binary_url)) {
-		snprintf(err, errlen, "dhcp.http_base_url: too long for the boot URLs made from it");
-		return -ENAMETOOLONG;
+		if (!p.script_url[0])
+			memcpy(p.script_url, urls.script_url, sizeof(p.script_url));
+		if (!p.binary_url[0])
+			memcpy(p.binary_url, urls.binary_url, sizeof(p.binary_url));
 	}
 	*ret = p;
 	return 0;

@@ -100,8 +100,9 @@ int ipxe_template_check(const char *t, size_t len, char *err, size_t errlen);
 
 /* ---- the script ---- */
 
-/* The settings a script is made with, from the configuration snapshot.
- * Strings are borrowed (they live as long as the snapshot); NULL means
+/* The settings a script is made with: the daemon fills them from its
+ * configuration for each request, a test by hand. Strings are borrowed
+ * (the daemon's live as long as its configuration snapshot); NULL means
  * unset. */
 struct ipxe_settings {
 	const char *template_;     /* NULL: ipxe_default_template */

@@ -17,9 +17,9 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/net.h"
 
-struct json_t;       /* jansson */
-struct config_cidrs; /* daemon/conf.h */
+struct json_t; /* jansson */
 
 #define MD_PATH_MAX 255        /* an EC2 path below the version */
 #define MD_ID_MAX 253          /* an instance id in a /tootles/ path */
@@ -65,11 +65,22 @@ enum md_route_type md_route_parse(const char *path, size_t len, struct md_route 
 /* The route's template for logs and metrics ("/2009-04-04/{path}"). */
 const char *md_route_template(const struct md_route *r);
 
+/* ---- settings ----
+ *
+ * What this part is configured with. The daemon fills it from its
+ * configuration (metadata: in ironbell.yaml); a test fills it by hand.
+ * Pointers are borrowed: whoever fills it keeps what they point to for as
+ * long as the settings are used (the daemon: its configuration snapshot). */
+struct md_settings {
+	const struct net_cidrs *trusted_proxies; /* peers whose X-Forwarded-For
+						  * counts; NULL: none */
+};
+
 /* ---- who is asking ---- */
 
 /* True when the address text ip (IPv4 or IPv6) is inside one of the
  * prefixes of l. */
-bool md_cidrs_match(const struct config_cidrs *l, const char *ip);
+bool md_cidrs_match(const struct net_cidrs *l, const char *ip);
 
 /* The client's address: peer (text) itself, unless peer is a trusted
  * proxy and xff (the X-Forwarded-For header, NULL when absent) names
@@ -79,7 +90,7 @@ bool md_cidrs_match(const struct config_cidrs *l, const char *ip);
  * MD_XFF_MAX entries are read from the right. Writes the address, in the
  * canonical text form of its family, into out (INET6_ADDRSTRLEN bytes)
  * and returns 0, or -EINVAL (and out "") when nothing usable is named. */
-int md_client_address(const char *peer, const char *xff, const struct config_cidrs *trusted,
+int md_client_address(const char *peer, const char *xff, const struct net_cidrs *trusted,
 		      char *out, size_t outlen);
 
 /* ---- answers ---- */

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "daemon/conf.h"
 #include "metadata/metadata.h"
 
 static bool key_char(char c)
@@ -200,10 +199,10 @@ static bool addr_parse(const char *s, size_t n, struct addr *a)
 	return true;
 }
 
-static bool in_cidrs(const struct config_cidrs *l, const struct addr *a)
+static bool in_cidrs(const struct net_cidrs *l, const struct addr *a)
 {
 	for (unsigned i = 0; l && i < l->n; i++) {
-		const struct config_cidr *c = &l->e[i];
+		const struct net_cidr *c = &l->e[i];
 		if (c->family != a->family)
 			continue;
 		unsigned full = c->prefix / 8, rest = c->prefix % 8;
@@ -216,7 +215,7 @@ static bool in_cidrs(const struct config_cidrs *l, const struct addr *a)
 	return false;
 }
 
-bool md_cidrs_match(const struct config_cidrs *l, const char *ip)
+bool md_cidrs_match(const struct net_cidrs *l, const char *ip)
 {
 	struct addr a;
 	return addr_parse(ip, strlen(ip), &a) && in_cidrs(l, &a);
@@ -227,7 +226,7 @@ static int put_addr(const struct addr *a, char *out, size_t outlen)
 	return inet_ntop(a->family, a->b, out, (socklen_t)outlen) ? 0 : -EINVAL;
 }
 
-int md_client_address(const char *peer, const char *xff, const struct config_cidrs *trusted,
+int md_client_address(const char *peer, const char *xff, const struct net_cidrs *trusted,
 		      char *out, size_t outlen)
 {
 	struct addr a, last;

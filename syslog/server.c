@@ -36,7 +36,6 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/conf.h"
 #include "store/store.h"
 #include "syslog/syslog-server.h"
 #include "syslog/syslog.h"
@@ -74,7 +73,7 @@ struct owner {
 
 struct syslog_server {
 	struct store *store;
-	const struct ib_config *cfg;
+	struct syslog_settings set; /* a copy; its string is ours */
 	int fd, stop_fd;
 	pthread_t thread;
 	bool started;
@@ -101,7 +100,7 @@ static bool take_token(struct syslog_server *s, uint32_t ip, uint64_t now)
 	 * budget, instead of refilling each other's by turns. A fresh slot's
 	 * bucket is zeroed, which syslog_bucket_take fills to the burst. */
 	src->ip = ip;
-	return syslog_bucket_take(&src->b, now, s->cfg->syslog.rate, s->cfg->syslog.burst);
+	return syslog_bucket_take(&src->b, now, s->set.rate, s->set.burst);
 }
 
 /* The Hardware that owns ip, from the cache or the store. */
@@ -157,7 +156,7 @@ static void on_datagram(struct syslog_server *s, size_t n, const struct sockaddr
 			log_info("syslog", "a message from %s, which no Hardware owns: not kept", ipt);
 		return;
 	}
-	size_t max = s->cfg->syslog.max_message;
+	size_t max = s->set.max_message;
 	char app[64], pid[24];
 	struct syslog_slice a = m.app.n ? m.app : (struct syslog_slice){ "-", 1 };
 	syslog_clean(&a, app, sizeof(app) - 1);
@@ -204,7 +203,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int syslog_server_new(struct store *store, const struct ib_config *cfg,
+int syslog_server_new(struct store *store, const struct syslog_settings *settings,
 		      struct syslog_server **ret, char *err, size_t errlen)
 {
 	struct syslog_server *s = calloc(1, sizeof(*s));
@@ -213,14 +212,16 @@ int syslog_server_new(struct store *store, const struct ib_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->store = store;
-	s->cfg = cfg;
+	s->set = *settings;
 	s->fd = s->stop_fd = -1;
-	s->text = malloc(cfg->syslog.max_message + 1);
-	if (!s->text) {
-		free(s);
-		return -ENOMEM;
+	s->text = malloc(settings->max_message + 1);
+	s->set.listen = strdup(settings->listen);
+	if (!s->text || !s->set.listen) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "syslog: out of memory");
+		goto fail;
 	}
-	if ((e = s->fd = net_bind(cfg->syslog.listen, AF_INET, SOCK_DGRAM, 0, "syslog", err,
+	if ((e = s->fd = net_bind(s->set.listen, AF_INET, SOCK_DGRAM, 0, "syslog", err,
 				  errlen)) < 0)
 		goto fail;
 	if ((s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -255,7 +256,7 @@ int syslog_server_start(struct syslog_server *s, char *err, size_t errlen)
 	}
 	pthread_setname_np(s->thread, "syslog");
 	s->started = true;
-	log_info("syslog", "receiving on %s (UDP)", s->cfg->syslog.listen);
+	log_info("syslog", "receiving on %s (UDP)", s->set.listen);
 	return 0;
 }
 
@@ -274,5 +275,6 @@ void syslog_server_free(struct syslog_server *s)
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	free(s->text);
+	free((char *)s->set.listen);
 	free(s);
 }

@@ -6,13 +6,22 @@
 
 #include <stddef.h>
 
-struct ib_config;
 struct store;
 struct syslog_server;
 
-/* Binds syslog.listen from cfg (which must outlive the server) and
- * registers the metrics. 0, or a negative errno with a message in err. */
-int syslog_server_new(struct store *store, const struct ib_config *cfg,
+/* What the receiver is configured with. The daemon fills it from the
+ * syslog: section of its configuration; a test fills it by hand. */
+struct syslog_settings {
+	const char *listen; /* "host:port", IPv4 */
+	unsigned rate;      /* messages per second per source */
+	unsigned burst;     /* messages a source may send at once */
+	size_t max_message; /* bytes of a message kept; the rest is cut */
+};
+
+/* Binds settings->listen and registers the metrics. settings is copied,
+ * its string too: the caller may free them once this returns. 0, or a
+ * negative errno with a message in err. */
+int syslog_server_new(struct store *store, const struct syslog_settings *settings,
 		      struct syslog_server **ret, char *err, size_t errlen);
 /* Starts the thread. */
 int syslog_server_start(struct syslog_server *srv, char *err, size_t errlen);

@@ -55,7 +55,6 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/conf.h"
 #include "tftp/tftp-internal.h"
 #include "tftp/tftp-server.h"
 
@@ -108,7 +107,7 @@ struct transfer {
 };
 
 struct tftp_server {
-	const struct ib_config *cfg;
+	struct tftp_settings set; /* a copy; its strings are ours */
 	int lfd, efd, tfd, stop_fd, root_fd;
 	pthread_t thread;
 	bool started;
@@ -249,8 +248,8 @@ static uint64_t backoff_ns(const struct transfer *t)
 static uint64_t classic_ns(const struct tftp_server *s)
 {
 	uint64_t total = 0;
-	for (unsigned k = 0; k < s->cfg->tftp.retries; k++) {
-		uint64_t step = (uint64_t)s->cfg->tftp.timeout << (k < 10 ? k : 10);
+	for (unsigned k = 0; k < s->set.retries; k++) {
+		uint64_t step = (uint64_t)s->set.timeout << (k < 10 ? k : 10);
 		total += step > TFTP_BACKOFF_MAX_S ? TFTP_BACKOFF_MAX_S : step;
 	}
 	return total * 1000000000u;
@@ -274,7 +273,7 @@ static void rtt_sample(struct tftp_server *s, struct transfer *t, uint64_t now)
 		t->srtt_ns = (7 * t->srtt_ns + r) / 8;
 	}
 	uint64_t rto = t->srtt_ns + 4 * t->rttvar_ns;
-	uint64_t lo = TFTP_RTO_MIN_MS * 1000000ull, hi = s->cfg->tftp.timeout * 1000000000ull;
+	uint64_t lo = TFTP_RTO_MIN_MS * 1000000ull, hi = s->set.timeout * 1000000000ull;
 	t->rto_ns = rto < lo ? lo : rto > hi ? hi : rto;
 }
 
@@ -406,7 +405,7 @@ static void on_tick(struct tftp_server *s)
 		 * than a server with the fixed tftp.timeout would: a client that
 		 * only answers after its own (seconds-long) timeout must not
 		 * lose its transfer to our quicker adaptive one. */
-		if (t->tries >= s->cfg->tftp.retries && now - t->progress_ns >= classic_ns(s)) {
+		if (t->tries >= s->set.retries && now - t->progress_ns >= classic_ns(s)) {
 			transfer_end(s, t, OUT_TIMEOUT, "no acknowledgement after every retry");
 			continue;
 		}
@@ -484,7 +483,7 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	e = tftp_open(s->root_fd, clean, &ffd, &st, &opened);
 	if (e == -ENOENT) {
 		log_warn("tftp", "%s asked for \"%s\": no such file in %s", client, shown,
-			 s->cfg->ipxe.binary_dir);
+			 s->set.root);
 		reply_error(s, peer, TFTP_ENOTFOUND, "file not found");
 		metric_inc(s->m_out[OUT_NOT_FOUND], 1);
 		return;
@@ -529,9 +528,9 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	}
 	t->fd = e;
 	struct tftp_limits lim = {
-		.blksize_max = s->cfg->tftp.blksize_max,
-		.windowsize_max = s->cfg->tftp.windowsize_max,
-		.timeout = s->cfg->tftp.timeout,
+		.blksize_max = s->set.blksize_max,
+		.windowsize_max = s->set.windowsize_max,
+		.timeout = s->set.timeout,
 	};
 	unsigned pmtu = path_blksize(t->fd);
 	if (pmtu < lim.blksize_max)
@@ -630,7 +629,7 @@ static void on_request(struct tftp_server *s, const uint8_t *p, size_t n,
 				  client);
 			return;
 		}
-	if (s->ntransfers >= s->cfg->tftp.max_transfers) {
+	if (s->ntransfers >= s->set.max_transfers) {
 		log_warn("tftp", "refused %s: %u transfers already (tftp.max_transfers)", client,
 			 s->ntransfers);
 		reply_error(s, peer, TFTP_ENOTDEFINED, "server busy, try again later");
@@ -713,7 +712,7 @@ static void *run(void *arg)
 
 /* ---- life cycle ---- */
 
-int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char *err,
+int tftp_server_new(const struct tftp_settings *settings, struct tftp_server **ret, char *err,
 		    size_t errlen)
 {
 	struct tftp_server *s = calloc(1, sizeof(*s));
@@ -721,16 +720,22 @@ int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char 
 
 	if (!s)
 		return -ENOMEM;
-	s->cfg = cfg;
 	s->lfd = s->efd = s->tfd = s->stop_fd = s->root_fd = -1;
-	s->root_fd = open(cfg->ipxe.binary_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->root_fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "ipxe.binary_dir: cannot open %s for TFTP: %s",
-			 cfg->ipxe.binary_dir, strerror(errno));
+	s->set = *settings;
+	s->set.root = s->set.listen = NULL;
+	if (!(s->set.root = strdup(settings->root)) || !(s->set.listen = strdup(settings->listen))) {
+		e = -ENOMEM;
+		snprintf(err, errlen, "TFTP server: out of memory");
 		goto fail;
 	}
-	if ((e = s->lfd = net_bind(cfg->tftp.listen, AF_INET, SOCK_DGRAM, NET_PKTINFO, "TFTP", err,
+	s->root_fd = open(s->set.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "ipxe.binary_dir: cannot open %s for TFTP: %s", s->set.root,
+			 strerror(errno));
+		goto fail;
+	}
+	if ((e = s->lfd = net_bind(s->set.listen, AF_INET, SOCK_DGRAM, NET_PKTINFO, "TFTP", err,
 				   errlen)) < 0)
 		goto fail;
 	s->efd = epoll_create1(EPOLL_CLOEXEC);
@@ -764,7 +769,7 @@ int tftp_server_start(struct tftp_server *s, char *err, size_t errlen)
 	}
 	pthread_setname_np(s->thread, "tftp");
 	s->started = true;
-	log_info("tftp", "serving %s on %s (UDP)", s->cfg->ipxe.binary_dir, s->cfg->tftp.listen);
+	log_info("tftp", "serving %s on %s (UDP)", s->set.root, s->set.listen);
 	return 0;
 }
 
@@ -790,5 +795,7 @@ void tftp_server_free(struct tftp_server *s)
 		close(s->stop_fd);
 	if (s->root_fd >= 0)
 		close(s->root_fd);
+	free((char *)s->set.root);
+	free((char *)s->set.listen);
 	free(s);
 }

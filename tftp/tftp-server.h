@@ -1,5 +1,6 @@
 /* tftp-server — the read-only TFTP server thread (tftp/server.c) that
- * hands firmware PXE clients their iPXE binary from ipxe.binary_dir.
+ * hands firmware PXE clients their iPXE binary from a root directory
+ * (the daemon's ipxe.binary_dir).
  *
  * The listening socket and the root directory are opened in
  * tftp_server_new(), so that a busy port or a missing directory stops the
@@ -10,15 +11,28 @@
 
 #include <stddef.h>
 
-struct ib_config;
 struct tftp_server;
 
 #define TFTP_NETASCII_MAX (16u << 20) /* a file sent in netascii is read whole for its size */
 
-/* Binds tftp.listen and opens ipxe.binary_dir from cfg (which must
- * outlive the server: the caller keeps the snapshot it passes), and
- * registers the metrics. 0, or a negative errno with a message in err. */
-int tftp_server_new(const struct ib_config *cfg, struct tftp_server **ret, char *err,
+/* What the server is configured with. The daemon fills it from the tftp:
+ * section of its configuration (and ipxe.binary_dir); a test fills it by
+ * hand. */
+struct tftp_settings {
+	const char *root;        /* the directory served */
+	const char *listen;      /* "host:port", IPv4 */
+	unsigned max_transfers;  /* transfers at once; a request past them is refused */
+	unsigned blksize_max;    /* the largest blksize granted (RFC 2348), also
+				  * clamped to the path MTU */
+	unsigned windowsize_max; /* the largest windowsize granted (RFC 7440) */
+	unsigned timeout;        /* seconds before the first retransmission */
+	unsigned retries;        /* retransmissions before a transfer is given up */
+};
+
+/* Binds settings->listen and opens settings->root, and registers the
+ * metrics. settings is copied, its strings too: the caller may free them
+ * once this returns. 0, or a negative errno with a message in err. */
+int tftp_server_new(const struct tftp_settings *settings, struct tftp_server **ret, char *err,
 		    size_t errlen);
 /* Starts the thread. 0 or a negative errno (err set). */
 int tftp_server_start(struct tftp_server *srv, char *err, size_t errlen);

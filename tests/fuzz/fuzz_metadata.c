@@ -18,7 +18,6 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "daemon/conf.h"
 #include "metadata/metadata.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -41,15 +40,15 @@ static void route(const uint8_t *d, size_t n)
 
 static void xff(const uint8_t *d, size_t n)
 {
-	static struct config_cidrs l;
+	static struct net_cidrs l;
 	char *h = malloc(n + 1), out[INET6_ADDRSTRLEN];
 	if (!h)
 		return;
 	if (!l.n) {
 		l.n = 2;
-		l.e[0] = (struct config_cidr){ .family = AF_INET, .prefix = 24, .addr = { 192, 0, 2 } };
-		l.e[1] = (struct config_cidr){ .family = AF_INET6, .prefix = 32,
-					       .addr = { 0x20, 0x01, 0x0d, 0xb8 } };
+		l.e[0] = (struct net_cidr){ .family = AF_INET, .prefix = 24, .addr = { 192, 0, 2 } };
+		l.e[1] = (struct net_cidr){ .family = AF_INET6, .prefix = 32,
+					    .addr = { 0x20, 0x01, 0x0d, 0xb8 } };
 	}
 	memcpy(h, d, n);
 	h[n] = '\0';

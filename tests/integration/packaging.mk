@@ -4,6 +4,7 @@
 # check install their own dependencies.
 PACKAGING_TESTS = \
 	tests/integration/test_lint.sh \
+	tests/integration/test_layering.sh \
 	tests/integration/test_manlint.sh \
 	tests/integration/test_setup.sh \
 	tests/integration/test_systemd.sh

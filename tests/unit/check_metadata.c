@@ -12,7 +12,6 @@
 
 #include <jansson.h>
 
-#include "daemon/conf.h"
 #include "metadata/metadata-internal.h"
 #include "tests/unit/unit.h"
 
@@ -105,11 +104,11 @@ END_TEST
 
 /* ---- the client's address ---- */
 
-static void cidrs_set(struct config_cidrs *l, const char *const *list)
+static void cidrs_set(struct net_cidrs *l, const char *const *list)
 {
 	memset(l, 0, sizeof(*l));
 	for (; *list; list++) {
-		struct config_cidr *c = &l->e[l->n++];
+		struct net_cidr *c = &l->e[l->n++];
 		char a[64];
 		const char *slash = strchr(*list, '/');
 		snprintf(a, sizeof(a), "%.*s", (int)(slash ? slash - *list : (long)strlen(*list)),
@@ -153,7 +152,7 @@ static const struct {
 START_TEST(test_client_address)
 {
 	static const char *const trusted[] = { "192.0.2.0/24", "2001:db8::1", NULL };
-	struct config_cidrs l;
+	struct net_cidrs l;
 	char out[INET6_ADDRSTRLEN];
 	cidrs_set(&l, trusted);
 	int e = md_client_address(xffs[_i].peer, xffs[_i].xff, &l, out, sizeof(out));
@@ -171,7 +170,7 @@ START_TEST(test_cidrs)
 {
 	static const char *const list[] = { "10.0.0.0/8", "192.0.2.128/25", "2001:db8::/33",
 					    "198.51.100.7", NULL };
-	struct config_cidrs l;
+	struct net_cidrs l;
 	cidrs_set(&l, list);
 	ck_assert(md_cidrs_match(&l, "10.255.1.2"));
 	ck_assert(!md_cidrs_match(&l, "11.0.0.1"));

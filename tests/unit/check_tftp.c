@@ -3,16 +3,19 @@
  * range (blksize 7 and 65465, windowsize 0), round trips of written
  * packets, every option against every limit, netascii (whole, and block by
  * block from a file against the whole conversion), and the paths that
- * must not leave the root. */
+ * must not leave the root; and the server started from settings built
+ * here, with no configuration file. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "tftp/tftp-internal.h"
+#include "tftp/tftp-server.h"
 #include "tests/unit/unit.h"
 
 #define PKT(...) ((const uint8_t[]){ __VA_ARGS__ }), sizeof((const uint8_t[]){ __VA_ARGS__ })
@@ -451,6 +454,41 @@ START_TEST(test_paths)
 }
 END_TEST
 
+START_TEST(test_server_from_settings)
+{
+	char root[] = "/tmp/check_tftp.XXXXXX", listen[32], err[256] = "";
+	struct tftp_server *srv = NULL;
+	struct tftp_settings set = { .root = "/nonexistent/ironbell", .listen = "127.0.0.1:69",
+				     .max_transfers = 4, .blksize_max = 1468,
+				     .windowsize_max = 16, .timeout = 1, .retries = 5 };
+	int e = -EADDRINUSE;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	/* a missing root stops it, named, before any socket is bound */
+	ck_assert_int_eq(tftp_server_new(&set, &srv, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/ironbell"));
+	ck_assert_ptr_null(srv);
+	set.root = root;
+	set.listen = "no port";
+	ck_assert_int_eq(tftp_server_new(&set, &srv, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(srv);
+	/* a free port on the loopback (at most 64 tries) */
+	for (unsigned k = 0; k < 64 && e == -EADDRINUSE; k++) {
+		snprintf(listen, sizeof(listen), "127.0.0.1:%u",
+			 20000 + ((unsigned)getpid() * 7 + k * 131) % 40000);
+		set.listen = listen;
+		e = tftp_server_new(&set, &srv, err, sizeof(err));
+	}
+	ck_assert_msg(e == 0, "%s", err);
+	/* the settings were copied: the caller's may go */
+	memset(listen, 0, sizeof(listen));
+	set.listen = set.root = NULL;
+	ck_assert_int_eq(tftp_server_start(srv, err, sizeof(err)), 0);
+	tftp_server_free(srv);
+	ck_assert_int_eq(rmdir(root), 0);
+}
+END_TEST
+
 static Suite *tftp_suite(void)
 {
 	Suite *s = suite_create("tftp");
@@ -466,6 +504,7 @@ static Suite *tftp_suite(void)
 	tcase_add_loop_test(tc, test_netascii_blocks, 0, NA_INPUT_MAX);
 	UNIT_TEST(tc, test_netascii_short_file);
 	tcase_add_loop_test(tc, test_paths, 0, sizeof(paths) / sizeof(paths[0]));
+	UNIT_TEST(tc, test_server_from_settings);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,189 @@
+/* settings — the configuration snapshot turned into each part's settings.
+ *
+ * DESIGN: the parts (dhcp/, tftp/, syslog/, ipxe/, metadata/) know nothing
+ * of ironbell.yaml: each declares, in its own public header, the settings
+ * it needs, and depends on common/ and store/ only, so that a test starts
+ * a server from settings it fills by hand. This file is the one place
+ * where the daemon's struct ib_config becomes those settings: main.c
+ * calls it for the servers at start, public.c for the iPXE script and
+ * metadata of each request (the public address of a request is only
+ * known then). Fallbacks between keys are applied here when they depend
+ * on the configuration alone; DHCP's that depend on the interface a
+ * request comes in on are left to the server (dhcp_settings_policy). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/num.h"
+#include "daemon/conf.h"
+#include "daemon/settings.h"
+#include "dhcp/dhcp-server.h"
+#include "ipxe/ipxe.h"
+#include "metadata/metadata.h"
+#include "syslog/syslog-server.h"
+#include "tftp/tftp-server.h"
+
+_Static_assert((int)CONFIG_DHCP_RESERVATION == (int)DHCP_MODE_RESERVATION &&
+		       (int)CONFIG_DHCP_PROXY == (int)DHCP_MODE_PROXY &&
+		       (int)CONFIG_DHCP_AUTO_PROXY == (int)DHCP_MODE_AUTO_PROXY,
+	       "config and policy DHCP modes must match");
+_Static_assert(CONFIG_BINARY_MAX <= DHCP_HOST_BINARY_MAX, "binary names must fit the policy");
+_Static_assert(CONFIG_DHCP_MAX_INTERFACES <= DHCP_SETTINGS_MAX_INTERFACES &&
+		       CONFIG_IFNAME_MAX <= DHCP_IFNAME_MAX,
+	       "dhcp.interfaces must fit the server's settings");
+
+/* The port of a "host:port", "[v6]:port" or ":port" listen address, or 0. */
+static unsigned listen_port(const char *listen)
+{
+	const char *colon = listen ? strrchr(listen, ':') : NULL;
+	uint64_t port;
+	if (!colon || num_parse_u64_str(colon + 1, 65535, &port) < 0)
+		return 0;
+	return (unsigned)port;
+}
+
+static void ip_text(uint32_t ip, char out[SETTINGS_IPV4_MAX])
+{
+	snprintf(out, SETTINGS_IPV4_MAX, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255,
+		 ip & 255);
+}
+
+static int set_arch(struct dhcp_policy_config *p, uint16_t code, const char *binary)
+{
+	size_t i;
+	for (i = 0; i < p->narches && p->arches[i].arch != code; i++)
+		;
+	if (i == p->narches) {
+		if (p->narches == DHCP_POLICY_MAX_ARCHES)
+			return -E2BIG;
+		p->narches++;
+	}
+	p->arches[i].arch = code;
+	snprintf(p->arches[i].binary, sizeof(p->arches[i].binary), "%s", binary);
+	return 0;
+}
+
+int settings_dhcp(const struct ib_config *c, struct dhcp_settings *ret, char *err, size_t errlen)
+{
+	struct dhcp_settings s = { .ninterfaces = c->dhcp.interfaces.n };
+	struct dhcp_policy_config *p = &s.policy;
+	/* 0: the address of the interface a request comes in on. */
+	uint32_t server = c->dhcp.server_address;
+	uint32_t public_ = c->dhcp.public_address ? c->dhcp.public_address : server;
+	unsigned port = listen_port(c->http.listen);
+	char base[SETTINGS_URL_MAX], ip[SETTINGS_IPV4_MAX];
+
+	for (size_t i = 0; i < s.ninterfaces; i++)
+		snprintf(s.interfaces[i], sizeof(s.interfaces[i]), "%s",
+			 c->dhcp.interfaces.name[i]);
+	s.subnet_check = c->dhcp.subnet_check;
+	s.http_port = (uint16_t)(port ? port : DHCP_DEFAULT_HTTP_PORT);
+	dhcp_policy_config_default(p, public_);
+	p->mode = (enum dhcp_mode)c->dhcp.mode;
+	p->server_id = server;
+	p->http_ip = public_;
+	p->tftp_ip = c->dhcp.tftp_address ? c->dhcp.tftp_address : public_;
+	p->syslog_ip = c->dhcp.syslog_address;
+	p->lease_time = c->dhcp.lease_time;
+	p->lease_reuse = c->dhcp.lease_reuse;
+	for (size_t i = 0; i < c->dhcp.arch.n; i++)
+		if (set_arch(p, c->dhcp.arch.e[i].code, c->dhcp.arch.e[i].binary) < 0) {
+			snprintf(err, errlen, "dhcp.arch: more than %d architectures in all",
+				 DHCP_POLICY_MAX_ARCHES);
+			return -E2BIG;
+		}
+	if (c->dhcp.http_base_url) {
+		snprintf(base, sizeof(base), "%s", c->dhcp.http_base_url);
+	} else if (public_) {
+		ip_text(public_, ip);
+		snprintf(base, sizeof(base), "http://%s:%u", ip, s.http_port);
+	} else {
+		base[0] = '\0'; /* made per interface */
+	}
+	if (!base[0]) {
+		p->script_url[0] = p->binary_url[0] = '\0';
+	} else if (dhcp_policy_set_base_url(p, base) < 0) {
+		snprintf(err, errlen,
+			 "dhcp.http_base_url: too long for the boot URLs made from it");
+		return -ENAMETOOLONG;
+	}
+	*ret = s;
+	return 0;
+}
+
+void settings_tftp(const struct ib_config *c, struct tftp_settings *ret)
+{
+	*ret = (struct tftp_settings){
+		.root = c->ipxe.binary_dir,
+		.listen = c->tftp.listen,
+		.max_transfers = c->tftp.max_transfers,
+		.blksize_max = c->tftp.blksize_max,
+		.windowsize_max = c->tftp.windowsize_max,
+		.timeout = c->tftp.timeout,
+		.retries = c->tftp.retries,
+	};
+}
+
+void settings_syslog(const struct ib_config *c, struct syslog_settings *ret)
+{
+	*ret = (struct syslog_settings){
+		.listen = c->syslog.listen,
+		.rate = c->syslog.rate,
+		.burst = c->syslog.burst,
+		.max_message = c->syslog.max_message,
+	};
+}
+
+void settings_metadata(const struct ib_config *c, struct md_settings *ret)
+{
+	*ret = (struct md_settings){ .trusted_proxies = &c->metadata.trusted_proxies };
+}
+
+void settings_base_url(const struct ib_config *c, uint32_t pub, char *out, size_t outlen)
+{
+	char ip[SETTINGS_IPV4_MAX];
+	size_t n;
+	if (c->dhcp.http_base_url) {
+		snprintf(out, outlen, "%s", c->dhcp.http_base_url);
+	} else if (pub) {
+		ip_text(pub, ip);
+		snprintf(out, outlen, "http://%s:%u", ip, listen_port(c->http.listen));
+	} else {
+		out[0] = '\0';
+	}
+	n = strlen(out);
+	while (n && out[n - 1] == '/')
+		out[--n] = '\0';
+}
+
+void settings_ipxe(const struct ib_config *c, uint32_t pub, const char *base,
+		   char grpc[SETTINGS_GRPC_MAX], char syslog[SETTINGS_IPV4_MAX],
+		   struct ipxe_settings *ret)
+{
+	*ret = (struct ipxe_settings){
+		.template_ = c->ipxe.script,
+		.template_len = c->ipxe.script_len,
+		.base_url = base,
+		.osie_url = c->ipxe.osie_url,
+		.kernel = c->ipxe.kernel,
+		.initrd = c->ipxe.initrd,
+		.kernel_args = c->ipxe.kernel_args,
+		.grpc_authority = c->ipxe.grpc_authority,
+		.syslog_host = c->ipxe.syslog_host,
+		.tls = c->ipxe.tinkerbell_tls,
+		.insecure_tls = c->ipxe.tinkerbell_insecure_tls,
+		.retries = c->ipxe.retries,
+	};
+	if (!ret->grpc_authority && pub) {
+		char ip[SETTINGS_IPV4_MAX];
+		ip_text(pub, ip);
+		snprintf(grpc, SETTINGS_GRPC_MAX, "%s:%d", ip, IPXE_GRPC_PORT);
+		ret->grpc_authority = grpc;
+	}
+	if (!ret->syslog_host && (c->dhcp.syslog_address || pub)) {
+		ip_text(c->dhcp.syslog_address ? c->dhcp.syslog_address : pub, syslog);
+		ret->syslog_host = syslog;
+	}
+}

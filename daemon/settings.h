@@ -1,0 +1,54 @@
+/* settings — the configuration snapshot (daemon/conf.h) turned into the
+ * settings of each part: struct dhcp_settings, tftp_settings,
+ * syslog_settings, ipxe_settings and md_settings, each declared in its
+ * part's public header. Daemon-private: only daemon code includes this. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ib_config;
+struct dhcp_settings;
+struct tftp_settings;
+struct syslog_settings;
+struct ipxe_settings;
+struct md_settings;
+
+#define SETTINGS_URL_MAX 512 /* a base URL of the public listener */
+#define SETTINGS_GRPC_MAX 64 /* "a.b.c.d:port" */
+#define SETTINGS_IPV4_MAX 16 /* "a.b.c.d" */
+
+/* The dhcp: section of c (and the port of http.listen) as the DHCP
+ * server's settings: every fallback that does not depend on the
+ * interface a request comes in on is applied, the others are left as the
+ * gaps struct dhcp_settings describes. Nothing in *ret points into c.
+ * 0, or -E2BIG (more architectures than the policy's table holds),
+ * -ENAMETOOLONG (dhcp.http_base_url too long for the boot URLs) with a
+ * message in err and *ret unchanged. */
+int settings_dhcp(const struct ib_config *c, struct dhcp_settings *ret, char *err, size_t errlen);
+
+/* The tftp: section of c, with ipxe.binary_dir as the root. The strings
+ * point into c (tftp_server_new copies them). */
+void settings_tftp(const struct ib_config *c, struct tftp_settings *ret);
+
+/* The syslog: section of c. The string points into c (syslog_server_new
+ * copies it). */
+void settings_syslog(const struct ib_config *c, struct syslog_settings *ret);
+
+/* The metadata: section of c. Points into c: valid while c is. */
+void settings_metadata(const struct ib_config *c, struct md_settings *ret);
+
+/* The base URL of the public listener for a request whose public address
+ * (host order; 0: unknown) is pub: dhcp.http_base_url, else
+ * http://<pub>:<port of http.listen>, without a trailing slash. Writes ""
+ * when neither is known. */
+void settings_base_url(const struct ib_config *c, uint32_t pub, char *out, size_t outlen);
+
+/* The ipxe: section of c as the script's settings, for a request whose
+ * public address is pub (0: unknown) and base URL is base (borrowed).
+ * ipxe.grpc_authority defaults to <pub>:IPXE_GRPC_PORT, written into grpc;
+ * ipxe.syslog_host to dhcp.syslog_address, else pub, written into syslog.
+ * *ret points into c, base, grpc and syslog: valid while they are. */
+void settings_ipxe(const struct ib_config *c, uint32_t pub, const char *base,
+		   char grpc[SETTINGS_GRPC_MAX], char syslog[SETTINGS_IPV4_MAX],
+		   struct ipxe_settings *ret);
