@@ -64,7 +64,6 @@
 #include "common/common.h"
 #include "store/store-internal.h"
 
-#define STORE_MAX_EVENT_MESSAGE 1024
 #define STORE_MAX_EVENT_FIELD 253
 
 /* ---- transactions ---- */
@@ -557,17 +556,40 @@ static char *dup_bounded(const char *v)
 	return strndup(v ? v : "", STORE_MAX_EVENT_FIELD);
 }
 
+/* The message fmt and ap make, at most STORE_MAX_EVENT_MESSAGE bytes: a
+ * longer one is cut and ends with STORE_EVENT_CUT_MARK (*ret_cut). NULL
+ * when memory runs out. */
+static char *event_message(const char *fmt, va_list ap, bool *ret_cut)
+{
+	const size_t mark = STRLEN(STORE_EVENT_CUT_MARK);
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		n = 0;
+	size_t len = (size_t)n > STORE_MAX_EVENT_MESSAGE ? STORE_MAX_EVENT_MESSAGE : (size_t)n;
+	char *m = malloc(len + 1);
+	if (!m)
+		return NULL;
+	vsnprintf(m, len + 1, fmt, ap);
+	*ret_cut = (size_t)n > len;
+	if (*ret_cut)
+		memcpy(m + len - mark, STORE_EVENT_CUT_MARK, mark + 1);
+	return m;
+}
+
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 {
 	struct store_req *rq = calloc(1, sizeof(*rq));
-	char msg[STORE_MAX_EVENT_MESSAGE];
+	bool cut = false;
 	va_list ap;
 
 	if (!rq)
 		return -ENOMEM;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rq->ev_message = event_message(fmt, ap, &cut);
 	va_end(ap);
 	rq->type = STORE_REQ_EVENT;
 	rq->ev_kind = k;
@@ -576,7 +598,6 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 	rq->ev_name = dup_bounded(name);
 	rq->ev_type = dup_bounded(type ? type : "Normal");
 	rq->ev_reason = dup_bounded(reason);
-	rq->ev_message = strdup(msg);
 	if (!rq->ev_ns || !rq->ev_name || !rq->ev_type || !rq->ev_reason || !rq->ev_message) {
 		req_free_event(rq);
 		return -ENOMEM;
@@ -589,7 +610,7 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 	}
 	enqueue(s, rq);
 	pthread_mutex_unlock(&s->lock);
-	return 0;
+	return cut ? 1 : 0;
 }
 
 /* ---- subscriptions ---- */

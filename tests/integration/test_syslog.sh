@@ -120,4 +120,48 @@ ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean
 is "$?" 0 "no sanitizer report in the log"
+
+# Long messages under the largest syslog.max_message: kept whole, from
+# the datagram to `ironbell logs` and the events, nothing counted as cut.
+ib_write_config "syslog:
+  enabled: true
+  listen: 127.0.0.1:$SPORT
+  max_message: 65535" || bail_out "cannot write the config"
+ib_start_daemon || bail_out "ironbelld did not start again"
+# 65507 bytes: the largest UDP payload IPv4 carries.
+"$PY" - "$SPORT" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+a = ("127.0.0.1", int(sys.argv[1]))
+s.sendto(b"<13>long4k: " + b"y" * 4096, a)
+m = b"<13>long64k: "
+s.sendto(m + b"z" * (65507 - len(m)), a)
+EOF
+# The length of the text after "TAG: " on the line that has it, when the
+# text is only the character C (-1 when it holds anything else).
+run_len() {
+	printf '%s\n' "$out" | "$PY" -c '
+import sys
+tag, c = sys.argv[1] + ": ", sys.argv[2]
+for l in sys.stdin:
+    l = l.rstrip("\n")
+    if tag in l:
+        t = l.split(tag, 1)[1]
+        print(len(t) if t == c * len(t) else -1)
+' "$1" "$2"
+}
+has_long() { ib logs m1 && [ -n "$(run_len long64k z)" ]; }
+wait_for 10 has_long
+is "$rc" 0 "ironbell logs m1 succeeds with long messages"
+is "$(run_len long4k y)" 4096 "a 4 KiB message is kept whole"
+is "$(run_len long64k z)" $((65507 - 13)) "the longest datagram's message is kept whole"
+ib events hardware m1
+is "$rc" 0 "ironbell events succeeds"
+run curl -s --max-time 10 --unix-socket "$IB_SOCK" http://localhost/metrics
+like "$out" 'ironbell_syslog_truncated_total 0' "and nothing is counted as cut"
+
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly again"
+ib_log_clean
+is "$?" 0 "no sanitizer report in the log"
 tap_done

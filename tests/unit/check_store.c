@@ -1216,6 +1216,52 @@ START_TEST(test_events_retention)
 }
 END_TEST
 
+/* A message as long as the longest syslog text (syslog.max_message is at
+ * most 65535 bytes) with its "severity app[pid]: " prefix is stored
+ * whole, not cut at a fixed buffer; a longer one is cut and marked. */
+START_TEST(test_event_long_message)
+{
+	static const size_t lens[] = { 4096, 65535 + 98 };
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		char *m = malloc(lens[i] + 1);
+		ck_assert_ptr_nonnull(m);
+		memset(m, 'x', lens[i]);
+		m[lens[i]] = '\0';
+		ck_assert_int_eq(store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal",
+					     "Long", "%s", m),
+				 0);
+		ck_assert_int_eq(store_sync(st), 0);
+		json_t *ev;
+		ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+		ck_assert_uint_eq(json_array_size(ev), i + 1);
+		const char *got =
+			json_string_value(json_object_get(json_array_get(ev, i), "message"));
+		ck_assert_ptr_nonnull(got);
+		ck_assert_uint_eq(strlen(got), lens[i]);
+		ck_assert_str_eq(got, m);
+		json_decref(ev);
+		free(m);
+	}
+	/* Past STORE_MAX_EVENT_MESSAGE: cut, marked, and said so. */
+	size_t n = STORE_MAX_EVENT_MESSAGE + 10;
+	char *m = malloc(n + 1);
+	ck_assert_ptr_nonnull(m);
+	memset(m, 'x', n);
+	m[n] = '\0';
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Long", "%s", m), 1);
+	free(m);
+	ck_assert_int_eq(store_sync(st), 0);
+	json_t *ev;
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+	const char *got = json_string_value(json_object_get(json_array_get(ev, 2), "message"));
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(strlen(got), STORE_MAX_EVENT_MESSAGE);
+	ck_assert_str_eq(got + STORE_MAX_EVENT_MESSAGE - 4, "x...");
+	json_decref(ev);
+}
+END_TEST
+
 /* ---- migration ---- */
 
 static void v1_insert(sqlite3 *db, int id, const char *kind, const char *name, json_t *o,
@@ -1859,6 +1905,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_changes_filtered_resume);
 	UNIT_TEST(tc, test_subscription);
 	UNIT_TEST(tc, test_events_retention);
+	UNIT_TEST(tc, test_event_long_message);
 	UNIT_TEST(tc, test_migration_v1);
 	UNIT_TEST(tc, test_newer_schema_refused);
 	UNIT_TEST(tc, test_full_batch_rolled_back);
