@@ -171,15 +171,14 @@ void store_op_clear(struct store_op *op);
 /* The longest event message, in bytes: room for a syslog text of up to
  * 65535 bytes (syslog.max_message's largest) with its prefix. */
 #define STORE_MAX_EVENT_MESSAGE (65535 + 1024)
-/* The mark that ends a message cut at STORE_MAX_EVENT_MESSAGE. */
-#define STORE_EVENT_CUT_MARK "..."
 
 /* Appends an event (Kubernetes-style: type Normal|Warning, reason, message)
  * for an object. Queued; does not wait for the commit. The table keeps the
- * newest events_retention rows. A message longer than
- * STORE_MAX_EVENT_MESSAGE is cut to that length and ends with
- * STORE_EVENT_CUT_MARK. Returns 0, 1 when the message was cut (the event
- * is queued all the same), or -ENOMEM. */
+ * newest events_retention rows. Every field is stored as valid UTF-8, an
+ * ill-formed sequence as U+FFFD. A message longer than
+ * STORE_MAX_EVENT_MESSAGE is cut between characters, within that length,
+ * and ends with "...". Returns 0, 1 when the message was cut (the event is
+ * queued all the same), or -ENOMEM. */
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/utf8.h"
 #include "store/store-internal.h"
 
 #define STORE_MAX_EVENT_FIELD 253
@@ -551,31 +552,47 @@ int store_test_exec_writer(struct store *s, const char *sql)
 	return e < 0 ? e : rq.exec_result;
 }
 
-static char *dup_bounded(const char *v)
+/* v (NULL: "") as valid UTF-8 of at most max bytes: an ill-formed
+ * sequence becomes U+FFFD; a longer text is cut between characters and
+ * ends with "..." (*ret_cut, may be NULL). NULL when memory runs out. */
+static char *dup_text(const char *v, size_t n, size_t max, bool *ret_cut)
 {
-	return strndup(v ? v : "", STORE_MAX_EVENT_FIELD);
+	size_t len = v ? utf8_sanitized_len(v, n, 0) : 0;
+	char *t = malloc((len < max ? len : max) + 1);
+	if (t)
+		utf8_sanitize(v, v ? n : 0, t, len < max ? len : max, 0, ret_cut);
+	return t;
 }
 
-/* The message fmt and ap make, at most STORE_MAX_EVENT_MESSAGE bytes: a
- * longer one is cut and ends with STORE_EVENT_CUT_MARK (*ret_cut). NULL
- * when memory runs out. */
+static char *dup_bounded(const char *v)
+{
+	return dup_text(v, v ? strnlen(v, STORE_MAX_EVENT_FIELD + 1) : 0, STORE_MAX_EVENT_FIELD,
+			NULL);
+}
+
+/* The message fmt and ap make, as valid UTF-8 of at most
+ * STORE_MAX_EVENT_MESSAGE bytes: a longer one is cut between characters
+ * and ends with "..." (*ret_cut). NULL when memory runs out. */
 static char *event_message(const char *fmt, va_list ap, bool *ret_cut)
 {
-	const size_t mark = STRLEN(STORE_EVENT_CUT_MARK);
 	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
 		n = 0;
-	size_t len = (size_t)n > STORE_MAX_EVENT_MESSAGE ? STORE_MAX_EVENT_MESSAGE : (size_t)n;
-	char *m = malloc(len + 1);
-	if (!m)
+	/* Repairing never shortens a text, so the first MAX + 1 bytes tell
+	 * whether it is cut, and hold all that is kept. */
+	size_t len = (size_t)n > STORE_MAX_EVENT_MESSAGE ? STORE_MAX_EVENT_MESSAGE + 1 : (size_t)n;
+	char *raw = malloc(len + 1), *m;
+	if (!raw)
 		return NULL;
-	vsnprintf(m, len + 1, fmt, ap);
-	*ret_cut = (size_t)n > len;
-	if (*ret_cut)
-		memcpy(m + len - mark, STORE_EVENT_CUT_MARK, mark + 1);
+	vsnprintf(raw, len + 1, fmt, ap);
+	*ret_cut = false;
+	if (len <= STORE_MAX_EVENT_MESSAGE && utf8_valid(raw, len))
+		return raw;
+	m = dup_text(raw, len, STORE_MAX_EVENT_MESSAGE, ret_cut);
+	free(raw);
 	return m;
 }
 

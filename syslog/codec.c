@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "syslog/syslog.h"
 
 const char *syslog_bad_name(enum syslog_bad why)
@@ -237,18 +238,29 @@ int syslog_parse(const uint8_t *bytes, size_t n, struct syslog_msg *ret, enum sy
 
 size_t syslog_clean(const struct syslog_slice *s, char *out, size_t max)
 {
-	size_t n = s->n, o = 0;
-	bool cut = n > max;
-	if (cut)
-		n = max > 3 ? max - 3 : 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s->p[i];
-		out[o++] = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
+	return utf8_sanitize(s->p, s->n, out, max, UTF8_CONTROLS_QMARK, NULL);
+}
+
+size_t syslog_event_text(const struct syslog_msg *m, char *out, size_t max, bool *ret_cut)
+{
+	const char *sev = syslog_severity_name(m->severity);
+	struct syslog_slice app = m->app.n ? m->app : (struct syslog_slice){ "-", 1 };
+	bool cut_app, cut_pid = false, cut_text;
+	size_t o = strlen(sev);
+
+	memcpy(out, sev, o);
+	out[o++] = ' ';
+	o += utf8_sanitize(app.p, app.n, out + o, SYSLOG_APP_MAX, UTF8_CONTROLS_QMARK, &cut_app);
+	if (m->procid.n) {
+		out[o++] = '[';
+		o += utf8_sanitize(m->procid.p, m->procid.n, out + o, SYSLOG_PID_MAX,
+				   UTF8_CONTROLS_QMARK, &cut_pid);
+		out[o++] = ']';
 	}
-	if (cut)
-		for (size_t i = 0; i < 3 && o < max; i++)
-			out[o++] = '.';
-	out[o] = '\0';
+	out[o++] = ':';
+	out[o++] = ' ';
+	o += utf8_sanitize(m->text.p, m->text.n, out + o, max, UTF8_CONTROLS_QMARK, &cut_text);
+	*ret_cut = cut_app || cut_pid || cut_text;
 	return o;
 }
 

@@ -1,7 +1,8 @@
 /* check_store — unit tests for store/: CRUD, apply, conflicts, the Hardware
  * indexes and their uniqueness, atomic and non-atomic batches, Kubernetes
  * ownership, merge patch, the status subresource, the change log and its
- * retention, filtered resumes, subscriptions, events, the v1 -> current
+ * retention, filtered resumes, subscriptions, events (long ones, and text
+ * that is not UTF-8, written or found on disk), the v1 -> current
  * migration with data, a batch the database refuses (disk full), label
  * selectors and persistence across reopen.
  *
@@ -1262,6 +1263,46 @@ START_TEST(test_event_long_message)
 }
 END_TEST
 
+/* Events are stored as valid UTF-8, and one row that is not (written by
+ * an older version, as the datagram came) never fails a read: the reader
+ * repairs the text, each ill-formed sequence as U+FFFD. */
+START_TEST(test_event_bad_utf8)
+{
+	ck_assert_int_eq(store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Syslog",
+				     "new \xff\xfe, cut \xe2\x82"),
+			 0);
+	ck_assert_int_eq(store_sync(st), 0);
+	sqlite3 *db;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sql_exec(db, "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
+		     "VALUES (0, 'Hardware', 'default', 'a', 'Normal', 'Syslog', "
+		     "CAST(X'6f6c64c0af20edb08020f4908080' AS TEXT)),"
+		     "(0, 'Hardware', 'default', CAST(X'61ff' AS TEXT), 'Normal', 'Syslog', "
+		     "X'6e756c00206279746580')");
+	sqlite3_close(db);
+	json_t *ev;
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+	ck_assert_uint_eq(json_array_size(ev), 3);
+	static const char *const want[][2] = {
+		{ "a", "new \xef\xbf\xbd\xef\xbf\xbd, cut \xef\xbf\xbd" },
+		/* an overlong '/', a surrogate, past U+10FFFF */
+		{ "a", "old\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+		       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "a\xef\xbf\xbd", "nul" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		json_t *e = json_array_get(ev, i);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "name")), want[i][0]);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "message")), want[i][1]);
+	}
+	/* the blob with a NUL: the text goes on after it */
+	const json_t *m = json_object_get(json_array_get(ev, 2), "message");
+	ck_assert_uint_eq(json_string_length(m), 12);
+	ck_assert_mem_eq(json_string_value(m), "nul\0 byte\xef\xbf\xbd", 13);
+	json_decref(ev);
+}
+END_TEST
+
 /* ---- migration ---- */
 
 static void v1_insert(sqlite3 *db, int id, const char *kind, const char *name, json_t *o,
@@ -1906,6 +1947,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_subscription);
 	UNIT_TEST(tc, test_events_retention);
 	UNIT_TEST(tc, test_event_long_message);
+	UNIT_TEST(tc, test_event_bad_utf8);
 	UNIT_TEST(tc, test_migration_v1);
 	UNIT_TEST(tc, test_newer_schema_refused);
 	UNIT_TEST(tc, test_full_batch_rolled_back);
