@@ -177,8 +177,12 @@ void store_op_clear(struct store_op *op);
  * newest events_retention rows. Every field is stored as valid UTF-8, an
  * ill-formed sequence as U+FFFD. A message longer than
  * STORE_MAX_EVENT_MESSAGE is cut between characters, within that length,
- * and ends with "...". Returns 0, 1 when the message was cut (the event is
- * queued all the same), or -ENOMEM. */
+ * and ends with "...". At most STORE_MAX_QUEUED_EVENTS events (and
+ * STORE_MAX_QUEUED_EVENT_BYTES, store-internal.h) wait for the writer:
+ * past that the event
+ * is dropped and counted (ironbell_store_events_dropped_total). Returns 0,
+ * 1 when the message was cut (the event is queued all the same), -ENOBUFS
+ * when the queue is full, -ESHUTDOWN or -ENOMEM. */
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));

@@ -37,6 +37,11 @@
  * each flush carries more requests, and the CPU per request falls; under
  * light load (one request per transaction) nothing waits.
  *
+ * Events (store_event) are not waited for, so nothing but a bound holds
+ * their queue back when the writer stalls: at most STORE_MAX_QUEUED_EVENTS
+ * of them, and STORE_MAX_QUEUED_EVENT_BYTES, wait; a new one past that is
+ * dropped and counted (ironbell_store_events_dropped_total).
+ *
  * Lease requests (lease.c) ride in the same batches: each runs in its own
  * savepoint; an async one belongs to the writer until it is committed,
  * then is handed to its completion queue after the lock is dropped.
@@ -392,6 +397,15 @@ static void gather(struct store *s)
 			break;
 }
 
+/* With s->lock held: rq leaves the queue for the writer's batch. */
+static void dequeued(struct store *s, const struct store_req *rq)
+{
+	if (rq->type != STORE_REQ_EVENT)
+		return;
+	s->queued_events--;
+	s->queued_event_bytes -= rq->ev_bytes;
+}
+
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
@@ -409,8 +423,10 @@ static void *writer_main(void *arg)
 			gather(s);
 		struct store_req *batch = s->queue_head, *last = batch;
 		size_t n = 1;
+		dequeued(s, batch);
 		while (last->next && n < s->opts.batch_max) {
 			last = last->next;
+			dequeued(s, last);
 			n++;
 		}
 		s->queue_head = last->next;
@@ -619,12 +635,22 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 		req_free_event(rq);
 		return -ENOMEM;
 	}
+	rq->ev_bytes = sizeof(*rq) + strlen(rq->ev_message);
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
 		pthread_mutex_unlock(&s->lock);
 		req_free_event(rq);
 		return -ESHUTDOWN;
 	}
+	if (s->queued_events >= STORE_MAX_QUEUED_EVENTS ||
+	    s->queued_event_bytes + rq->ev_bytes > STORE_MAX_QUEUED_EVENT_BYTES) {
+		pthread_mutex_unlock(&s->lock);
+		req_free_event(rq);
+		metric_inc(s->m_events_dropped, 1);
+		return -ENOBUFS;
+	}
+	s->queued_events++;
+	s->queued_event_bytes += rq->ev_bytes;
 	enqueue(s, rq);
 	pthread_mutex_unlock(&s->lock);
 	return cut ? 1 : 0;
@@ -737,6 +763,9 @@ static void register_metrics(struct store *s)
 					 "Store write ops by outcome.", "result=\"ok\"");
 	s->m_writes_error = metrics_counter("ironbell_store_writes_total",
 					    "Store write ops by outcome.", "result=\"error\"");
+	s->m_events_dropped = metrics_counter(
+		"ironbell_store_events_dropped_total",
+		"Events not kept because the store's queue of them was full.", NULL);
 }
 
 int store_open(const char *path, const struct store_options *opts, struct store **ret, char *err,

@@ -1911,6 +1911,67 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/* The writer is held (another connection has the write lock) while the
+ * queue fills: past STORE_MAX_QUEUED_EVENTS, and past
+ * STORE_MAX_QUEUED_EVENT_BYTES of long messages, a new event is dropped
+ * (-ENOBUFS) and counted; once the writer drains the queue, events are
+ * taken again. */
+START_TEST(test_event_queue_bound)
+{
+	double d0 = metric_value("\nironbell_store_events_dropped_total ");
+	sqlite3 *blocker;
+	size_t ok = 0, dropped = 0, n;
+
+	ck_assert_int_eq(sqlite3_open(dbpath, &blocker), SQLITE_OK);
+	sql_exec(blocker, "BEGIN IMMEDIATE");
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "first"), 0);
+	ck_assert(wait_queue_len(0)); /* the writer has it, and waits for the lock */
+	for (size_t i = 0; i < STORE_MAX_QUEUED_EVENTS + 100; i++) {
+		int e = store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "e %zu",
+				    i);
+		ck_assert(e == 0 || e == -ENOBUFS);
+		e == 0 ? ok++ : dropped++;
+	}
+	ck_assert_uint_eq(ok, STORE_MAX_QUEUED_EVENTS);
+	ck_assert_uint_eq(dropped, 100);
+	ck_assert(metric_value("\nironbell_store_events_dropped_total ") == d0 + 100);
+	sql_exec(blocker, "ROLLBACK");
+	ck_assert_int_eq(store_sync(st), 0);
+	ck_assert_uint_eq(sql_u64(blocker, "SELECT count(*) FROM events"),
+			  STORE_MAX_QUEUED_EVENTS + 1);
+
+	/* Long messages: the bytes bound comes first. */
+	size_t len = 60000;
+	char *m = malloc(len + 1);
+	ck_assert_ptr_nonnull(m);
+	memset(m, 'x', len);
+	m[len] = '\0';
+	sql_exec(blocker, "BEGIN IMMEDIATE");
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "first"), 0);
+	ck_assert(wait_queue_len(0));
+	n = STORE_MAX_QUEUED_EVENT_BYTES / len + 10;
+	ok = dropped = 0;
+	for (size_t i = 0; i < n; i++) {
+		int e = store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "%s",
+				    m);
+		ck_assert(e == 0 || e == -ENOBUFS);
+		e == 0 ? ok++ : dropped++;
+	}
+	free(m);
+	ck_assert(ok * len <= STORE_MAX_QUEUED_EVENT_BYTES);
+	ck_assert(ok >= STORE_MAX_QUEUED_EVENT_BYTES / (len + 4096));
+	ck_assert_uint_eq(dropped, n - ok);
+	ck_assert(metric_value("\nironbell_store_events_dropped_total ") == d0 + 100 + dropped);
+	sql_exec(blocker, "ROLLBACK");
+	sqlite3_close(blocker);
+	ck_assert_int_eq(store_sync(st), 0);
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "again"), 0);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -1955,6 +2016,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_list_sorted_filtered);
 	UNIT_TEST(tc, test_reopen);
 	UNIT_TEST(tc, test_metrics);
+	UNIT_TEST(tc, test_event_queue_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
