@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/utf8.h"
 #include "store/store-internal.h"
 
 #define STORE_MAX_CHANGES_LIMIT 100000u
@@ -513,18 +514,46 @@ out:
 	return e;
 }
 
+/* Column i of st as a JSON string. The writer stores valid UTF-8; a row
+ * an older version stored as the bytes came is repaired here (U+FFFD for
+ * each ill-formed sequence), so that one bad row cannot fail a page.
+ * NULL only when memory runs out. */
+static json_t *text_column(sqlite3_stmt *st, int i)
+{
+	const char *p = (const char *)sqlite3_column_text(st, i);
+	size_t n = (size_t)sqlite3_column_bytes(st, i);
+	if (!p)
+		return sqlite3_column_type(st, i) == SQLITE_NULL ? json_string("") : NULL;
+	if (utf8_valid(p, n))
+		return json_stringn_nocheck(p, n);
+	size_t len = utf8_sanitized_len(p, n, 0);
+	char *fixed = malloc(len + 1);
+	if (!fixed)
+		return NULL;
+	utf8_sanitize(p, n, fixed, len, 0, NULL);
+	json_t *j = json_stringn_nocheck(fixed, len);
+	free(fixed);
+	return j;
+}
+
 static json_t *event_json(sqlite3_stmt *st)
 {
+	static const char *const text_keys[] = { "kind", "namespace", "name",
+						 "type", "reason",    "message" };
 	char ts[21];
+	json_t *ev = json_object();
+	int e;
+
 	time_rfc3339(sqlite3_column_int64(st, 1), ts);
-	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id",
-			 (json_int_t)sqlite3_column_int64(st, 0), "time", ts, "kind",
-			 (const char *)sqlite3_column_text(st, 2), "namespace",
-			 (const char *)sqlite3_column_text(st, 3), "name",
-			 (const char *)sqlite3_column_text(st, 4), "type",
-			 (const char *)sqlite3_column_text(st, 5), "reason",
-			 (const char *)sqlite3_column_text(st, 6), "message",
-			 (const char *)sqlite3_column_text(st, 7));
+	e = json_object_set_new(ev, "id", json_integer((json_int_t)sqlite3_column_int64(st, 0)));
+	e |= json_object_set_new(ev, "time", json_string(ts));
+	for (size_t i = 0; i < ARRAY_SIZE(text_keys); i++)
+		e |= json_object_set_new(ev, text_keys[i], text_column(st, (int)i + 2));
+	if (e) {
+		json_decref(ev);
+		return NULL;
+	}
+	return ev;
 }
 
 int store_events(struct store_reader *r, uint64_t after_id, enum store_kind k, const char *ns,

@@ -29,6 +29,12 @@
 #define STORE_DEFAULT_CHANGES_RETENTION 100000u
 #define STORE_DEFAULT_EVENTS_RETENTION 10000u
 #define STORE_DEFAULT_BATCH_MAX 1024u
+/* Events waiting for the writer (store_event() does not wait): past
+ * either bound a new one is dropped and counted. The count bounds the
+ * backlog in transactions (four full batches), the bytes the memory when
+ * messages are long (a syslog text may have 64 KiB). */
+#define STORE_MAX_QUEUED_EVENTS 4096u
+#define STORE_MAX_QUEUED_EVENT_BYTES (32u << 20)
 
 #define STORE_ANNOTATION_SYSTEM_UUID "ironbell.dev/system-uuid"
 
@@ -68,6 +74,7 @@ struct store_req {
 	enum store_kind ev_kind;
 	char *ev_ns, *ev_name, *ev_type, *ev_reason, *ev_message;
 	int64_t ev_time;
+	size_t ev_bytes; /* what it counts against STORE_MAX_QUEUED_EVENT_BYTES */
 	/* EXEC: borrowed until done; the result is set before done */
 	const char *sql;
 	int exec_result;
@@ -118,6 +125,7 @@ struct store {
 	pthread_cond_t done_cond;  /* writers' callers wait for their commit */
 	struct store_req *queue_head, *queue_tail;
 	size_t queued;     /* requests in the queue */
+	size_t queued_events, queued_event_bytes; /* EVENT requests in it, and their size */
 	bool writer_idle;  /* the writer sleeps on queue_cond for work */
 	bool stopping;
 	pthread_t thread;
@@ -161,6 +169,7 @@ struct store {
 	struct metric *m_checkpoint_seconds, *m_checkpoint_tail_seconds;
 
 	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
+	struct metric *m_events_dropped;
 };
 
 /* For tests only: runs sql on the writer's connection, from the writer

@@ -172,9 +172,21 @@ int store_write1(struct store *s, struct store_op *op);
 /* Releases the json references an op holds (op->object). */
 void store_op_clear(struct store_op *op);
 
+/* The longest event message, in bytes: room for a syslog text of up to
+ * 65535 bytes (syslog.max_message's largest) with its prefix. */
+#define STORE_MAX_EVENT_MESSAGE (65535 + 1024)
+
 /* Appends an event (Kubernetes-style: type Normal|Warning, reason, message)
  * for an object. Queued; does not wait for the commit. The table keeps the
- * newest events_retention rows. Returns 0 or -ENOMEM. */
+ * newest events_retention rows. Every field is stored as valid UTF-8, an
+ * ill-formed sequence as U+FFFD. A message longer than
+ * STORE_MAX_EVENT_MESSAGE is cut between characters, within that length,
+ * and ends with "...". At most STORE_MAX_QUEUED_EVENTS events (and
+ * STORE_MAX_QUEUED_EVENT_BYTES, store-internal.h) wait for the writer:
+ * past that the event
+ * is dropped and counted (ironbell_store_events_dropped_total). Returns 0,
+ * 1 when the message was cut (the event is queued all the same), -ENOBUFS
+ * when the queue is full, -ESHUTDOWN or -ENOMEM. */
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));

@@ -37,6 +37,11 @@
  * each flush carries more requests, and the CPU per request falls; under
  * light load (one request per transaction) nothing waits.
  *
+ * Events (store_event) are not waited for, so nothing but a bound holds
+ * their queue back when the writer stalls: at most STORE_MAX_QUEUED_EVENTS
+ * of them, and STORE_MAX_QUEUED_EVENT_BYTES, wait; a new one past that is
+ * dropped and counted (ironbell_store_events_dropped_total).
+ *
  * Lease requests (lease.c) ride in the same batches: each runs in its own
  * savepoint; an async one belongs to the writer until it is committed,
  * then is handed to its completion queue after the lock is dropped.
@@ -62,9 +67,9 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/utf8.h"
 #include "store/store-internal.h"
 
-#define STORE_MAX_EVENT_MESSAGE 1024
 #define STORE_MAX_EVENT_FIELD 253
 
 /* ---- transactions ---- */
@@ -392,6 +397,15 @@ static void gather(struct store *s)
 			break;
 }
 
+/* With s->lock held: rq leaves the queue for the writer's batch. */
+static void dequeued(struct store *s, const struct store_req *rq)
+{
+	if (rq->type != STORE_REQ_EVENT)
+		return;
+	s->queued_events--;
+	s->queued_event_bytes -= rq->ev_bytes;
+}
+
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
@@ -409,8 +423,10 @@ static void *writer_main(void *arg)
 			gather(s);
 		struct store_req *batch = s->queue_head, *last = batch;
 		size_t n = 1;
+		dequeued(s, batch);
 		while (last->next && n < s->opts.batch_max) {
 			last = last->next;
+			dequeued(s, last);
 			n++;
 		}
 		s->queue_head = last->next;
@@ -552,22 +568,61 @@ int store_test_exec_writer(struct store *s, const char *sql)
 	return e < 0 ? e : rq.exec_result;
 }
 
+/* v (NULL: "") as valid UTF-8 of at most max bytes: an ill-formed
+ * sequence becomes U+FFFD; a longer text is cut between characters and
+ * ends with "..." (*ret_cut, may be NULL). NULL when memory runs out. */
+static char *dup_text(const char *v, size_t n, size_t max, bool *ret_cut)
+{
+	size_t len = v ? utf8_sanitized_len(v, n, 0) : 0;
+	char *t = malloc((len < max ? len : max) + 1);
+	if (t)
+		utf8_sanitize(v, v ? n : 0, t, len < max ? len : max, 0, ret_cut);
+	return t;
+}
+
 static char *dup_bounded(const char *v)
 {
-	return strndup(v ? v : "", STORE_MAX_EVENT_FIELD);
+	return dup_text(v, v ? strnlen(v, STORE_MAX_EVENT_FIELD + 1) : 0, STORE_MAX_EVENT_FIELD,
+			NULL);
+}
+
+/* The message fmt and ap make, as valid UTF-8 of at most
+ * STORE_MAX_EVENT_MESSAGE bytes: a longer one is cut between characters
+ * and ends with "..." (*ret_cut). NULL when memory runs out. */
+static char *event_message(const char *fmt, va_list ap, bool *ret_cut)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		n = 0;
+	/* Repairing never shortens a text, so the first MAX + 1 bytes tell
+	 * whether it is cut, and hold all that is kept. */
+	size_t len = (size_t)n > STORE_MAX_EVENT_MESSAGE ? STORE_MAX_EVENT_MESSAGE + 1 : (size_t)n;
+	char *raw = malloc(len + 1), *m;
+	if (!raw)
+		return NULL;
+	vsnprintf(raw, len + 1, fmt, ap);
+	*ret_cut = false;
+	if (len <= STORE_MAX_EVENT_MESSAGE && utf8_valid(raw, len))
+		return raw;
+	m = dup_text(raw, len, STORE_MAX_EVENT_MESSAGE, ret_cut);
+	free(raw);
+	return m;
 }
 
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 {
 	struct store_req *rq = calloc(1, sizeof(*rq));
-	char msg[STORE_MAX_EVENT_MESSAGE];
+	bool cut = false;
 	va_list ap;
 
 	if (!rq)
 		return -ENOMEM;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rq->ev_message = event_message(fmt, ap, &cut);
 	va_end(ap);
 	rq->type = STORE_REQ_EVENT;
 	rq->ev_kind = k;
@@ -576,20 +631,29 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 	rq->ev_name = dup_bounded(name);
 	rq->ev_type = dup_bounded(type ? type : "Normal");
 	rq->ev_reason = dup_bounded(reason);
-	rq->ev_message = strdup(msg);
 	if (!rq->ev_ns || !rq->ev_name || !rq->ev_type || !rq->ev_reason || !rq->ev_message) {
 		req_free_event(rq);
 		return -ENOMEM;
 	}
+	rq->ev_bytes = sizeof(*rq) + strlen(rq->ev_message);
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
 		pthread_mutex_unlock(&s->lock);
 		req_free_event(rq);
 		return -ESHUTDOWN;
 	}
+	if (s->queued_events >= STORE_MAX_QUEUED_EVENTS ||
+	    s->queued_event_bytes + rq->ev_bytes > STORE_MAX_QUEUED_EVENT_BYTES) {
+		pthread_mutex_unlock(&s->lock);
+		req_free_event(rq);
+		metric_inc(s->m_events_dropped, 1);
+		return -ENOBUFS;
+	}
+	s->queued_events++;
+	s->queued_event_bytes += rq->ev_bytes;
 	enqueue(s, rq);
 	pthread_mutex_unlock(&s->lock);
-	return 0;
+	return cut ? 1 : 0;
 }
 
 /* ---- subscriptions ---- */
@@ -699,6 +763,9 @@ static void register_metrics(struct store *s)
 					 "Store write ops by outcome.", "result=\"ok\"");
 	s->m_writes_error = metrics_counter("ironbell_store_writes_total",
 					    "Store write ops by outcome.", "result=\"error\"");
+	s->m_events_dropped = metrics_counter(
+		"ironbell_store_events_dropped_total",
+		"Events not kept because the store's queue of them was full.", NULL);
 }
 
 int store_open(const char *path, const struct store_options *opts, struct store **ret, char *err,

@@ -15,7 +15,10 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/types.h>
 
+#include "common/cursor.h"
+#include "common/utf8.h"
 #include "syslog/syslog.h"
 
 const char *syslog_bad_name(enum syslog_bad why)
@@ -43,43 +46,58 @@ static int bad(enum syslog_bad *why, enum syslog_bad w)
 	return -EBADMSG;
 }
 
-struct cur {
-	const char *p;
-	size_t n;
-};
+static struct syslog_slice slice(const uint8_t *p, size_t n)
+{
+	return (struct syslog_slice){ (const char *)p, n };
+}
+
+/* The byte at offset i of r, not consumed; -1 past the end. */
+static int peek(const struct rd *r, size_t i)
+{
+	return i < r->len ? r->p[i] : -1;
+}
+
+/* Consumes the n bytes of lit when r starts with them. */
+static bool skip_prefix(struct rd *r, const char *lit, size_t n)
+{
+	const uint8_t *p;
+	if (r->len < n || memcmp(r->p, lit, n) != 0)
+		return false;
+	return rd_bytes(r, n, &p) == 0;
+}
+
+/* Where the next space of r is, from its start; -1 when there is none. */
+static ssize_t find_space(const struct rd *r)
+{
+	const uint8_t *sp = r->len ? memchr(r->p, ' ', r->len) : NULL;
+	return sp ? sp - r->p : -1;
+}
 
 /* A header field up to the next space (which is consumed); "-" is nil. */
-static int field(struct cur *c, struct syslog_slice *ret)
+static int field(struct rd *r, struct syslog_slice *ret)
 {
-	const char *sp = memchr(c->p, ' ', c->n);
-	if (!sp)
-		return -1;
-	size_t k = (size_t)(sp - c->p);
-	if (k == 0)
-		return -1;
-	*ret = (k == 1 && c->p[0] == '-') ? (struct syslog_slice){ c->p, 0 } :
-					    (struct syslog_slice){ c->p, k };
-	c->p += k + 1;
-	c->n -= k + 1;
+	ssize_t k = find_space(r);
+	const uint8_t *f, *sp;
+	if (k <= 0 || rd_bytes(r, (size_t)k, &f) < 0 || rd_bytes(r, 1, &sp) < 0)
+		return -EBADMSG;
+	*ret = (k == 1 && f[0] == '-') ? slice(f, 0) : slice(f, (size_t)k);
 	return 0;
 }
 
 /* Structured data: "-" or one or more [ID params]. */
-static int structured_data(struct cur *c)
+static int structured_data(struct rd *r)
 {
-	if (c->n >= 1 && c->p[0] == '-') {
-		c->p++;
-		c->n--;
+	if (skip_prefix(r, "-", 1))
 		return 0;
-	}
-	if (c->n == 0 || c->p[0] != '[')
-		return -1;
-	while (c->n && c->p[0] == '[') {
+	if (peek(r, 0) != '[')
+		return -EBADMSG;
+	while (peek(r, 0) == '[') {
+		const uint8_t *elem;
 		bool quoted = false;
 		size_t i = 1;
-		for (; i < c->n; i++) {
-			char ch = c->p[i];
-			if (quoted && ch == '\\' && i + 1 < c->n) {
+		int ch;
+		for (; (ch = peek(r, i)) >= 0; i++) {
+			if (quoted && ch == '\\' && peek(r, i + 1) >= 0) {
 				i++; /* \" \\ \] */
 				continue;
 			}
@@ -88,15 +106,13 @@ static int structured_data(struct cur *c)
 			else if (ch == ']' && !quoted)
 				break;
 		}
-		if (i >= c->n)
-			return -1;
-		c->p += i + 1;
-		c->n -= i + 1;
+		if (ch < 0 || rd_bytes(r, i + 1, &elem) < 0)
+			return -EBADMSG;
 	}
 	return 0;
 }
 
-static int parse_5424(struct cur c, struct syslog_msg *m, enum syslog_bad *why)
+static int parse_5424(struct rd c, struct syslog_msg *m, enum syslog_bad *why)
 {
 	if (field(&c, &m->timestamp) < 0 || field(&c, &m->host) < 0 || field(&c, &m->app) < 0 ||
 	    field(&c, &m->procid) < 0)
@@ -107,128 +123,126 @@ static int parse_5424(struct cur c, struct syslog_msg *m, enum syslog_bad *why)
 		return bad(why, SYSLOG_BAD_HEADER);
 	if (structured_data(&c) < 0)
 		return bad(why, SYSLOG_BAD_SD);
-	if (c.n && c.p[0] == ' ') {
-		c.p++;
-		c.n--;
-	} else if (c.n) {
-		return bad(why, SYSLOG_BAD_SD); /* junk glued to the structured data */
-	}
-	if (c.n >= 3 && (unsigned char)c.p[0] == 0xef && (unsigned char)c.p[1] == 0xbb &&
-	    (unsigned char)c.p[2] == 0xbf) {
-		c.p += 3;
-		c.n -= 3;
-	}
+	/* A space before the message; junk glued to the structured data is
+	 * bad. Then maybe a UTF-8 BOM. */
+	if (!skip_prefix(&c, " ", 1) && c.len)
+		return bad(why, SYSLOG_BAD_SD);
+	(void)skip_prefix(&c, "\xef\xbb\xbf", 3);
 	m->format = SYSLOG_RFC5424;
-	m->text = (struct syslog_slice){ c.p, c.n };
+	m->text = slice(c.p, c.len);
 	return 0;
 }
 
-static bool is_digit(char ch)
+static bool is_digit(int ch)
 {
 	return ch >= '0' && ch <= '9';
 }
 
-/* "Mmm dd hh:mm:ss " (the day may be space-padded). */
-static bool rfc3164_time(const char *p, size_t n)
+static bool is_tag_char(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '.' ||
+	       ch == '_' || ch == '-' || ch == '/';
+}
+
+/* "Mmm dd hh:mm:ss " (the day may be space-padded) at the start of r. */
+static bool rfc3164_time(const struct rd *r)
 {
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	if (n < 16 || p[3] != ' ' || p[6] != ' ' || p[9] != ':' || p[12] != ':' || p[15] != ' ')
+	uint8_t t[16];
+	if (r->len < sizeof(t))
+		return false;
+	memcpy(t, r->p, sizeof(t));
+	if (t[3] != ' ' || t[6] != ' ' || t[9] != ':' || t[12] != ':' || t[15] != ' ')
 		return false;
 	bool month = false;
 	for (size_t i = 0; i < 12 && !month; i++)
-		month = memcmp(p, months + 3 * i, 3) == 0;
-	return month && (p[4] == ' ' || is_digit(p[4])) && is_digit(p[5]) && is_digit(p[7]) &&
-	       is_digit(p[8]) && is_digit(p[10]) && is_digit(p[11]) && is_digit(p[13]) &&
-	       is_digit(p[14]);
+		month = memcmp(t, months + 3 * i, 3) == 0;
+	return month && (t[4] == ' ' || is_digit(t[4])) && is_digit(t[5]) && is_digit(t[7]) &&
+	       is_digit(t[8]) && is_digit(t[10]) && is_digit(t[11]) && is_digit(t[13]) &&
+	       is_digit(t[14]);
 }
 
 /* A tag "name[pid]:" or "name:" at the start of c, at most 48 bytes of
  * [A-Za-z0-9._/-]: fills app and procid, consumes it and one space. */
-static bool tag(struct cur *c, struct syslog_msg *m)
+static bool tag(struct rd *c, struct syslog_msg *m)
 {
+	struct syslog_slice pid = { 0 };
+	const uint8_t *t;
 	size_t i = 0;
-	while (i < c->n && i < 48 &&
-	       ((c->p[i] >= 'a' && c->p[i] <= 'z') || (c->p[i] >= 'A' && c->p[i] <= 'Z') ||
-		is_digit(c->p[i]) || c->p[i] == '.' || c->p[i] == '_' || c->p[i] == '-' ||
-		c->p[i] == '/'))
+
+	while (i < 48 && is_tag_char(peek(c, i)))
 		i++;
-	if (i == 0 || i >= c->n)
+	if (i == 0 || i >= c->len)
 		return false;
 	size_t name = i;
-	struct syslog_slice pid = { 0 };
-	if (c->p[i] == '[') {
+	if (peek(c, i) == '[') {
 		size_t s = ++i;
-		while (i < c->n && i < 64 && is_digit(c->p[i]))
+		while (i < 64 && is_digit(peek(c, i)))
 			i++;
-		if (i >= c->n || c->p[i] != ']' || i == s)
+		if (peek(c, i) != ']' || i == s)
 			return false;
-		pid = (struct syslog_slice){ c->p + s, i - s };
+		pid = slice(c->p + s, i - s);
 		i++;
 	}
-	if (i >= c->n || c->p[i] != ':')
+	if (peek(c, i) != ':')
 		return false;
 	i++;
-	m->app = (struct syslog_slice){ c->p, name };
-	m->procid = pid;
-	if (i < c->n && c->p[i] == ' ')
+	if (peek(c, i) == ' ')
 		i++;
-	c->p += i;
-	c->n -= i;
+	if (rd_bytes(c, i, &t) < 0)
+		return false;
+	m->app = slice(t, name);
+	m->procid = pid;
 	return true;
 }
 
-static int parse_3164(struct cur c, struct syslog_msg *m)
+static int parse_3164(struct rd c, struct syslog_msg *m)
 {
+	const uint8_t *ts, *host;
 	m->format = SYSLOG_RFC3164;
-	if (rfc3164_time(c.p, c.n)) {
-		m->timestamp = (struct syslog_slice){ c.p, 15 };
-		c.p += 16;
-		c.n -= 16;
+	if (rfc3164_time(&c) && rd_bytes(&c, 16, &ts) == 0) {
+		m->timestamp = slice(ts, 15);
 		/* "HOST TAG: msg" or "TAG: msg". */
-		if (!tag(&c, m)) {
-			const char *sp = memchr(c.p, ' ', c.n);
-			if (sp && sp > c.p) {
-				struct cur after = { sp + 1, c.n - (size_t)(sp - c.p) - 1 };
-				struct syslog_slice host = { c.p, (size_t)(sp - c.p) };
-				if (tag(&after, m)) {
-					m->host = host;
-					c = after;
-				}
+		ssize_t k = find_space(&c);
+		if (!tag(&c, m) && k > 0) {
+			struct rd after = c;
+			if (rd_bytes(&after, (size_t)k + 1, &host) == 0 && tag(&after, m)) {
+				m->host = slice(host, (size_t)k);
+				c = after;
 			}
 		}
 	} else {
 		(void)tag(&c, m);
 	}
-	m->text = (struct syslog_slice){ c.p, c.n };
+	m->text = slice(c.p, c.len);
 	return 0;
 }
 
 int syslog_parse(const uint8_t *bytes, size_t n, struct syslog_msg *ret, enum syslog_bad *why)
 {
 	struct syslog_msg m = { 0 };
-	struct cur c = { (const char *)bytes, n };
+	struct rd c = rd_init(bytes, n);
+	const uint8_t *p;
 	unsigned pri = 0;
 	size_t i;
 
 	/* A trailing NUL or newline is common (busybox sends the NUL). */
-	while (c.n && (c.p[c.n - 1] == '\0' || c.p[c.n - 1] == '\n' || c.p[c.n - 1] == '\r'))
-		c.n--;
-	if (c.n == 0)
+	while (c.len &&
+	       (c.p[c.len - 1] == '\0' || c.p[c.len - 1] == '\n' || c.p[c.len - 1] == '\r'))
+		c.len--;
+	if (c.len == 0)
 		return bad(why, SYSLOG_BAD_EMPTY);
-	if (c.p[0] != '<')
+	/* <PRI>: 1 to 3 digits, no leading zero but in "<0>" (RFC 5424 §6.2.1). */
+	if (!skip_prefix(&c, "<", 1))
 		return bad(why, SYSLOG_BAD_PRI);
-	for (i = 1; i < c.n && i <= 4 && is_digit(c.p[i]); i++)
+	for (i = 0; i < 4 && is_digit(peek(&c, i)); i++)
 		pri = pri * 10 + (unsigned)(c.p[i] - '0');
-	if (i == 1 || i > 4 || i >= c.n || c.p[i] != '>' || pri > SYSLOG_PRI_MAX ||
-	    (c.p[1] == '0' && i > 2))
+	if (i == 0 || i == 4 || peek(&c, i) != '>' || pri > SYSLOG_PRI_MAX ||
+	    (c.p[0] == '0' && i > 1) || rd_bytes(&c, i + 1, &p) < 0)
 		return bad(why, SYSLOG_BAD_PRI);
-	c.p += i + 1;
-	c.n -= i + 1;
 	m.facility = pri / 8;
 	m.severity = pri % 8;
-	int e = (c.n >= 2 && c.p[0] == '1' && c.p[1] == ' ') ?
-			parse_5424((struct cur){ c.p + 2, c.n - 2 }, &m, why) :
-			parse_3164(c, &m);
+	int e = skip_prefix(&c, "1 ", 2) ? parse_5424(c, &m, why) : parse_3164(c, &m);
 	if (e < 0)
 		return e;
 	*ret = m;
@@ -237,18 +251,29 @@ int syslog_parse(const uint8_t *bytes, size_t n, struct syslog_msg *ret, enum sy
 
 size_t syslog_clean(const struct syslog_slice *s, char *out, size_t max)
 {
-	size_t n = s->n, o = 0;
-	bool cut = n > max;
-	if (cut)
-		n = max > 3 ? max - 3 : 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s->p[i];
-		out[o++] = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
+	return utf8_sanitize(s->p, s->n, out, max, UTF8_CONTROLS_QMARK, NULL);
+}
+
+size_t syslog_event_text(const struct syslog_msg *m, char *out, size_t max, bool *ret_cut)
+{
+	const char *sev = syslog_severity_name(m->severity);
+	struct syslog_slice app = m->app.n ? m->app : (struct syslog_slice){ "-", 1 };
+	bool cut_app, cut_pid = false, cut_text;
+	size_t o = strlen(sev);
+
+	memcpy(out, sev, o);
+	out[o++] = ' ';
+	o += utf8_sanitize(app.p, app.n, out + o, SYSLOG_APP_MAX, UTF8_CONTROLS_QMARK, &cut_app);
+	if (m->procid.n) {
+		out[o++] = '[';
+		o += utf8_sanitize(m->procid.p, m->procid.n, out + o, SYSLOG_PID_MAX,
+				   UTF8_CONTROLS_QMARK, &cut_pid);
+		out[o++] = ']';
 	}
-	if (cut)
-		for (size_t i = 0; i < 3 && o < max; i++)
-			out[o++] = '.';
-	out[o] = '\0';
+	out[o++] = ':';
+	out[o++] = ' ';
+	o += utf8_sanitize(m->text.p, m->text.n, out + o, max, UTF8_CONTROLS_QMARK, &cut_text);
+	*ret_cut = cut_app || cut_pid || cut_text;
 	return o;
 }
 

@@ -6,8 +6,9 @@
  * an event of that Hardware (store_event: queued for the store's writer,
  * never waited for). The event's reason is "Syslog", its type "Warning"
  * for severities up to warning and "Normal" below, its message
- * "<severity> <app>[<pid>]: <text>", cut at syslog.max_message and with
- * control bytes replaced.
+ * "<severity> <app>[<pid>]: <text>" (syslog_event_text), cut at
+ * syslog.max_message, in valid UTF-8 and with control bytes replaced;
+ * every cut is counted.
  *
  * Both tables are bounded and direct-mapped by the source address: the
  * buckets (SYSLOG_MAX_SOURCES; a source that collides takes the slot over,
@@ -48,6 +49,11 @@
 #define SYSLOG_BATCH 64
 #define SYSLOG_NAME_MAX 253
 
+/* A message cut at syslog.max_message (at most SYSLOG_DATAGRAM_MAX) and
+ * its prefix fit in an event whole. */
+_Static_assert(SYSLOG_DATAGRAM_MAX + SYSLOG_EVENT_PREFIX_MAX <= STORE_MAX_EVENT_MESSAGE,
+	       "a syslog event message fits in the store's");
+
 enum drop {
 	DROP_MALFORMED,
 	DROP_RATE,
@@ -82,7 +88,7 @@ struct syslog_server {
 	struct owner owners[SYSLOG_CACHE];
 	uint64_t log_window, log_count;
 	uint8_t buf[SYSLOG_DATAGRAM_MAX + 1];
-	char *text; /* syslog.max_message + 1 */
+	char *text; /* SYSLOG_EVENT_PREFIX_MAX + max_message() + 1: the event's */
 	struct metric *m_received, *m_stored, *m_cut, *m_drop[DROP_MAX];
 };
 
@@ -126,6 +132,14 @@ static const struct owner *owner_of(struct syslog_server *s, uint32_t ip, const 
 	return o;
 }
 
+/* syslog.max_message, which the configuration keeps within
+ * SYSLOG_DATAGRAM_MAX. */
+static size_t max_message(const struct syslog_server *s)
+{
+	size_t max = s->set.max_message;
+	return max < SYSLOG_DATAGRAM_MAX ? max : SYSLOG_DATAGRAM_MAX;
+}
+
 static void on_datagram(struct syslog_server *s, size_t n, const struct sockaddr_in *from)
 {
 	struct syslog_msg m;
@@ -156,21 +170,18 @@ static void on_datagram(struct syslog_server *s, size_t n, const struct sockaddr
 			log_info("syslog", "a message from %s, which no Hardware owns: not kept", ipt);
 		return;
 	}
-	size_t max = s->set.max_message;
-	char app[64], pid[24];
-	struct syslog_slice a = m.app.n ? m.app : (struct syslog_slice){ "-", 1 };
-	syslog_clean(&a, app, sizeof(app) - 1);
-	syslog_clean(&m.procid, pid, sizeof(pid) - 1);
-	if (m.text.n > max)
-		metric_inc(s->m_cut, 1);
-	syslog_clean(&m.text, s->text, max);
-	if (store_event(s->store, STORE_KIND_HARDWARE, o->ns, o->name,
-			m.severity <= 4 ? "Warning" : "Normal", "Syslog", "%s %s%s%s%s: %s",
-			syslog_severity_name(m.severity), app, pid[0] ? "[" : "", pid,
-			pid[0] ? "]" : "", s->text) < 0) {
+	bool cut;
+	syslog_event_text(&m, s->text, max_message(s), &cut);
+	int e = store_event(s->store, STORE_KIND_HARDWARE, o->ns, o->name,
+			    m.severity <= 4 ? "Warning" : "Normal", "Syslog", "%s", s->text);
+	if (e < 0) {
 		metric_inc(s->m_drop[DROP_STORE], 1);
 		return;
 	}
+	/* The store cuts only past STORE_MAX_EVENT_MESSAGE, which the
+	 * assertion above keeps out of reach; counted all the same. */
+	if (cut || e > 0)
+		metric_inc(s->m_cut, 1);
 	metric_inc(s->m_stored, 1);
 }
 
@@ -214,7 +225,7 @@ int syslog_server_new(struct store *store, const struct syslog_settings *setting
 	s->store = store;
 	s->set = *settings;
 	s->fd = s->stop_fd = -1;
-	s->text = malloc(settings->max_message + 1);
+	s->text = malloc(SYSLOG_EVENT_PREFIX_MAX + max_message(s) + 1);
 	s->set.listen = strdup(settings->listen);
 	if (!s->text || !s->set.listen) {
 		e = -ENOMEM;
@@ -234,7 +245,8 @@ int syslog_server_new(struct store *store, const struct syslog_settings *setting
 	s->m_stored = metrics_counter("ironbell_syslog_stored_total",
 				      "Syslog messages kept as events of their Hardware.", NULL);
 	s->m_cut = metrics_counter("ironbell_syslog_truncated_total",
-				   "Syslog messages cut at syslog.max_message.", NULL);
+				   "Syslog messages cut (text at syslog.max_message, program, pid).",
+				   NULL);
 	for (int d = 0; d < DROP_MAX; d++) {
 		snprintf(l, sizeof(l), "reason=\"%s\"", drop_names[d]);
 		s->m_drop[d] = metrics_counter("ironbell_syslog_dropped_total",

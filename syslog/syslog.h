@@ -49,10 +49,25 @@ int syslog_parse(const uint8_t *p, size_t n, struct syslog_msg *ret, enum syslog
 /* "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug". */
 const char *syslog_severity_name(unsigned severity);
 
-/* Writes s as one line for an event, at most max bytes: control bytes
- * become '?', a cut is marked with "...". Returns the length written
+/* Writes s as one line for an event, at most max bytes, in valid UTF-8:
+ * control bytes become '?', an ill-formed sequence U+FFFD, a cut falls
+ * between characters and is marked with "...". Returns the length written
  * (out holds max + 1 bytes). */
 size_t syslog_clean(const struct syslog_slice *s, char *out, size_t max);
+
+#define SYSLOG_APP_MAX 63 /* bytes of the program name in an event */
+#define SYSLOG_PID_MAX 23 /* bytes of the pid */
+/* The most "<severity> <app>[<pid>]: " takes (severity names have at most
+ * 7 bytes). */
+#define SYSLOG_EVENT_PREFIX_MAX (7 + 1 + SYSLOG_APP_MAX + 1 + SYSLOG_PID_MAX + 1 + 2)
+
+/* Writes the message of the event m becomes, "<severity> <app>[<pid>]:
+ * <text>" ("-" for no app, no brackets for no pid), each part cleaned as
+ * syslog_clean() does: the program name cut at SYSLOG_APP_MAX bytes, the
+ * pid at SYSLOG_PID_MAX, the text at max. out holds
+ * SYSLOG_EVENT_PREFIX_MAX + max + 1 bytes. Returns the length written, and
+ * in *ret_cut whether any part was cut. */
+size_t syslog_event_text(const struct syslog_msg *m, char *out, size_t max, bool *ret_cut);
 
 /* ---- per-source rate limiting ---- */
 

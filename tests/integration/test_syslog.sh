@@ -5,7 +5,9 @@
 # them (and follows new ones with -f); a message from an address no
 # Hardware owns (127.0.0.2) is counted, logged and not kept; a flood is
 # rate-limited by source and the daemon keeps answering; malformed and
-# oversized datagrams are counted and cut.
+# oversized datagrams are counted and cut; text that is not UTF-8 is kept
+# repaired and never fails a read, nor does such a row stored before; with
+# syslog.max_message at its largest, long messages are kept whole.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -98,6 +100,40 @@ like "$out" 'ironbell_syslog_truncated_total 1' "an oversized message is cut and
 ib logs m1
 like "$out" 'big\[?[0-9]*\]?: x{400,}\.\.\.$' "and kept cut, marked with ..."
 
+# Text that is not UTF-8, and a character cut by syslog.max_message:
+# stored as valid UTF-8 (U+FFFD for what is ill-formed), so that the
+# events, their watch and `ironbell logs` go on working.
+"$PY" - "$SPORT" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+a = ("127.0.0.1", int(sys.argv[1]))
+s.sendto(b"<13>badutf: caf\xe9 \xff\xfe \xc0\xaf end", a)
+s.sendto(b"<13>cututf: " + "\u00e9".encode() * 300, a)
+EOF
+has_utf() { ib logs m1 && printf '%s\n' "$out" | grep -q 'cututf'; }
+wait_for 10 has_utf
+is "$rc" 0 "ironbell logs m1 succeeds after text that is not UTF-8"
+like "$out" "badutf: caf$(printf '\357\277\275') $(printf '\357\277\275\357\277\275') $(printf '\357\277\275\357\277\275') end\$" \
+	"ill-formed sequences are kept as U+FFFD"
+like "$out" "cututf: ($(printf '\303\251')){200,}\\.\\.\\.\$" "a cut falls between characters"
+ib events hardware m1
+is "$rc" 0 "ironbell events succeeds too"
+run curl -s --max-time 2 --unix-socket "$IB_SOCK" \
+	"http://localhost/apis/ironbell.dev/v1/events?watch=1&name=m1"
+like "$out" 'cututf' "an event watch streams them"
+# A row that an older version stored as it came: the reader repairs it.
+"$PY" - "$IB_STATE/ironbell.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+db.execute("INSERT INTO events (time, kind, namespace, name, type, reason, message) "
+           "VALUES (0, 'Hardware', 'default', 'm1', 'Normal', 'Syslog', "
+           "CAST(X'6e6f74696365206f6c643a20ff6f6c64' AS TEXT))")
+db.commit()
+EOF
+ib logs m1
+is "$rc" 0 "ironbell logs m1 succeeds over a row that is not UTF-8"
+like "$out" "old: $(printf '\357\277\275')old\$" "whose text is repaired"
+
 # A flood from one source: the bucket (burst 40, 20/s) lets a bounded
 # number through, and the daemon keeps serving.
 "$PY" - "$SPORT" <<'EOF'
@@ -118,6 +154,50 @@ is "$?" 0 "the daemon still answers"
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
+ib_log_clean
+is "$?" 0 "no sanitizer report in the log"
+
+# Long messages under the largest syslog.max_message: kept whole, from
+# the datagram to `ironbell logs` and the events, nothing counted as cut.
+ib_write_config "syslog:
+  enabled: true
+  listen: 127.0.0.1:$SPORT
+  max_message: 65535" || bail_out "cannot write the config"
+ib_start_daemon || bail_out "ironbelld did not start again"
+# 65507 bytes: the largest UDP payload IPv4 carries.
+"$PY" - "$SPORT" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+a = ("127.0.0.1", int(sys.argv[1]))
+s.sendto(b"<13>long4k: " + b"y" * 4096, a)
+m = b"<13>long64k: "
+s.sendto(m + b"z" * (65507 - len(m)), a)
+EOF
+# The length of the text after "TAG: " on the line that has it, when the
+# text is only the character C (-1 when it holds anything else).
+run_len() {
+	printf '%s\n' "$out" | "$PY" -c '
+import sys
+tag, c = sys.argv[1] + ": ", sys.argv[2]
+for l in sys.stdin:
+    l = l.rstrip("\n")
+    if tag in l:
+        t = l.split(tag, 1)[1]
+        print(len(t) if t == c * len(t) else -1)
+' "$1" "$2"
+}
+has_long() { ib logs m1 && [ -n "$(run_len long64k z)" ]; }
+wait_for 10 has_long
+is "$rc" 0 "ironbell logs m1 succeeds with long messages"
+is "$(run_len long4k y)" 4096 "a 4 KiB message is kept whole"
+is "$(run_len long64k z)" $((65507 - 13)) "the longest datagram's message is kept whole"
+ib events hardware m1
+is "$rc" 0 "ironbell events succeeds"
+run curl -s --max-time 10 --unix-socket "$IB_SOCK" http://localhost/metrics
+like "$out" 'ironbell_syslog_truncated_total 0' "and nothing is counted as cut"
+
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly again"
 ib_log_clean
 is "$?" 0 "no sanitizer report in the log"
 tap_done

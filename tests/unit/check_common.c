@@ -1,6 +1,6 @@
 /* check_common — unit tests for the common helpers: bounded buffers, the
- * number parser, the byte cursor, logfmt escaping and the metrics
- * registry's exposition format. */
+ * number parser, the byte cursor, the UTF-8 repair, logfmt escaping and
+ * the metrics registry's exposition format. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/utf8.h"
 #include "tests/unit/unit.h"
 
 START_TEST(test_buf_cap)
@@ -153,6 +154,135 @@ START_TEST(test_cursor)
 }
 END_TEST
 
+/* U+FFFD, as UTF-8. */
+#define R "\xef\xbf\xbd"
+
+/* Well-formed and ill-formed UTF-8 (Unicode §3.9, table 3-7), each
+ * ill-formed maximal subpart replaced by one U+FFFD. */
+static const struct {
+	const char *in;
+	size_t n; /* 0: strlen */
+	const char *want;
+	size_t want_n; /* 0: strlen */
+} utf8_cases[] = {
+	{ "", 0, "", 0 },
+	{ "plain ascii\t~", 0, "plain ascii\t~", 0 },
+	{ "caf\xc3\xa9", 0, "caf\xc3\xa9", 0 },
+	{ "\xe2\x82\xac \xf0\x9f\x94\x94", 0, "\xe2\x82\xac \xf0\x9f\x94\x94", 0 },
+	/* U+0080, U+07FF; either side of the surrogates; U+10FFFF, the last */
+	{ "\xc2\x80 \xdf\xbf", 0, "\xc2\x80 \xdf\xbf", 0 },
+	{ "\xed\x9f\xbf \xee\x80\x80", 0, "\xed\x9f\xbf \xee\x80\x80", 0 },
+	{ "\xf4\x8f\xbf\xbf", 0, "\xf4\x8f\xbf\xbf", 0 },
+	{ "a\0b", 3, "a\0b", 3 }, /* U+0000 is a character */
+	/* overlongs */
+	{ "\xc0\xaf", 0, R R, 0 },
+	{ "\xc1\xbf", 0, R R, 0 },
+	{ "\xe0\x80\xaf", 0, R R R, 0 },
+	{ "\xe0\x9f\xbf", 0, R R R, 0 },
+	{ "\xf0\x80\x80\xaf", 0, R R R R, 0 },
+	{ "\xf0\x8f\xbf\xbf", 0, R R R R, 0 },
+	/* surrogates */
+	{ "\xed\xa0\x80", 0, R R R, 0 },
+	{ "\xed\xbf\xbf", 0, R R R, 0 },
+	/* past U+10FFFF */
+	{ "\xf4\x90\x80\x80", 0, R R R R, 0 },
+	{ "\xf5\x80\x80\x80", 0, R R R R, 0 },
+	{ "\xf8\x88\x80\x80\x80", 0, R R R R R, 0 },
+	{ "\xfe\xff", 0, R R, 0 },
+	/* truncated: the maximal subpart is one U+FFFD, the next byte stays */
+	{ "\xc3", 0, R, 0 },
+	{ "ok \xe2\x82", 0, "ok " R, 0 },
+	{ "\xf0\x9f\x94", 0, R, 0 },
+	{ "a\xe2\x82" "b", 0, "a" R "b", 0 },
+	{ "\xe2\x28\xa1", 0, R "(" R, 0 },
+	{ "\xf0\x9f\xc3\xa9", 0, R "\xc3\xa9", 0 },
+	{ "caf\xe9 x", 0, "caf" R " x", 0 }, /* Latin-1 */
+	/* stray continuation bytes */
+	{ "\x80", 0, R, 0 },
+	{ "\x80\xbf", 0, R R, 0 },
+	{ "a\xbf" "b", 0, "a" R "b", 0 },
+	{ "\xc3\xa9\xa9", 0, "\xc3\xa9" R, 0 },
+};
+
+START_TEST(test_utf8_table)
+{
+	const char *in = utf8_cases[_i].in, *want = utf8_cases[_i].want;
+	size_t n = utf8_cases[_i].n ? utf8_cases[_i].n : strlen(in);
+	size_t wn = utf8_cases[_i].want_n ? utf8_cases[_i].want_n : strlen(want);
+	bool valid = n == wn && memcmp(in, want, n) == 0, cut = true;
+	char out[64];
+
+	ck_assert_msg(utf8_valid(in, n) == valid, "case %d: utf8_valid", _i);
+	/* jansson agrees on what is UTF-8 */
+	json_t *j = json_stringn(in, n);
+	ck_assert_msg((j != NULL) == valid, "case %d: jansson says %s", _i,
+		      j ? "valid" : "invalid");
+	json_decref(j);
+	ck_assert_uint_eq(utf8_sanitized_len(in, n, 0), wn);
+	ck_assert_uint_eq(utf8_sanitize(in, n, out, sizeof(out) - 1, 0, &cut), wn);
+	ck_assert(!cut);
+	ck_assert_msg(memcmp(out, want, wn + 1) == 0, "case %d: got \"%s\"", _i, out);
+	ck_assert(utf8_valid(out, wn));
+	j = json_stringn(out, wn);
+	ck_assert_ptr_nonnull(j);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_utf8_next)
+{
+	/* one bad subpart, then a good character: the decoder does not
+	 * swallow the byte that broke the sequence */
+	struct rd r = rd_init("\xe2\x82\xc3\xa9", 4);
+	uint32_t cp = 0;
+	ck_assert_int_eq(utf8_next(&r, &cp), -EILSEQ);
+	ck_assert_uint_eq(cp, UTF8_REPLACEMENT);
+	ck_assert_uint_eq(r.len, 2);
+	ck_assert_int_eq(utf8_next(&r, &cp), 0);
+	ck_assert_uint_eq(cp, 0xe9);
+	ck_assert_uint_eq(r.len, 0);
+	cp = 7;
+	ck_assert_int_eq(utf8_next(&r, &cp), -EBADMSG);
+	ck_assert_uint_eq(cp, 7);
+	r = rd_init("\xf0\x9f\x94\x94", 4);
+	ck_assert_int_eq(utf8_next(&r, &cp), 0);
+	ck_assert_uint_eq(cp, 0x1f514);
+}
+END_TEST
+
+/* A cut falls between characters, within max, and ends with "...". */
+START_TEST(test_utf8_cut)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		unsigned flags;
+		const char *want;
+		bool cut;
+	} t[] = {
+		{ "a\xc3\xa9", 3, 0, "a\xc3\xa9", false },
+		{ "0123456789", 5, 0, "01...", true },
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9", 5, 0, "\xc3\xa9...", true },
+		{ "\xe2\x82\xac\xe2\x82\xac", 5, 0, "...", true },
+		{ "\xff\xff", 5, 0, "...", true }, /* 6 bytes once replaced */
+		{ "\xff", 3, 0, R, false },
+		{ "abcdef", 2, 0, "..", true },
+		{ "abcdef", 0, 0, "", true },
+		{ "a\x1b[1m\x7f\tb", 15, UTF8_CONTROLS_QMARK, "a?[1m?\tb", false },
+		{ "a\x1b[1m\x7f\tb", 15, 0, "a\x1b[1m\x7f\tb", false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		char out[16];
+		bool cut = !t[i].cut;
+		size_t n = utf8_sanitize(t[i].in, strlen(t[i].in), out, t[i].max, t[i].flags, &cut);
+		ck_assert_msg(strcmp(out, t[i].want) == 0, "%zu: got \"%s\"", i, out);
+		ck_assert_uint_eq(n, strlen(t[i].want));
+		ck_assert_msg(cut == t[i].cut, "%zu: cut %d", i, cut);
+		ck_assert(n <= t[i].max);
+	}
+}
+END_TEST
+
 START_TEST(test_metrics_render)
 {
 	metrics_reset();
@@ -264,6 +394,9 @@ int main(void)
 	UNIT_TEST(tc, test_num_i64);
 	UNIT_TEST(tc, test_num_duration_mode);
 	UNIT_TEST(tc, test_cursor);
+	tcase_add_loop_test(tc, test_utf8_table, 0, ARRAY_SIZE(utf8_cases));
+	UNIT_TEST(tc, test_utf8_next);
+	UNIT_TEST(tc, test_utf8_cut);
 	UNIT_TEST(tc, test_metrics_render);
 	UNIT_TEST(tc, test_metrics_collector);
 	UNIT_TEST(tc, test_log_logfmt);

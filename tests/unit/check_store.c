@@ -1,7 +1,8 @@
 /* check_store — unit tests for store/: CRUD, apply, conflicts, the Hardware
  * indexes and their uniqueness, atomic and non-atomic batches, Kubernetes
  * ownership, merge patch, the status subresource, the change log and its
- * retention, filtered resumes, subscriptions, events, the v1 -> current
+ * retention, filtered resumes, subscriptions, events (long ones, and text
+ * that is not UTF-8, written or found on disk), the v1 -> current
  * migration with data, a batch the database refuses (disk full), label
  * selectors and persistence across reopen.
  *
@@ -1251,6 +1252,92 @@ START_TEST(test_events_retention)
 }
 END_TEST
 
+/* A message as long as the longest syslog text (syslog.max_message is at
+ * most 65535 bytes) with its "severity app[pid]: " prefix is stored
+ * whole, not cut at a fixed buffer; a longer one is cut and marked. */
+START_TEST(test_event_long_message)
+{
+	static const size_t lens[] = { 4096, 65535 + 98 };
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		char *m = malloc(lens[i] + 1);
+		ck_assert_ptr_nonnull(m);
+		memset(m, 'x', lens[i]);
+		m[lens[i]] = '\0';
+		ck_assert_int_eq(store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal",
+					     "Long", "%s", m),
+				 0);
+		ck_assert_int_eq(store_sync(st), 0);
+		json_t *ev;
+		ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+		ck_assert_uint_eq(json_array_size(ev), i + 1);
+		const char *got =
+			json_string_value(json_object_get(json_array_get(ev, i), "message"));
+		ck_assert_ptr_nonnull(got);
+		ck_assert_uint_eq(strlen(got), lens[i]);
+		ck_assert_str_eq(got, m);
+		json_decref(ev);
+		free(m);
+	}
+	/* Past STORE_MAX_EVENT_MESSAGE: cut, marked, and said so. */
+	size_t n = STORE_MAX_EVENT_MESSAGE + 10;
+	char *m = malloc(n + 1);
+	ck_assert_ptr_nonnull(m);
+	memset(m, 'x', n);
+	m[n] = '\0';
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Long", "%s", m), 1);
+	free(m);
+	ck_assert_int_eq(store_sync(st), 0);
+	json_t *ev;
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+	const char *got = json_string_value(json_object_get(json_array_get(ev, 2), "message"));
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(strlen(got), STORE_MAX_EVENT_MESSAGE);
+	ck_assert_str_eq(got + STORE_MAX_EVENT_MESSAGE - 4, "x...");
+	json_decref(ev);
+}
+END_TEST
+
+/* Events are stored as valid UTF-8, and one row that is not (written by
+ * an older version, as the datagram came) never fails a read: the reader
+ * repairs the text, each ill-formed sequence as U+FFFD. */
+START_TEST(test_event_bad_utf8)
+{
+	ck_assert_int_eq(store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Syslog",
+				     "new \xff\xfe, cut \xe2\x82"),
+			 0);
+	ck_assert_int_eq(store_sync(st), 0);
+	sqlite3 *db;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sql_exec(db, "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
+		     "VALUES (0, 'Hardware', 'default', 'a', 'Normal', 'Syslog', "
+		     "CAST(X'6f6c64c0af20edb08020f4908080' AS TEXT)),"
+		     "(0, 'Hardware', 'default', CAST(X'61ff' AS TEXT), 'Normal', 'Syslog', "
+		     "X'6e756c00206279746580')");
+	sqlite3_close(db);
+	json_t *ev;
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+	ck_assert_uint_eq(json_array_size(ev), 3);
+	static const char *const want[][2] = {
+		{ "a", "new \xef\xbf\xbd\xef\xbf\xbd, cut \xef\xbf\xbd" },
+		/* an overlong '/', a surrogate, past U+10FFFF */
+		{ "a", "old\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+		       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "a\xef\xbf\xbd", "nul" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		json_t *e = json_array_get(ev, i);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "name")), want[i][0]);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "message")), want[i][1]);
+	}
+	/* the blob with a NUL: the text goes on after it */
+	const json_t *m = json_object_get(json_array_get(ev, 2), "message");
+	ck_assert_uint_eq(json_string_length(m), 12);
+	ck_assert_mem_eq(json_string_value(m), "nul\0 byte\xef\xbf\xbd", 13);
+	json_decref(ev);
+}
+END_TEST
+
 /* ---- migration ---- */
 
 static void v1_insert(sqlite3 *db, int id, const char *kind, const char *name, json_t *o,
@@ -1859,6 +1946,67 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/* The writer is held (another connection has the write lock) while the
+ * queue fills: past STORE_MAX_QUEUED_EVENTS, and past
+ * STORE_MAX_QUEUED_EVENT_BYTES of long messages, a new event is dropped
+ * (-ENOBUFS) and counted; once the writer drains the queue, events are
+ * taken again. */
+START_TEST(test_event_queue_bound)
+{
+	double d0 = metric_value("\nironbell_store_events_dropped_total ");
+	sqlite3 *blocker;
+	size_t ok = 0, dropped = 0, n;
+
+	ck_assert_int_eq(sqlite3_open(dbpath, &blocker), SQLITE_OK);
+	sql_exec(blocker, "BEGIN IMMEDIATE");
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "first"), 0);
+	ck_assert(wait_queue_len(0)); /* the writer has it, and waits for the lock */
+	for (size_t i = 0; i < STORE_MAX_QUEUED_EVENTS + 100; i++) {
+		int e = store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "e %zu",
+				    i);
+		ck_assert(e == 0 || e == -ENOBUFS);
+		e == 0 ? ok++ : dropped++;
+	}
+	ck_assert_uint_eq(ok, STORE_MAX_QUEUED_EVENTS);
+	ck_assert_uint_eq(dropped, 100);
+	ck_assert(metric_value("\nironbell_store_events_dropped_total ") == d0 + 100);
+	sql_exec(blocker, "ROLLBACK");
+	ck_assert_int_eq(store_sync(st), 0);
+	ck_assert_uint_eq(sql_u64(blocker, "SELECT count(*) FROM events"),
+			  STORE_MAX_QUEUED_EVENTS + 1);
+
+	/* Long messages: the bytes bound comes first. */
+	size_t len = 60000;
+	char *m = malloc(len + 1);
+	ck_assert_ptr_nonnull(m);
+	memset(m, 'x', len);
+	m[len] = '\0';
+	sql_exec(blocker, "BEGIN IMMEDIATE");
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "first"), 0);
+	ck_assert(wait_queue_len(0));
+	n = STORE_MAX_QUEUED_EVENT_BYTES / len + 10;
+	ok = dropped = 0;
+	for (size_t i = 0; i < n; i++) {
+		int e = store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "%s",
+				    m);
+		ck_assert(e == 0 || e == -ENOBUFS);
+		e == 0 ? ok++ : dropped++;
+	}
+	free(m);
+	ck_assert(ok * len <= STORE_MAX_QUEUED_EVENT_BYTES);
+	ck_assert(ok >= STORE_MAX_QUEUED_EVENT_BYTES / (len + 4096));
+	ck_assert_uint_eq(dropped, n - ok);
+	ck_assert(metric_value("\nironbell_store_events_dropped_total ") == d0 + 100 + dropped);
+	sql_exec(blocker, "ROLLBACK");
+	sqlite3_close(blocker);
+	ck_assert_int_eq(store_sync(st), 0);
+	ck_assert_int_eq(
+		store_event(st, STORE_KIND_HARDWARE, "default", "a", "Normal", "Q", "again"), 0);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -1895,6 +2043,8 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_changes_filtered_resume);
 	UNIT_TEST(tc, test_subscription);
 	UNIT_TEST(tc, test_events_retention);
+	UNIT_TEST(tc, test_event_long_message);
+	UNIT_TEST(tc, test_event_bad_utf8);
 	UNIT_TEST(tc, test_migration_v1);
 	UNIT_TEST(tc, test_newer_schema_refused);
 	UNIT_TEST(tc, test_full_batch_rolled_back);
@@ -1902,6 +2052,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_list_sorted_filtered);
 	UNIT_TEST(tc, test_reopen);
 	UNIT_TEST(tc, test_metrics);
+	UNIT_TEST(tc, test_event_queue_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,10 +1,13 @@
 /* check_syslog — the syslog parser on what real senders write (util-linux
  * logger in both formats, busybox syslogd, rsyslog) and on malformed
- * datagrams; the cleaning of a message for an event; the token bucket. */
+ * datagrams; the cleaning of a message for an event (valid UTF-8, cut
+ * between characters) and the event's message; the token bucket. */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "syslog/syslog.h"
 #include "tests/unit/unit.h"
@@ -139,6 +142,80 @@ START_TEST(test_clean)
 }
 END_TEST
 
+/* A cleaned message is valid UTF-8 (what jansson takes for an event):
+ * an ill-formed sequence becomes U+FFFD, a cut falls between characters,
+ * and the replacements count against max. */
+START_TEST(test_clean_utf8)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;
+	} t[] = {
+		{ "a\xff" "b", 15, "a\xef\xbf\xbd" "b" },
+		{ "\xc3\xa9t\xc3\xa9", 15, "\xc3\xa9t\xc3\xa9" },
+		/* cut inside the \xc3\xa9 that starts at byte 6 */
+		{ "012345\xc3\xa9xyz", 10, "012345..." },
+		/* a 4-byte character right at the cut */
+		{ "0123\xf0\x9f\x94\x94xyz", 10, "0123..." },
+		/* each replacement is 3 bytes: 12 do not fit in 10 */
+		{ "\xff\xff\xff\xff", 10, "\xef\xbf\xbd\xef\xbf\xbd..." },
+		{ "\xff\xff\xff", 9, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		/* a truncated sequence at the end of the datagram */
+		{ "ok \xe2\x82", 15, "ok \xef\xbf\xbd" },
+		{ "\xed\xa0\x80", 15, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char out[16];
+		struct syslog_slice sl = { t[i].in, strlen(t[i].in) };
+		size_t n = syslog_clean(&sl, out, t[i].max);
+		ck_assert_msg(n <= t[i].max, "%zu: %zu bytes", i, n);
+		ck_assert_msg(strcmp(out, t[i].want) == 0, "%zu: got \"%s\"", i, out);
+		json_t *j = json_stringn(out, n);
+		ck_assert_msg(j != NULL, "%zu: jansson refuses it", i);
+		json_decref(j);
+	}
+}
+END_TEST
+
+/* The event message: "<severity> <app>[<pid>]: <text>"; a cut of any
+ * part is reported, so that the server counts it. */
+START_TEST(test_event_text)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *want;
+		bool cut;
+	} t[] = {
+		{ "<13>Nov 24 23:50:01 node1 tag[1234]: hello", 480, "notice tag[1234]: hello",
+		  false },
+		{ "<11>just text", 480, "err -: just text", false },
+		{ "<14>tag: 0123456789", 8, "info tag: 01234...", true },
+		/* RFC 5424 allows a 48-byte APP-NAME and a 128-byte PROCID */
+		{ "<13>1 - h aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1 - - x",
+		  480, "notice aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...[1]: x",
+		  true },
+		{ "<13>1 - h app 123456789012345678901234567890 - - x", 480,
+		  "notice app[12345678901234567890...]: x", true },
+		{ "<13>1 - h \xff\x1b 1 - - \xc3", 480, "notice \xef\xbf\xbd?[1]: \xef\xbf\xbd",
+		  false },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct syslog_msg m;
+		enum syslog_bad why;
+		char out[SYSLOG_EVENT_PREFIX_MAX + 480 + 1];
+		bool cut = !t[i].cut;
+		ck_assert_int_eq(syslog_parse((const uint8_t *)t[i].in, strlen(t[i].in), &m, &why),
+				 0);
+		size_t n = syslog_event_text(&m, out, t[i].max, &cut);
+		ck_assert_msg(strcmp(out, t[i].want) == 0, "%zu: got \"%s\"", i, out);
+		ck_assert_uint_eq(n, strlen(out));
+		ck_assert_msg(cut == t[i].cut, "%zu: cut %d", i, cut);
+	}
+}
+END_TEST
+
 START_TEST(test_bucket)
 {
 	struct syslog_bucket b = { 0 };
@@ -166,6 +243,8 @@ static Suite *syslog_suite(void)
 	tcase_add_loop_test(tc, test_malformed, 0, sizeof(bad) / sizeof(bad[0]));
 	UNIT_TEST(tc, test_nul_inside);
 	UNIT_TEST(tc, test_clean);
+	UNIT_TEST(tc, test_clean_utf8);
+	UNIT_TEST(tc, test_event_text);
 	UNIT_TEST(tc, test_bucket);
 	suite_add_tcase(s, tc);
 	return s;
