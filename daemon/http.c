@@ -7,6 +7,9 @@
  * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
  * bind failure names its address and the unix socket gets its mode and its
  * stale-file check, and then handed over with MHD_OPTION_LISTEN_SOCKET.
+ * Binding (api_bind) and starting (api_start) are two steps, so that the
+ * daemon drops its capabilities in between, before any of libmicrohttpd's
+ * threads exists (daemon/privilege.c).
  *
  * Threads: the public listener runs a pool of http.threads threads (one per
  * CPU by default) on epoll: its handlers never block. The admin listeners run one thread per
@@ -91,6 +94,7 @@ struct api {
 	bool stopped;  /* main thread only */
 	int watches;   /* atomic: open watch streams */
 	bool collector;
+	bool bound;    /* api_bind() done */
 };
 
 struct request {
@@ -597,11 +601,12 @@ static int bind_tcp(const char *hostport, char *err, size_t errlen)
 	return fd;
 }
 
-static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout, char *err,
-		     size_t errlen)
+/* Starts libmicrohttpd on l's bound socket. */
+static int start_mhd(struct listener *l, unsigned threads, const struct ib_config *cfg,
+		     char *err, size_t errlen)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	unsigned limit = PUBLIC_MAX_CONNECTIONS;
+	unsigned limit = PUBLIC_MAX_CONNECTIONS, idle_timeout = cfg->http.idle_timeout;
 	if (l->type == LISTENER_ADMIN) {
 		flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
 		limit = ADMIN_MAX_CONNECTIONS;
@@ -673,31 +678,47 @@ struct api *api_new(struct store *store, struct ib_config *cfg)
 	return api;
 }
 
-int api_start(struct api *api, char *err, size_t errlen)
+int api_bind(struct api *api, char *err, size_t errlen)
 {
 	const struct ib_config *cfg = api_config_get(api);
 	struct listener *l;
-	int e;
+	int e = 0;
 
+	if (api->bound)
+		goto out;
 	l = &api->admin_unix;
 	snprintf(l->addr, sizeof(l->addr), "unix:%s", cfg->api.socket);
 	if ((e = l->fd = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) < 0)
-		goto out;
-	if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
 		goto out;
 	if (cfg->api.listen) {
 		l = &api->admin_tcp;
 		snprintf(l->addr, sizeof(l->addr), "%s", cfg->api.listen);
 		if ((e = l->fd = bind_tcp(cfg->api.listen, err, errlen)) < 0)
 			goto out;
-		if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
-			goto out;
 	}
 	l = &api->public_;
 	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
 	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
 		goto out;
-	e = start_mhd(l, public_threads(cfg->http.threads), cfg->http.idle_timeout, err, errlen);
+	api->bound = true;
+out:
+	api_config_put(api, cfg);
+	return e < 0 ? e : 0;
+}
+
+int api_start(struct api *api, char *err, size_t errlen)
+{
+	const struct ib_config *cfg;
+	int e;
+
+	if ((e = api_bind(api, err, errlen)) < 0)
+		return e;
+	cfg = api_config_get(api);
+	if ((e = start_mhd(&api->admin_unix, 1, cfg, err, errlen)) < 0)
+		goto out;
+	if (cfg->api.listen && (e = start_mhd(&api->admin_tcp, 1, cfg, err, errlen)) < 0)
+		goto out;
+	e = start_mhd(&api->public_, public_threads(cfg->http.threads), cfg, err, errlen);
 out:
 	api_config_put(api, cfg);
 	return e < 0 ? e : 0;

@@ -6,8 +6,9 @@
  * created: exit 78), blocks SIGHUP/SIGTERM/SIGINT before the first thread
  * exists (so every thread inherits the mask and only the signalfd sees
  * them), creates the state directory, opens the store, binds the DHCP
- * sockets when dhcp.enabled (a busy port stops the start), starts the
- * listeners (daemon/http.c) and the DHCP thread (which loads every
+ * sockets when dhcp.enabled (a busy port stops the start) and the
+ * listeners' sockets, drops every capability (daemon/privilege.c), starts
+ * the listeners (daemon/http.c) and the DHCP thread (which loads every
  * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
@@ -44,6 +45,7 @@
 #include "common/common.h"
 #include "daemon/api.h"
 #include "daemon/conf.h"
+#include "daemon/privilege.h"
 #include "dhcp/dhcp-server.h"
 #include "syslog/syslog-server.h"
 #include "tftp/tftp-server.h"
@@ -409,7 +411,10 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
-	if (api_start(api, err, sizeof(err)) < 0) {
+	/* Every socket is bound now: give up every privilege before the
+	 * listeners' and the servers' threads start. */
+	if (api_bind(api, err, sizeof(err)) < 0 || privilege_drop(err, sizeof(err)) < 0 ||
+	    api_start(api, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}

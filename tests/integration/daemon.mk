@@ -4,3 +4,10 @@
 # python3).
 TESTS += tests/integration/test_daemon.sh
 EXTRA_DIST += tests/integration/test_daemon.sh
+
+# Least privilege: no capability is left after start-up, as root by hand
+# and as a user with ambient capabilities; DHCP, TFTP and a reload still
+# work (root, network namespaces; busybox udhcpc, curl, setpriv).
+TESTS += tests/integration/test_privilege.sh
+EXTRA_DIST += tests/integration/test_privilege.sh
+
