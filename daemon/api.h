@@ -181,7 +181,8 @@ struct api *api_new(struct store *store, struct ib_config *cfg);
  * writes a message naming the address to err; what was bound is closed
  * again by api_free(). A second call does nothing. */
 int api_bind(struct api *api, char *err, size_t errlen);
-/* Binds (api_bind(), when not done yet) and starts those listeners. On failure returns a
+/* Binds (api_bind(), when not done yet) and starts those listeners, the
+ * admin TCP one over TLS when api.tls_cert is set. On failure returns a
  * negative errno and writes a message naming the address to err; what was
  * started is stopped again by api_free(). */
 int api_start(struct api *api, char *err, size_t errlen);

@@ -74,7 +74,13 @@ struct ib_config {
 		unsigned socket_mode; /* api.socket_mode, default 0660 (a YAML string "0660") */
 		char *listen;         /* api.listen "host:port" for TCP, NULL: no TCP */
 		char *token_file;     /* api.token_file; required when api.listen is set */
-		char *token;          /* its contents, trailing newline stripped */
+		char *token;          /* its contents, trailing newline stripped; at
+				       * least 32 bytes, the file mode 0600 or less */
+		char *tls_cert;       /* api.tls_cert, PEM; NULL: the TCP listener is
+				       * plain HTTP (allowed on loopback only) */
+		char *tls_key;        /* api.tls_key, PEM; set with tls_cert */
+		char *tls_cert_pem;   /* their contents */
+		char *tls_key_pem;
 	} api;
 
 	struct {

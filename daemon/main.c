@@ -202,6 +202,8 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "state_dir", str_differs(a->state_dir, b->state_dir) },
 		{ "api.socket", str_differs(a->api.socket, b->api.socket) },
 		{ "api.listen", str_differs(a->api.listen, b->api.listen) },
+		{ "api.tls_cert", str_differs(a->api.tls_cert_pem, b->api.tls_cert_pem) },
+		{ "api.tls_key", str_differs(a->api.tls_key_pem, b->api.tls_key_pem) },
 		{ "http.listen", str_differs(a->http.listen, b->http.listen) },
 		{ "http.threads", a->http.threads != b->http.threads },
 		{ "http.idle_timeout", a->http.idle_timeout != b->http.idle_timeout },

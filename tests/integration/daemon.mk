@@ -11,3 +11,8 @@ EXTRA_DIST += tests/integration/test_daemon.sh
 TESTS += tests/integration/test_privilege.sh
 EXTRA_DIST += tests/integration/test_privilege.sh
 
+# The admin API over TLS with a self-signed certificate made by openssl:
+# curl and ironbell over https, 401, plain HTTP refused; the refusals of
+# api.listen and its token.
+TESTS += tests/integration/test_api_tls.sh
+EXTRA_DIST += tests/integration/test_api_tls.sh
