@@ -77,6 +77,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "largest request body accepted" },
 	{ "idle_timeout", CFG_UINT, FIELD(http.idle_timeout), 1, 86400, "120", NULL,
 	  "seconds an idle connection is kept open (watches are exempt)" },
+	{ "public_metrics", CFG_BOOL, FIELD(http.public_metrics), 0, 0, "true", NULL,
+	  "serve /metrics on the public listener too" },
 	{ 0 }
 };
 

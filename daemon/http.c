@@ -2,7 +2,8 @@
  * a unix socket and, when configured, on TCP with a bearer token; the
  * public listener (http.listen) that serves the machines being provisioned:
  * iPXE scripts and binaries, /httpboot, the OSIE files and the metadata
- * routes (daemon/public.c), with /healthz, /readyz and /metrics.
+ * routes (daemon/public.c), with /healthz, /readyz and /metrics (unless
+ * http.public_metrics is false).
  *
  * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
  * bind failure names its address and the unix socket gets its mode and its
@@ -403,7 +404,8 @@ static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struc
 		return queue_error(c, rq, url, 401, "a valid bearer token is required");
 	e = api_route_parse(url, strlen(url), &rq->route);
 	if (e == 0 && l->type == LISTENER_PUBLIC && rq->route.type != API_ROUTE_HEALTHZ &&
-	    rq->route.type != API_ROUTE_READYZ && rq->route.type != API_ROUTE_METRICS)
+	    rq->route.type != API_ROUTE_READYZ &&
+	    (rq->route.type != API_ROUTE_METRICS || !cfg->http.public_metrics))
 		e = -ENOENT;
 	if (e < 0)
 		return queue_error(c, rq, url, 404,

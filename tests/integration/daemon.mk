@@ -13,6 +13,6 @@ EXTRA_DIST += tests/integration/test_privilege.sh
 
 # The admin API over TLS with a self-signed certificate made by openssl:
 # curl and ironbell over https, 401, plain HTTP refused; the refusals of
-# api.listen and its token.
+# api.listen and its token; http.public_metrics.
 TESTS += tests/integration/test_api_tls.sh
 EXTRA_DIST += tests/integration/test_api_tls.sh

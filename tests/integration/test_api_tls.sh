@@ -1,12 +1,15 @@
 #!/bin/sh
 # test_api_tls — the admin API over TCP with TLS (api.tls_cert,
-# api.tls_key), and the rules on api.listen and its token.
+# api.tls_key), the rules on api.listen and its token, and
+# http.public_metrics.
 #
 # A self-signed certificate is made here with `openssl req -x509`. curl
 # --cacert and `ironbell --server https://...` (with --cacert,
 # $IRONBELL_CA or --insecure-skip-tls-verify) reach the API; a wrong token
 # gets 401; plain HTTP on the TLS port gets no answer; the certificate is
-# verified by default. A non-loopback api.listen without TLS, a short token
+# verified by default. With http.public_metrics false the public listener
+# answers /metrics 404 while the admin socket serves it, and a reload
+# turns it back on. A non-loopback api.listen without TLS, a short token
 # and a token file others may read stop the daemon with exit 78 and
 # file:line:column. Prints TAP.
 set -u
@@ -33,7 +36,7 @@ IB_API_EXTRA="  listen: 127.0.0.1:$ADMIN_PORT
   token_file: $TOK
   tls_cert: $CERT
   tls_key: $KEY"
-ib_write_config || bail_out "cannot write the config"
+ib_write_config "  public_metrics: false" || bail_out "cannot write the config"
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # tcurl ARGS...: curl at the TLS listener; $out is the HTTP status.
@@ -84,6 +87,23 @@ ib --server "$URL" --token-file "$IB_TMP/bad" --cacert "$CERT" get hw
 is "$rc" 1 "ironbell with a wrong token fails"
 like "$err" 'Unauthorized' "as Unauthorized"
 
+# ---- http.public_metrics ----
+
+run curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$IB_HTTP_PORT/metrics"
+is "$out" 404 "public_metrics false: /metrics on the public listener is 404"
+run curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$IB_HTTP_PORT/healthz"
+is "$out" 200 "public_metrics false: /healthz stays"
+run curl -s --max-time 10 --unix-socket "$IB_SOCK" http://localhost/metrics
+like "$out" '^ironbell_objects\{kind="Hardware"\} 1$' "public_metrics false: the admin socket serves /metrics"
+tcurl --cacert "$CERT" -H "Authorization: Bearer $TOKEN" "$URL/metrics"
+is "$rc:$out" "0:200" "public_metrics false: the TLS admin listener serves /metrics"
+ib_write_config "  public_metrics: true" || bail_out "cannot write the config"
+kill -HUP "$IB_DAEMON_PID"
+metrics_public() {
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+		"http://127.0.0.1:$IB_HTTP_PORT/metrics")" = 200 ]
+}
+ok "public_metrics true after a reload: /metrics on the public listener" wait_for 10 metrics_public
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "stops with status 0"
 
