@@ -5,7 +5,8 @@
 #
 # A self-signed certificate is made here with `openssl req -x509`. curl
 # --cacert and `ironbell --server https://...` (with --cacert,
-# $IRONBELL_CA or --insecure-skip-tls-verify) reach the API; a wrong token
+# $IRONBELL_CA or --insecure-skip-tls-verify; apply, get, watch) reach
+# the API; a wrong token
 # gets 401; plain HTTP on the TLS port gets no answer; the certificate is
 # verified by default. With http.public_metrics false the public listener
 # answers /metrics 404 while the admin socket serves it, and a reload
@@ -71,8 +72,17 @@ spec:
   interfaces:
     - dhcp: {mac: "02:00:00:00:aa:01", ip: {address: 192.0.2.9}}
 EOF
+# A watch streams over TLS too (an object there before it started comes
+# as ADDED as well).
+timeout 60 "$IRONBELL" --server "$URL" --token-file "$TOK" --cacert "$CERT" watch hw \
+	>"$IB_TMP/watch.out" 2>&1 &
+WPID=$!
+ib_bg "$WPID"
 ib --server "$URL" --token-file "$TOK" --cacert "$CERT" apply -f "$IB_TMP/hw.yaml"
 is "$rc" 0 "ironbell --cacert apply over https"
+ok "ironbell watch over https sees it" wait_for 20 file_has "$IB_TMP/watch.out" '^ADDED hardware/tls-node '
+kill "$WPID" 2>/dev/null
+wait "$WPID" 2>/dev/null
 ib --server "$URL" --token-file "$TOK" --cacert "$CERT" get hw -o name
 is "$rc:$out" "0:hardware.tinkerbell.org/tls-node" "ironbell --cacert get over https"
 run env IRONBELL_CA="$CERT" "$IRONBELL" --server "$URL" --token-file "$TOK" get hw tls-node -o name
