@@ -89,7 +89,7 @@ struct ib_config {
 		size_t max_body;      /* http.max_body, bytes, default 8 MiB (admin uploads) */
 		unsigned idle_timeout; /* http.idle_timeout, seconds a connection may be idle
 					* (both listeners; watches exempt), default 120 */
-		bool public_metrics;  /* http.public_metrics, default true: /metrics on
+		bool public_metrics;   /* http.public_metrics, default true: /metrics on
 				       * the public listener too */
 	} http;
 

@@ -13,8 +13,9 @@
  * into a bounded inline array, and a table type (dhcp.arch) each pair of a
  * mapping whose keys are data, so a snapshot holds no pointer but its
  * strings. Rules that tie several keys together (api.listen needs
- * api.token_file, and TLS unless it is a loopback address) are functions in cfg_checks[], run after the walk with
- * the location of every key that was set.
+ * api.token_file, and TLS unless it is a loopback address) are functions
+ * in cfg_checks[], run after the walk with the location of every key that
+ * was set.
  *
  * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
  * libyaml's document loader, whose nodes carry their marks; aliases are not
@@ -604,10 +605,10 @@ static int check_api_tls(struct cfg_ctx *ctx, struct ib_config *c)
 	int r;
 
 	if (!c->api.tls_cert != !c->api.tls_key)
-		return cfg_error(ctx,
-				 cfg_value_mark(ctx, cfg_api_keys,
-						c->api.tls_cert ? "tls_cert" : "tls_key"),
-				 "api.tls_cert and api.tls_key go together: set both or neither");
+		return cfg_error(
+			ctx,
+			cfg_value_mark(ctx, cfg_api_keys, c->api.tls_cert ? "tls_cert" : "tls_key"),
+			"api.tls_cert and api.tls_key go together: set both or neither");
 	if (c->api.listen && !c->api.tls_cert &&
 	    (net_split_hostport(c->api.listen, host, sizeof(host), &port) < 0 ||
 	     !is_loopback(host)))
@@ -620,8 +621,8 @@ static int check_api_tls(struct cfg_ctx *ctx, struct ib_config *c)
 	if ((r = api_file(ctx, "tls_cert", c->api.tls_cert, CFG_TLS_FILE_MAX, false,
 			  &c->api.tls_cert_pem, &len)) < 0)
 		return r;
-	return api_file(ctx, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true,
-			&c->api.tls_key_pem, &len);
+	return api_file(ctx, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true, &c->api.tls_key_pem,
+			&len);
 }
 
 /* api.listen needs a token; api.token_file is read into api.token: one

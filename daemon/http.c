@@ -608,8 +608,8 @@ static int bind_tcp(const char *hostport, char *err, size_t errlen)
 
 /* Starts libmicrohttpd on l's bound socket; the admin TCP listener speaks
  * TLS when cfg has a certificate (api.tls_cert, api.tls_key). */
-static int start_mhd(struct listener *l, unsigned threads, const struct ib_config *cfg,
-		     char *err, size_t errlen)
+static int start_mhd(struct listener *l, unsigned threads, const struct ib_config *cfg, char *err,
+		     size_t errlen)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned limit = PUBLIC_MAX_CONNECTIONS, idle_timeout = cfg->http.idle_timeout;

@@ -86,8 +86,7 @@ static int drop_bounding(cap_t cur, char *err, size_t errlen)
  * except CapBnd when bnd_may_stay. */
 static bool status_clear(const char *s, bool bnd_may_stay)
 {
-	static const char *const keys[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
-					    "CapAmb:" };
+	static const char *const keys[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		if (bnd_may_stay && strcmp(keys[i], "CapBnd:") == 0)
 			continue;
@@ -153,8 +152,8 @@ int privilege_drop(char *err, size_t errlen)
 	/* Without CAP_SETPCAP the bounding set cannot change; it is left as
 	 * the service manager set it. */
 	cap_flag_value_t setpcap = CAP_CLEAR;
-	bnd_may_stay = cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap) < 0 ||
-		       setpcap != CAP_SET;
+	bnd_may_stay =
+		cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap) < 0 || setpcap != CAP_SET;
 	if ((r = drop_bounding(cur, err, errlen)) < 0)
 		goto out;
 	if (CAP_AMBIENT_SUPPORTED() && cap_reset_ambient() < 0) {
@@ -175,7 +174,8 @@ int privilege_drop(char *err, size_t errlen)
 	if ((r = check_threads(bnd_may_stay, err, errlen)) < 0) {
 		if (PRIV_CHECK_STRICT)
 			goto out;
-		log_warn("daemon", "%s (a build with -fsanitize=thread: its runtime's own thread)", err);
+		log_warn("daemon", "%s (a build with -fsanitize=thread: its runtime's own thread)",
+			 err);
 	}
 	log_info("daemon", "dropped every capability (held at start: %s%s)",
 		 before && strcmp(before, "=") != 0 ? before : "none",
