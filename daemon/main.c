@@ -415,7 +415,8 @@ int main(int argc, char **argv)
 	}
 	/* Every socket is bound now: give up every privilege before the
 	 * listeners' and the servers' threads start. */
-	if (api_bind(api, err, sizeof(err)) < 0 || privilege_drop(err, sizeof(err)) < 0 ||
+	const char *keep[] = { dhcp_cfg->state_dir, db, NULL }; /* opened again later */
+	if (api_bind(api, err, sizeof(err)) < 0 || privilege_drop(keep, err, sizeof(err)) < 0 ||
 	    api_start(api, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;

@@ -25,8 +25,11 @@
  * known to it); libmicrohttpd's threads, which libpsx cannot see, are all
  * started after the drop and inherit the empty sets. The result is checked
  * for every thread in /proc/self/task, and a thread that still holds
- * something stops the start. Last, no_new_privs: nothing the process could
- * exec regains a privilege.
+ * something stops the start. Then no_new_privs: nothing the process could
+ * exec regains a privilege. Last, the state directory and the database,
+ * which every new store reader opens again, must still be usable: a root
+ * started on another user's directory stops here, with the reason, rather
+ * than failing every request later.
  *
  * A root started by hand stays uid 0, without capabilities: it can still
  * read and write what root owns by its mode bits, but not another user's
@@ -35,11 +38,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "daemon/privilege.h"
@@ -60,6 +66,7 @@
 #define PRIV_CHECK_STRICT true
 #endif
 #define PRIV_STATUS_MAX 8192 /* bytes of a /proc/self/task/N/status read */
+#define PRIV_MAX_PATHS 16    /* paths privilege_drop() checks */
 
 /* Empties the bounding set, when this thread may (CAP_SETPCAP). */
 static int drop_bounding(cap_t cur, char *err, size_t errlen)
@@ -102,6 +109,31 @@ static bool status_clear(const char *s, bool bnd_may_stay)
 	return true;
 }
 
+/* Checks that the files the daemon opens after start-up (the store's
+ * directory and database: each thread opens its own reader) are still
+ * readable and writable without CAP_DAC_OVERRIDE: a root that starts the
+ * daemon on another user's state directory would otherwise fail at the
+ * first request, not at start. */
+static int check_paths(const char *const *paths, char *err, size_t errlen)
+{
+	struct stat st;
+	for (size_t i = 0; paths && paths[i] && i < PRIV_MAX_PATHS; i++) {
+		if (stat(paths[i], &st) < 0)
+			continue; /* not made yet: whoever makes it owns it */
+		int mode = R_OK | W_OK | (S_ISDIR(st.st_mode) ? X_OK : 0);
+		if (faccessat(AT_FDCWD, paths[i], mode, AT_EACCESS) == 0)
+			continue;
+		int e = -errno;
+		snprintf(err, errlen,
+			 "without capabilities, uid %u may no longer use %s (owner uid %u, mode "
+			 "%04o): run the daemon as its owner, or make uid %u its owner",
+			 (unsigned)geteuid(), paths[i], (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+		return e;
+	}
+	return 0;
+}
+
 /* Checks every thread of the process; -EPERM with the first thread that
  * still holds a capability named in err. No /proc: nothing to check. */
 static int check_threads(bool bnd_may_stay, char *err, size_t errlen)
@@ -136,7 +168,7 @@ static int check_threads(bool bnd_may_stay, char *err, size_t errlen)
 	return r;
 }
 
-int privilege_drop(char *err, size_t errlen)
+int privilege_drop(const char *const *paths, char *err, size_t errlen)
 {
 	cap_t cur = cap_get_proc(), none = cap_init();
 	char *before = NULL;
@@ -177,6 +209,8 @@ int privilege_drop(char *err, size_t errlen)
 		log_warn("daemon", "%s (a build with -fsanitize=thread: its runtime's own thread)",
 			 err);
 	}
+	if ((r = check_paths(paths, err, errlen)) < 0)
+		goto out;
 	log_info("daemon", "dropped every capability (held at start: %s%s)",
 		 before && strcmp(before, "=") != 0 ? before : "none",
 		 bnd_may_stay ? "; bounding set left to the service manager" : "");

@@ -109,6 +109,22 @@ is "$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$PID/status")" "$ZERO" "SIGHUP: 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "root: stops with status 0"
 
+# A state directory that root may use only through CAP_DAC_OVERRIDE: the
+# start stops there, rather than every new store reader failing later.
+S2=$IB_TMP/other
+mkdir -p "$S2" && chown nobody:nogroup "$S2" && chmod 700 "$S2" ||
+	bail_out "cannot make nobody's state directory"
+cat >"$IB_TMP/other.yaml" <<EOF
+state_dir: $S2
+api:
+  socket: $IB_TMP/other.sock
+http:
+  listen: 127.0.0.1:$IB_HTTP_PORT
+EOF
+run "$IRONBELLD" -c "$IB_TMP/other.yaml"
+is "$rc" 1 "root on nobody's 0700 state directory: exits 1 at start"
+like "$err" "may no longer use $S2 \\(owner uid [0-9]+, mode 0700\\)" "and names the directory"
+
 # ==== 2. as an unprivileged user with ambient capabilities ====
 
 if ! command -v setpriv >/dev/null 2>&1 || ! setpriv --help 2>&1 | grep -q ambient-caps; then
