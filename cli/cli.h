@@ -36,6 +36,9 @@ struct cli {
 	const char *server;     /* --server URL: use TCP instead of the socket */
 	const char *token_file; /* --token-file */
 	char *token;            /* owned; read from token_file or $IRONBELL_TOKEN */
+	const char *cacert;     /* --cacert or $IRONBELL_CA: the CA bundle that
+				 * verifies an https --server; NULL: the system's */
+	bool insecure;          /* --insecure-skip-tls-verify: no verification */
 	const char *ns;         /* -n, default "default" */
 	bool ns_set;            /* -n was given */
 	bool all_ns;            /* -A */
@@ -48,6 +51,8 @@ enum {
 	CLI_OPT_SOCKET = 0x100,
 	CLI_OPT_SERVER,
 	CLI_OPT_TOKEN_FILE,
+	CLI_OPT_CACERT,
+	CLI_OPT_INSECURE,
 	CLI_OPT_COMMAND = 0x200, /* first value free for a command's own options */
 };
 #define CLI_GLOBAL_SHORTOPTS "n:Ah"
@@ -56,6 +61,8 @@ enum {
 	{ "socket", required_argument, NULL, CLI_OPT_SOCKET },          \
 	{ "server", required_argument, NULL, CLI_OPT_SERVER },          \
 	{ "token-file", required_argument, NULL, CLI_OPT_TOKEN_FILE },  \
+	{ "cacert", required_argument, NULL, CLI_OPT_CACERT },          \
+	{ "insecure-skip-tls-verify", no_argument, NULL, CLI_OPT_INSECURE }, \
 	{ "namespace", required_argument, NULL, 'n' },                  \
 	{ "all-namespaces", no_argument, NULL, 'A' },                   \
 	{ "help", no_argument, NULL, 'h' }

@@ -1,6 +1,8 @@
 /* client — the HTTP side of `ironbell`: one libcurl easy handle per
  * request, to the daemon's unix socket (no token: the socket's file mode is
- * the access control) or, with --server, to a TCP URL with a bearer token.
+ * the access control) or, with --server, to a TCP URL with a bearer token
+ * (https:// verified against the system's CAs, or --cacert's; not at all
+ * with --insecure-skip-tls-verify).
  *
  * Answers are read into a buffer capped at CLI_MAX_RESPONSE; a watch is
  * read line by line (each line one JSON event, also capped) and handed to a
@@ -205,6 +207,12 @@ static CURL *handle_new(struct cli *c, const char *method, const char *path, con
 		buf_free(&ct);
 		hd = t;
 	}
+	if (c->server && c->cacert)
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
+	if (c->server && c->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
 	if (c->server && c->token) {
 		if (buf_printf(&auth, "Authorization: Bearer %s", c->token) < 0 ||
 		    !(t = curl_slist_append(hd, auth.data)))
@@ -244,6 +252,10 @@ static int report_transport(struct cli *c, CURLcode rc, const struct xfer *x, co
 			"cannot connect to ironbelld at %s: %s (is the daemon running? see --socket, "
 			"--server, $IRONBELL_SOCKET)",
 			target(c, tmp, sizeof(tmp)), why);
+	} else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+		cli_error("cannot verify ironbelld at %s: %s (name the CA that signed its "
+			  "certificate with --cacert or $IRONBELL_CA)",
+			  target(c, tmp, sizeof(tmp)), errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	} else
 		cli_error("request to ironbelld at %s failed: %s", target(c, tmp, sizeof(tmp)),
 			  errbuf[0] ? errbuf : curl_easy_strerror(rc));

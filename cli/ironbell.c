@@ -71,6 +71,9 @@ static const char global_help[] =
 	"                        default " CLI_DEFAULT_SOCKET ")\n"
 	"  --server URL          use the TCP admin API at URL instead\n"
 	"  --token-file FILE     bearer token for --server ($IRONBELL_TOKEN)\n"
+	"  --cacert FILE         CA certificates (PEM) that verify an https --server\n"
+	"                        ($IRONBELL_CA; default: the system's)\n"
+	"  --insecure-skip-tls-verify  do not verify the server's certificate\n"
 	"  -n, --namespace NS    namespace (default \"default\")\n"
 	"  -A, --all-namespaces  every namespace\n"
 	"  -h, --help            this help\n"
@@ -154,6 +157,14 @@ int cli_global_option(struct cli *c, int opt, const char *arg)
 		c->server = arg;
 		return 1;
 	case CLI_OPT_TOKEN_FILE: c->token_file = arg; return 1;
+	case CLI_OPT_CACERT:
+		if (!*arg) {
+			fprintf(stderr, "ironbell: --cacert: empty path\n");
+			return -1;
+		}
+		c->cacert = arg;
+		return 1;
+	case CLI_OPT_INSECURE: c->insecure = true; return 1;
 	case 'n':
 		if (!*arg) {
 			fprintf(stderr, "ironbell: the namespace must not be empty\n");
@@ -171,8 +182,10 @@ int cli_global_option(struct cli *c, int opt, const char *arg)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = { CLI_GLOBAL_LONGOPTS, { 0 } };
-	const char *env = getenv("IRONBELL_SOCKET");
-	struct cli c = { .socket = env && *env ? env : CLI_DEFAULT_SOCKET, .ns = "default" };
+	const char *env = getenv("IRONBELL_SOCKET"), *ca = getenv("IRONBELL_CA");
+	struct cli c = { .socket = env && *env ? env : CLI_DEFAULT_SOCKET,
+			 .cacert = ca && *ca ? ca : NULL,
+			 .ns = "default" };
 	int o, ret;
 	/* '+': stop at the command; its own options follow it. */
 	while ((o = getopt_long(argc, argv, "+" CLI_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {

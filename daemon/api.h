@@ -175,10 +175,16 @@ struct api;
 /* Creates the API over an open store with the config snapshot cfg (the api
  * takes ownership of cfg). Binds nothing yet. NULL on ENOMEM. */
 struct api *api_new(struct store *store, struct ib_config *cfg);
-/* Binds and starts the admin unix socket, the admin TCP listener (when
- * configured) and the public listener. On failure returns a negative errno
- * and writes a message naming the address to err; what was started is
- * stopped again by api_free(). */
+/* Binds the admin unix socket, the admin TCP listener (when configured)
+ * and the public listener, and starts no thread (so that the daemon can
+ * drop its privileges in between). On failure returns a negative errno and
+ * writes a message naming the address to err; what was bound is closed
+ * again by api_free(). A second call does nothing. */
+int api_bind(struct api *api, char *err, size_t errlen);
+/* Binds (api_bind(), when not done yet) and starts those listeners, the
+ * admin TCP one over TLS when api.tls_cert is set. On failure returns a
+ * negative errno and writes a message naming the address to err; what was
+ * started is stopped again by api_free(). */
 int api_start(struct api *api, char *err, size_t errlen);
 /* Marks the API ready (/readyz 200) or not. */
 void api_set_ready(struct api *api, bool ready);

@@ -65,7 +65,13 @@ struct ib_config {
 		unsigned socket_mode; /* api.socket_mode, default 0660 (a YAML string "0660") */
 		char *listen;         /* api.listen "host:port" for TCP, NULL: no TCP */
 		char *token_file;     /* api.token_file; required when api.listen is set */
-		char *token;          /* its contents, trailing newline stripped */
+		char *token;          /* its contents, trailing newline stripped; at
+				       * least 32 bytes, the file mode 0600 or less */
+		char *tls_cert;       /* api.tls_cert, PEM; NULL: the TCP listener is
+				       * plain HTTP (allowed on loopback only) */
+		char *tls_key;        /* api.tls_key, PEM; set with tls_cert */
+		char *tls_cert_pem;   /* their contents */
+		char *tls_key_pem;
 	} api;
 
 	struct {
@@ -74,6 +80,8 @@ struct ib_config {
 		size_t max_body;      /* http.max_body, bytes, default 8 MiB (admin uploads) */
 		unsigned idle_timeout; /* http.idle_timeout, seconds a connection may be idle
 					* (both listeners; watches exempt), default 120 */
+		bool public_metrics;   /* http.public_metrics, default true: /metrics on
+				       * the public listener too */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),

@@ -10,6 +10,8 @@
 #include "daemon/conf.h"
 
 #define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
+#define CFG_TOKEN_MIN 32       /* bytes of the token, at least */
+#define CFG_TLS_FILE_MAX (256 * 1024) /* bytes of api.tls_cert, of api.tls_key */
 #define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */
 #define CFG_MAX_SET 128        /* rows set in one file (each row at most once) */
 #define CFG_MAX_SECTION_KEYS 64 /* rows in one table */

@@ -13,8 +13,9 @@
  * into a bounded inline array, and a table type (dhcp.arch) each pair of a
  * mapping whose keys are data, so a snapshot holds no pointer but its
  * strings. Rules that tie several keys together (api.listen needs
- * api.token_file) are functions in cfg_checks[], run after the walk with
- * the location of every key that was set.
+ * api.token_file, and TLS unless it is a loopback address) are functions
+ * in cfg_checks[], run after the walk with the location of every key that
+ * was set.
  *
  * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
  * libyaml's document loader, whose nodes carry their marks; aliases are not
@@ -44,6 +45,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/net.h"
 #include "common/num.h"
 #include "daemon/conf.h"
 #include "daemon/config-internal.h"
@@ -60,6 +62,10 @@ static const struct cfg_key cfg_api_keys[] = {
 	  "host:port of the admin API over TCP (bearer token); unset: no TCP" },
 	{ "token_file", CFG_PATH, FIELD(api.token_file), 0, 0, NULL, NULL,
 	  "file holding the bearer token that api.listen requires" },
+	{ "tls_cert", CFG_PATH, FIELD(api.tls_cert), 0, 0, NULL, NULL,
+	  "PEM certificate (chain) of the TLS admin listener; unset: no TLS" },
+	{ "tls_key", CFG_PATH, FIELD(api.tls_key), 0, 0, NULL, NULL,
+	  "PEM private key of api.tls_cert" },
 	{ 0 }
 };
 
@@ -72,6 +78,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "largest request body accepted" },
 	{ "idle_timeout", CFG_UINT, FIELD(http.idle_timeout), 1, 86400, "120", NULL,
 	  "seconds an idle connection is kept open (watches are exempt)" },
+	{ "public_metrics", CFG_BOOL, FIELD(http.public_metrics), 0, 0, "true", NULL,
+	  "serve /metrics on the public listener too" },
 	{ 0 }
 };
 
@@ -539,7 +547,87 @@ out:
 	return r;
 }
 
-/* api.listen needs a token; api.token_file is read into api.token. */
+/* Reads the file that row name of the api table names into *ret
+ * (NUL-terminated, *ret_len bytes), refusing one that group or others may
+ * touch when private. Returns 0, or a negative errno with the error
+ * reported at that row's value. */
+static int api_file(struct cfg_ctx *ctx, const char *name, const char *path, size_t max,
+		    bool private_, char **ret, size_t *ret_len)
+{
+	char q[QUOTE_BUF];
+	const yaml_mark_t *m = cfg_value_mark(ctx, cfg_api_keys, name);
+	struct stat st;
+	int r;
+
+	cfg_quote(q, sizeof(q), path, strlen(path));
+	r = read_file(path, max, true, ret, ret_len);
+	if (r == -EBADF)
+		return cfg_error(ctx, m, "api.%s: %s is not a regular file", name, q);
+	if (r == -EFBIG)
+		return cfg_error(ctx, m, "api.%s: %s is larger than %zu bytes", name, q, max);
+	if (r == -ENOMEM) {
+		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
+		return r;
+	}
+	if (r < 0)
+		return cfg_error(ctx, m, "api.%s: cannot read %s: %s", name, q, strerror(-r));
+	if (private_ && stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		free(*ret);
+		*ret = NULL;
+		return cfg_error(ctx, m,
+				 "api.%s: %s may be read or written by its group or others "
+				 "(mode %04o): make it 0600",
+				 name, q, (unsigned)(st.st_mode & 07777));
+	}
+	return 0;
+}
+
+/* True when host (of a "host:port" that net_split_hostport split) names
+ * the loopback interface only: 127.0.0.0/8, ::1 or localhost. */
+static bool is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (strcmp(host, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* api.tls_cert and api.tls_key: both or neither, read into api.tls_*_pem;
+ * api.listen off the loopback interface needs them. */
+static int check_api_tls(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	char host[256];
+	uint16_t port;
+	size_t len;
+	int r;
+
+	if (!c->api.tls_cert != !c->api.tls_key)
+		return cfg_error(
+			ctx,
+			cfg_value_mark(ctx, cfg_api_keys, c->api.tls_cert ? "tls_cert" : "tls_key"),
+			"api.tls_cert and api.tls_key go together: set both or neither");
+	if (c->api.listen && !c->api.tls_cert &&
+	    (net_split_hostport(c->api.listen, host, sizeof(host), &port) < 0 ||
+	     !is_loopback(host)))
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_api_keys, "listen"),
+				 "api.listen %s is not a loopback address: it needs TLS "
+				 "(api.tls_cert and api.tls_key)",
+				 c->api.listen);
+	if (!c->api.tls_cert)
+		return 0;
+	if ((r = api_file(ctx, "tls_cert", c->api.tls_cert, CFG_TLS_FILE_MAX, false,
+			  &c->api.tls_cert_pem, &len)) < 0)
+		return r;
+	return api_file(ctx, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true, &c->api.tls_key_pem,
+			&len);
+}
+
+/* api.listen needs a token; api.token_file is read into api.token: one
+ * line of at least CFG_TOKEN_MIN visible characters, in a file that only
+ * its owner may read. Then the TLS keys (check_api_tls). */
 static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
 {
 	char q[QUOTE_BUF];
@@ -553,7 +641,7 @@ static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
 				 "api.listen is set but api.token_file is not: a TCP listener needs a bearer token");
 	}
 	if (!c->api.token_file)
-		return 0;
+		return check_api_tls(ctx, c);
 	cfg_quote(q, sizeof(q), c->api.token_file, strlen(c->api.token_file));
 	r = read_file(c->api.token_file, CFG_TOKEN_MAX, true, &data, &len);
 	if (r == -EBADF)
@@ -581,9 +669,24 @@ static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
 				      q);
 			goto out;
 		}
+	if (len < CFG_TOKEN_MIN) {
+		r = cfg_error(ctx, tf,
+			      "api.token_file: the token in %s is %zu bytes long: it must have at "
+			      "least %d",
+			      q, len, CFG_TOKEN_MIN);
+		goto out;
+	}
+	struct stat st;
+	if (stat(c->api.token_file, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		r = cfg_error(ctx, tf,
+			      "api.token_file: %s may be read or written by its group or others "
+			      "(mode %04o): make it 0600",
+			      q, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
 	c->api.token = data;
 	data = NULL;
-	r = 0;
+	r = check_api_tls(ctx, c);
 out:
 	free(data);
 	return r;
@@ -766,6 +869,11 @@ void config_free(struct ib_config *c)
 		return;
 	cfg_free_strings(cfg_top_keys, c);
 	free(c->api.token);
+	free(c->api.tls_cert_pem);
+	if (c->api.tls_key_pem) {
+		explicit_bzero(c->api.tls_key_pem, strlen(c->api.tls_key_pem));
+		free(c->api.tls_key_pem);
+	}
 	free(c->ipxe.script);
 	free(c->path);
 	free(c);

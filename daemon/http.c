@@ -2,11 +2,18 @@
  * a unix socket and, when configured, on TCP with a bearer token; the
  * public listener (http.listen) that serves the machines being provisioned:
  * iPXE scripts and binaries, /httpboot, the OSIE files and the metadata
- * routes (daemon/public.c), with /healthz, /readyz and /metrics.
+ * routes (daemon/public.c), with /healthz, /readyz and /metrics (unless
+ * http.public_metrics is false).
  *
  * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
  * bind failure names its address and the unix socket gets its mode and its
  * stale-file check, and then handed over with MHD_OPTION_LISTEN_SOCKET.
+ * Binding (api_bind) and starting (api_start) are two steps, so that the
+ * daemon drops its capabilities in between, before any of libmicrohttpd's
+ * threads exists (daemon/privilege.c). The admin TCP listener speaks TLS
+ * (GnuTLS, inside libmicrohttpd) when api.tls_cert is set; its certificate
+ * and key are the PEM the config snapshot read, given to libmicrohttpd,
+ * which loads them once at start.
  *
  * Threads: the public listener runs a pool of http.threads threads (one per
  * CPU by default) on epoll: its handlers never block. The admin listeners run one thread per
@@ -91,6 +98,7 @@ struct api {
 	bool stopped;  /* main thread only */
 	int watches;   /* atomic: open watch streams */
 	bool collector;
+	bool bound;    /* api_bind() done */
 };
 
 struct request {
@@ -396,7 +404,8 @@ static enum MHD_Result begin(struct listener *l, struct MHD_Connection *c, struc
 		return queue_error(c, rq, url, 401, "a valid bearer token is required");
 	e = api_route_parse(url, strlen(url), &rq->route);
 	if (e == 0 && l->type == LISTENER_PUBLIC && rq->route.type != API_ROUTE_HEALTHZ &&
-	    rq->route.type != API_ROUTE_READYZ && rq->route.type != API_ROUTE_METRICS)
+	    rq->route.type != API_ROUTE_READYZ &&
+	    (rq->route.type != API_ROUTE_METRICS || !cfg->http.public_metrics))
 		e = -ENOENT;
 	if (e < 0)
 		return queue_error(c, rq, url, 404,
@@ -597,11 +606,14 @@ static int bind_tcp(const char *hostport, char *err, size_t errlen)
 	return fd;
 }
 
-static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout, char *err,
+/* Starts libmicrohttpd on l's bound socket; the admin TCP listener speaks
+ * TLS when cfg has a certificate (api.tls_cert, api.tls_key). */
+static int start_mhd(struct listener *l, unsigned threads, const struct ib_config *cfg, char *err,
 		     size_t errlen)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	unsigned limit = PUBLIC_MAX_CONNECTIONS;
+	unsigned limit = PUBLIC_MAX_CONNECTIONS, idle_timeout = cfg->http.idle_timeout;
+	bool tls = l == &l->api->admin_tcp && cfg->api.tls_cert_pem && cfg->api.tls_key_pem;
 	if (l->type == LISTENER_ADMIN) {
 		flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
 		limit = ADMIN_MAX_CONNECTIONS;
@@ -617,13 +629,26 @@ static int start_mhd(struct listener *l, unsigned threads, unsigned idle_timeout
 		{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
-		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, NULL },
+		{ MHD_OPTION_END, 0, NULL }, /* the thread pool, when threads > 1 */
+		{ MHD_OPTION_END, 0, NULL }, /* the certificate and key, when tls */
+		{ MHD_OPTION_END, 0, NULL },
 		{ MHD_OPTION_END, 0, NULL },
 	};
+	size_t n = ARRAY_SIZE(opts) - 4;
+	if (threads > 1)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
+	if (tls) {
+		flags |= MHD_USE_TLS;
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						     (void *)cfg->api.tls_cert_pem };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						     (void *)cfg->api.tls_key_pem };
+	}
 	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, opts,
 				  MHD_OPTION_END);
 	if (!l->mhd) {
-		snprintf(err, errlen, "cannot start the HTTP server on %s", l->addr);
+		snprintf(err, errlen, "cannot start the HTTP%s server on %s%s", tls ? "S" : "",
+			 l->addr, tls ? " (is api.tls_key the key of api.tls_cert?)" : "");
 		return -EIO;
 	}
 	l->fd = -1; /* MHD's now */
@@ -673,31 +698,55 @@ struct api *api_new(struct store *store, struct ib_config *cfg)
 	return api;
 }
 
-int api_start(struct api *api, char *err, size_t errlen)
+int api_bind(struct api *api, char *err, size_t errlen)
 {
 	const struct ib_config *cfg = api_config_get(api);
 	struct listener *l;
-	int e;
+	int e = 0;
 
+	if (api->bound)
+		goto out;
+	if (cfg->api.listen && cfg->api.tls_cert_pem &&
+	    MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen,
+			 "cannot serve TLS on %s: libmicrohttpd was built without TLS support",
+			 cfg->api.listen);
+		e = -ENOTSUP;
+		goto out;
+	}
 	l = &api->admin_unix;
 	snprintf(l->addr, sizeof(l->addr), "unix:%s", cfg->api.socket);
 	if ((e = l->fd = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) < 0)
-		goto out;
-	if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
 		goto out;
 	if (cfg->api.listen) {
 		l = &api->admin_tcp;
 		snprintf(l->addr, sizeof(l->addr), "%s", cfg->api.listen);
 		if ((e = l->fd = bind_tcp(cfg->api.listen, err, errlen)) < 0)
 			goto out;
-		if ((e = start_mhd(l, 1, cfg->http.idle_timeout, err, errlen)) < 0)
-			goto out;
 	}
 	l = &api->public_;
 	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
 	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
 		goto out;
-	e = start_mhd(l, public_threads(cfg->http.threads), cfg->http.idle_timeout, err, errlen);
+	api->bound = true;
+out:
+	api_config_put(api, cfg);
+	return e < 0 ? e : 0;
+}
+
+int api_start(struct api *api, char *err, size_t errlen)
+{
+	const struct ib_config *cfg;
+	int e;
+
+	if ((e = api_bind(api, err, errlen)) < 0)
+		return e;
+	cfg = api_config_get(api);
+	if ((e = start_mhd(&api->admin_unix, 1, cfg, err, errlen)) < 0)
+		goto out;
+	if (cfg->api.listen && (e = start_mhd(&api->admin_tcp, 1, cfg, err, errlen)) < 0)
+		goto out;
+	e = start_mhd(&api->public_, public_threads(cfg->http.threads), cfg, err, errlen);
 out:
 	api_config_put(api, cfg);
 	return e < 0 ? e : 0;

@@ -6,8 +6,9 @@
  * created: exit 78), blocks SIGHUP/SIGTERM/SIGINT before the first thread
  * exists (so every thread inherits the mask and only the signalfd sees
  * them), creates the state directory, opens the store, binds the DHCP
- * sockets when dhcp.enabled (a busy port stops the start), starts the
- * listeners (daemon/http.c) and the DHCP thread (which loads every
+ * sockets when dhcp.enabled (a busy port stops the start) and the
+ * listeners' sockets, drops every capability (daemon/privilege.c), starts
+ * the listeners (daemon/http.c) and the DHCP thread (which loads every
  * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
@@ -45,6 +46,7 @@
 #include "common/common.h"
 #include "daemon/api.h"
 #include "daemon/conf.h"
+#include "daemon/privilege.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"
 #include "syslog/syslog-server.h"
@@ -203,6 +205,8 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "state_dir", str_differs(a->state_dir, b->state_dir) },
 		{ "api.socket", str_differs(a->api.socket, b->api.socket) },
 		{ "api.listen", str_differs(a->api.listen, b->api.listen) },
+		{ "api.tls_cert", str_differs(a->api.tls_cert_pem, b->api.tls_cert_pem) },
+		{ "api.tls_key", str_differs(a->api.tls_key_pem, b->api.tls_key_pem) },
 		{ "http.listen", str_differs(a->http.listen, b->http.listen) },
 		{ "http.threads", a->http.threads != b->http.threads },
 		{ "http.idle_timeout", a->http.idle_timeout != b->http.idle_timeout },
@@ -424,7 +428,11 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
-	if (api_start(api, err, sizeof(err)) < 0) {
+	/* Every socket is bound now: give up every privilege before the
+	 * listeners' and the servers' threads start. */
+	const char *keep[] = { dhcp_cfg->state_dir, db, NULL }; /* opened again later */
+	if (api_bind(api, err, sizeof(err)) < 0 || privilege_drop(keep, err, sizeof(err)) < 0 ||
+	    api_start(api, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}

@@ -4,3 +4,15 @@
 # python3).
 TESTS += tests/integration/test_daemon.sh
 EXTRA_DIST += tests/integration/test_daemon.sh
+
+# Least privilege: no capability is left after start-up, as root by hand
+# and as a user with ambient capabilities; DHCP, TFTP and a reload still
+# work (root, network namespaces; busybox udhcpc, curl, setpriv).
+TESTS += tests/integration/test_privilege.sh
+EXTRA_DIST += tests/integration/test_privilege.sh
+
+# The admin API over TLS with a self-signed certificate made by openssl:
+# curl and ironbell over https, 401, plain HTTP refused; the refusals of
+# api.listen and its token; http.public_metrics.
+TESTS += tests/integration/test_api_tls.sh
+EXTRA_DIST += tests/integration/test_api_tls.sh

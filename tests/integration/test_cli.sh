@@ -35,8 +35,9 @@ api() {
 	out=$(cat "$IB_TMP/api.body")
 }
 
-TOKEN=tok-$$-secret
+TOKEN=tok-$$-secret-0123456789abcdef0123456789abcdef
 printf '%s\n' "$TOKEN" >"$IB_TMP/token"
+chmod 600 "$IB_TMP/token"
 ADMIN_PORT=$(ib_free_port) || bail_out "no free port"
 IB_API_EXTRA="  listen: 127.0.0.1:$ADMIN_PORT
   token_file: $IB_TMP/token"

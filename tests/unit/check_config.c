@@ -94,7 +94,8 @@ static void tmp_setup(void)
 static void tmp_teardown(void)
 {
 	static const char *const names[] = { "token", "empty", "crlf", "space", "big",
-					     "c.yaml", "huge.yaml", "dir" };
+					     "c.yaml", "huge.yaml", "dir", "short",
+					     "cert.pem", "key.pem" };
 	char p[512];
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(p, sizeof(p), "%s/%s", tmpdir, names[i]);
@@ -113,6 +114,7 @@ static const char *tmp_file(const char *name, const char *data, size_t n)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fwrite(data, 1, n, f), n);
 	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(p, 0600), 0); /* a token file must be private */
 	return p;
 }
 
@@ -146,6 +148,10 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->http.threads, 0);
 	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
 	ck_assert_uint_eq(d->http.idle_timeout, 120);
+	ck_assert(d->http.public_metrics); /* /metrics stays on the public listener */
+	ck_assert_ptr_null(d->api.tls_cert);
+	ck_assert_ptr_null(d->api.tls_key);
+	ck_assert_ptr_null(d->api.tls_cert_pem);
 	ck_assert_uint_eq(d->store.changes_retention, 100000);
 	ck_assert_uint_eq(d->store.events_retention, 10000);
 	ck_assert_uint_eq(d->store.batch_max, 1024);
@@ -196,9 +202,11 @@ END_TEST
 START_TEST(test_every_key)
 {
 	char text[4096];
-	char tok[512], tmpl[512];
-	snprintf(tok, sizeof(tok), "%s", tmp_file("token", "s3cr3t-T0ken\n", 13));
+	char tok[512], tmpl[512], cert[512], key[512];
+	snprintf(tok, sizeof(tok), "%s", tmp_file("token", "s3cr3t-T0ken-0123456789abcdefghij\n", 34));
 	snprintf(tmpl, sizeof(tmpl), "%s", tmp_file("auto.ipxe", "#!ipxe\nchain {{base_url}}\n", 26));
+	snprintf(cert, sizeof(cert), "%s", tmp_file("cert.pem", "CERT\n", 5));
+	snprintf(key, sizeof(key), "%s", tmp_file("key.pem", "KEY\n", 4));
 	snprintf(text, sizeof(text),
 		 "log_level: debug\n"
 		 "state_dir: /srv/ironbell\n"
@@ -207,11 +215,14 @@ START_TEST(test_every_key)
 		 "  socket_mode: \"0600\"\n"
 		 "  listen: \"[::1]:7443\"\n"
 		 "  token_file: %s\n"
+		 "  tls_cert: %s\n"
+		 "  tls_key: %s\n"
 		 "http:\n"
 		 "  listen: 127.0.0.1:8080\n"
 		 "  threads: 64\n"
 		 "  max_body: 1 GiB\n"
 		 "  idle_timeout: 86400\n"
+		 "  public_metrics: false\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -262,7 +273,7 @@ START_TEST(test_every_key)
 		 "  rate: 100000\n"
 		 "  burst: 1\n"
 		 "  max_message: 480\n",
-		 tok, tmpl);
+		 tok, cert, key, tmpl);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
 	ck_assert_int_eq(c->log_level, LOG_LVL_DEBUG);
@@ -271,11 +282,14 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->api.socket_mode, 0600);
 	ck_assert_str_eq(c->api.listen, "[::1]:7443");
 	ck_assert_str_eq(c->api.token_file, tok);
-	ck_assert_str_eq(c->api.token, "s3cr3t-T0ken");
+	ck_assert_str_eq(c->api.tls_cert, cert);
+	ck_assert_str_eq(c->api.tls_key_pem, "KEY\n");
+	ck_assert_str_eq(c->api.token, "s3cr3t-T0ken-0123456789abcdefghij");
 	ck_assert_str_eq(c->http.listen, "127.0.0.1:8080");
 	ck_assert_uint_eq(c->http.threads, 64);
 	ck_assert_uint_eq(c->http.max_body, 1024 * 1024 * 1024);
 	ck_assert_uint_eq(c->http.idle_timeout, 86400);
+	ck_assert(!c->http.public_metrics);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
@@ -544,7 +558,8 @@ static const struct {
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
 	       "tftp, ipxe, metadata, syslog)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
-	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file)" },
+	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file, "
+	       "tls_cert, tls_key)" },
 	{ "store:\n  Batch_max: 3\n",
 	  NAME ":2:3: unknown key \"Batch_max\" in \"store\" (valid keys: changes_retention, "
 	       "events_retention, batch_max, commit_delay)" },
@@ -963,10 +978,11 @@ START_TEST(test_token_file)
 	char text[1024], want[1024], path[512];
 	struct ib_config *c;
 
-	snprintf(path, sizeof(path), "%s", tmp_file("crlf", "abc=\r\n", 6));
+	snprintf(path, sizeof(path), "%s",
+		 tmp_file("crlf", "abc=0123456789abcdef0123456789abcdef\r\n", 38));
 	snprintf(text, sizeof(text), "api:\n  token_file: %s\n", path);
 	c = load_ok(text);
-	ck_assert_str_eq(c->api.token, "abc=");
+	ck_assert_str_eq(c->api.token, "abc=0123456789abcdef0123456789abcdef");
 	ck_assert_ptr_null(c->api.listen); /* a token without a listener is allowed */
 	config_free(c);
 
@@ -1010,6 +1026,105 @@ START_TEST(test_token_file)
 }
 END_TEST
 
+/* The admin TCP listener: a token of at least 32 bytes in a file only its
+ * owner may read, and TLS (api.tls_cert and api.tls_key, both) unless it
+ * listens on loopback only. */
+#define GOOD_TOKEN "0123456789abcdef0123456789abcdef\n"
+
+START_TEST(test_api_tls)
+{
+	char text[2048], want[2048], tok[512], cert[512], key[512], path[512];
+	struct ib_config *c;
+
+	snprintf(tok, sizeof(tok), "%s", tmp_file("token", GOOD_TOKEN, strlen(GOOD_TOKEN)));
+	snprintf(cert, sizeof(cert), "%s", tmp_file("cert.pem", "CERT\n", 5));
+	snprintf(key, sizeof(key), "%s", tmp_file("key.pem", "KEY\n", 4));
+
+	/* Loopback without TLS is allowed. */
+	static const char *const loopback[] = { "127.0.0.1:7443", "127.1.2.3:7443",
+						"\"[::1]:7443\"", "localhost:7443" };
+	for (size_t i = 0; i < ARRAY_SIZE(loopback); i++) {
+		snprintf(text, sizeof(text), "api:\n  listen: %s\n  token_file: %s\n",
+			 loopback[i], tok);
+		c = load_ok(text);
+		ck_assert_ptr_null(c->api.tls_cert_pem);
+		config_free(c);
+	}
+	/* Any other address without TLS: refused, at api.listen. */
+	static const char *const open_[] = { ":7443", "0.0.0.0:7443", "192.0.2.1:7443",
+					     "\"[::]:7443\"", "admin.example.com:7443" };
+	for (size_t i = 0; i < ARRAY_SIZE(open_); i++) {
+		snprintf(text, sizeof(text), "api:\n  listen: %s\n  token_file: %s\n", open_[i],
+			 tok);
+		char bare[64];
+		snprintf(bare, sizeof(bare), "%s", open_[i][0] == '"' ? open_[i] + 1 : open_[i]);
+		if (strchr(bare, '"'))
+			*strchr(bare, '"') = '\0';
+		snprintf(want, sizeof(want),
+			 NAME ":2:11: api.listen %s is not a loopback address: it needs TLS "
+			      "(api.tls_cert and api.tls_key)",
+			 bare);
+		load_fails(text, strlen(text), -EINVAL, want);
+	}
+	/* With TLS, any address; both files are read. */
+	snprintf(text, sizeof(text),
+		 "api:\n  listen: 0.0.0.0:7443\n  token_file: %s\n  tls_cert: %s\n  tls_key: %s\n",
+		 tok, cert, key);
+	c = load_ok(text);
+	ck_assert_str_eq(c->api.tls_cert, cert);
+	ck_assert_str_eq(c->api.tls_cert_pem, "CERT\n");
+	ck_assert_str_eq(c->api.tls_key_pem, "KEY\n");
+	config_free(c);
+
+	/* One without the other. */
+	snprintf(text, sizeof(text), "api:\n  tls_cert: %s\n", cert);
+	load_fails(text, strlen(text), -EINVAL,
+		   NAME ":2:13: api.tls_cert and api.tls_key go together: set both or neither");
+	snprintf(text, sizeof(text), "api:\n  listen: 127.0.0.1:1\n  token_file: %s\n  tls_key: %s\n",
+		 tok, key);
+	load_fails(text, strlen(text), -EINVAL,
+		   NAME ":4:12: api.tls_cert and api.tls_key go together: set both or neither");
+
+	/* A key others may read. */
+	ck_assert_int_eq(chmod(key, 0640), 0);
+	snprintf(text, sizeof(text), "api:\n  tls_cert: %s\n  tls_key: %s\n", cert, key);
+	snprintf(want, sizeof(want),
+		 NAME ":3:12: api.tls_key: \"%s\" may be read or written by its group or others "
+		      "(mode 0640): make it 0600",
+		 key);
+	load_fails(text, strlen(text), -EINVAL, want);
+	ck_assert_int_eq(unlink(key), 0);
+	snprintf(want, sizeof(want),
+		 NAME ":3:12: api.tls_key: cannot read \"%s\": No such file or directory", key);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	/* A token shorter than 32 bytes. */
+	snprintf(path, sizeof(path), "%s", tmp_file("short", "0123456789abcdef0123456789abcde\n", 32));
+	snprintf(text, sizeof(text), "api:\n  listen: 127.0.0.1:7443\n  token_file: %s\n", path);
+	snprintf(want, sizeof(want),
+		 NAME ":3:15: api.token_file: the token in \"%s\" is 31 bytes long: it must have "
+		      "at least 32",
+		 path);
+	load_fails(text, strlen(text), -EINVAL, want);
+
+	/* A token file its group or others may read. */
+	static const unsigned modes[] = { 0644, 0640, 0604, 0620 };
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		ck_assert_int_eq(chmod(tok, modes[i]), 0);
+		snprintf(text, sizeof(text), "api:\n  listen: 127.0.0.1:7443\n  token_file: %s\n",
+			 tok);
+		snprintf(want, sizeof(want),
+			 NAME ":3:15: api.token_file: \"%s\" may be read or written by its group or "
+			      "others (mode %04o): make it 0600",
+			 tok, modes[i]);
+		load_fails(text, strlen(text), -EINVAL, want);
+	}
+	ck_assert_int_eq(chmod(tok, 0400), 0);
+	snprintf(text, sizeof(text), "api:\n  listen: 127.0.0.1:7443\n  token_file: %s\n", tok);
+	config_free(load_ok(text));
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1035,6 +1150,7 @@ static Suite *config_suite(void)
 	UNIT_TEST(tc, test_every_key);
 	UNIT_TEST(tc, test_load_file);
 	UNIT_TEST(tc, test_token_file);
+	UNIT_TEST(tc, test_api_tls);
 	UNIT_TEST(tc, test_script_template);
 	suite_add_tcase(s, tc);
 	return s;
