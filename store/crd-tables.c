@@ -5,9 +5,19 @@
  * DESIGN: data only. Each kind is a tree of static `struct vfield` tables
  * (validate-internal.h) transcribed field by field from the CRDs'
  * openAPIV3Schema: the same names, JSON types, required lists, enums,
- * patterns (as checks of validate-values.c). The walker in
+ * patterns (as checks of validate-values.c) and defaults. The walker in
  * validate.c applies them. Where a table differs from its CRD it says so
- * beside the field; validate.c's DESIGN says why. */
+ * beside the field, and docs/strictness.md lists every such place:
+ *  - stricter: IP addresses, netmasks, MACs anchored and lowercase, port
+ *    ranges, names of referenced objects, the enums of boot devices and
+ *    media kinds, the states and condition statuses that controllers write;
+ *  - more lenient: Machine spec.connection.insecureTLS may be absent (the
+ *    CRD requires it; absent means false), and a Workflow's status may have
+ *    the shape tinkerbell/tink <= v0.12 wrote under the same v1alpha1;
+ *  - unknown fields are refused in spec, as `kubectl apply` does by default
+ *    (server-side field validation "Strict"), except in the free-form
+ *    Equinix-legacy spec.metadata blob and in metadata and status, which
+ *    controllers of many versions write. */
 #include "config.h"
 
 #include <stddef.h>
@@ -16,7 +26,7 @@
 
 /* clang-format off */
 
-#define END { NULL, V_ANY, 0, NULL, NULL, NULL, NULL, NULL }
+#define END { NULL, V_ANY, 0, NULL, NULL, NULL, NULL, NULL, NULL }
 #define STR(n) { .name = n, .type = V_STRING }
 #define INT(n) { .name = n, .type = V_INT }
 #define BOOL(n) { .name = n, .type = V_BOOL }
@@ -96,7 +106,8 @@ static const struct vfield isoboot_fields[] = {
 };
 static const struct vfield interface_fields[] = {
 	{ .name = "dhcp", .type = V_OBJECT, .fields = dhcp_fields, .check = store_check_dhcp },
-	OBJ("netboot", netboot_fields), OBJ("isoboot", isoboot_fields), BOOL("disableDhcp"), END
+	OBJ("netboot", netboot_fields), OBJ("isoboot", isoboot_fields),
+	{ .name = "disableDhcp", .type = V_BOOL, .def = "false" }, END
 };
 static const struct vfield interface_item = { .type = V_OBJECT, .fields = interface_fields };
 static const struct vfield disk_fields[] = { STR("device"), END };
@@ -110,7 +121,9 @@ static const struct vfield reference_fields[] = {
 };
 static const struct vfield reference_item = { .type = V_OBJECT, .fields = reference_fields };
 static const struct vfield quantity_item = { .type = V_INT_OR_STRING, .check = store_check_quantity };
-static const struct vfield auto_fields[] = { BOOL("enrollmentEnabled"), END };
+static const struct vfield auto_fields[] = {
+	{ .name = "enrollmentEnabled", .type = V_BOOL, .def = "false" }, END
+};
 
 /* spec.metadata: types of the listed fields; unknown keys tolerated. */
 static const struct vfield os_fields[] = {
@@ -182,9 +195,7 @@ static const struct vfield hw_status_fields[] = {
 
 /* -- Template -- */
 static const char *const template_states[] = { "", "Ready", "Error", NULL };
-static const struct vfield tpl_spec_fields[] = {
-	{ .name = "data", .type = V_STRING, .flags = F_REQUIRED }, END
-};
+static const struct vfield tpl_spec_fields[] = { STR("data"), END };
 static const struct vfield tpl_status_fields[] = {
 	{ .name = "state", .type = V_STRING, .enums = template_states }, END
 };
@@ -234,8 +245,8 @@ static const struct vfield boot_options_fields[] = {
 };
 static const struct vfield string_map_item = { .type = V_STRING };
 static const struct vfield wf_spec_fields[] = {
-	{ .name = "templateRef", .type = V_STRING, .flags = F_REQUIRED, .check = store_check_subdomain },
-	{ .name = "hardwareRef", .type = V_STRING, .flags = F_REQUIRED, .check = store_check_subdomain },
+	{ .name = "templateRef", .type = V_STRING, .check = store_check_subdomain },
+	{ .name = "hardwareRef", .type = V_STRING, .check = store_check_subdomain },
 	MAP("hardwareMap", &string_map_item), BOOL("disabled"),
 	OBJ("bootOptions", boot_options_fields), END
 };
@@ -292,7 +303,7 @@ static const char *const host_schemes[] = { "http", "https", NULL };
 static const struct vfield provider_item = { .type = V_STRING, .flags = F_NOCASE,
 					     .enums = providers };
 static const struct vfield secret_ref_fields[] = {
-	{ .name = "name", .type = V_STRING, .flags = F_REQUIRED, .check = store_check_subdomain },
+	{ .name = "name", .type = V_STRING, .check = store_check_subdomain },
 	{ .name = "namespace", .type = V_STRING, .check = store_check_label }, END
 };
 static const struct vfield secret_ref_item = { .type = V_OBJECT, .fields = secret_ref_fields };
@@ -304,7 +315,8 @@ static const struct vfield redfish_fields[] = {
 	PORT("port"), BOOL("useBasicAuth"), STR("systemName"), END
 };
 static const struct vfield amt_fields[] = {
-	PORT("port"), { .name = "hostScheme", .type = V_STRING, .enums = host_schemes }, END
+	PORT("port"),
+	{ .name = "hostScheme", .type = V_STRING, .enums = host_schemes, .def = "\"http\"" }, END
 };
 static const struct vfield ha_fields[] = {
 	{ .name = "switchEntityID", .type = V_STRING, .flags = F_REQUIRED },
@@ -337,10 +349,9 @@ static const struct vfield provider_options_fields[] = {
 };
 static const struct vfield connection_fields[] = {
 	{ .name = "host", .type = V_STRING, .flags = F_REQUIRED | F_NONEMPTY },
-	{ .name = "port", .type = V_INT, .check = store_check_port },
-	{ .name = "authSecretRef", .type = V_OBJECT, .flags = F_REQUIRED,
-	  .fields = secret_ref_fields },
-	BOOL("insecureTLS"), OBJ("providerOptions", provider_options_fields), END
+	{ .name = "port", .type = V_INT, .check = store_check_port, .def = "623" },
+	OBJ("authSecretRef", secret_ref_fields),
+	BOOL("insecureTLS"), /* required by the CRD; absent is false here */ OBJ("providerOptions", provider_options_fields), END
 };
 static const struct vfield machine_spec_fields[] = {
 	{ .name = "connection", .type = V_OBJECT, .flags = F_REQUIRED,
@@ -387,11 +398,11 @@ static const struct vfield base64_item = { .type = V_STRING, .check = store_chec
 
 const struct vfield store_crd_top[STORE_KIND_MAX][VALIDATE_TOP_FIELDS] = {
 	[STORE_KIND_HARDWARE] = TOP(hw_spec_fields, 0, hw_status_fields),
-	[STORE_KIND_TEMPLATE] = TOP(tpl_spec_fields, F_REQUIRED, tpl_status_fields),
-	[STORE_KIND_WORKFLOW] = TOP(wf_spec_fields, F_REQUIRED, wf_status_fields),
-	[STORE_KIND_MACHINE] = TOP(machine_spec_fields, F_REQUIRED, machine_status_fields),
-	[STORE_KIND_JOB] = TOP(job_spec_fields, F_REQUIRED, bmc_status_fields),
-	[STORE_KIND_TASK] = TOP(task_spec_fields, F_REQUIRED, bmc_status_fields),
+	[STORE_KIND_TEMPLATE] = TOP(tpl_spec_fields, 0, tpl_status_fields),
+	[STORE_KIND_WORKFLOW] = TOP(wf_spec_fields, 0, wf_status_fields),
+	[STORE_KIND_MACHINE] = TOP(machine_spec_fields, 0, machine_status_fields),
+	[STORE_KIND_JOB] = TOP(job_spec_fields, 0, bmc_status_fields),
+	[STORE_KIND_TASK] = TOP(task_spec_fields, 0, bmc_status_fields),
 	[STORE_KIND_SECRET] = {
 		{ .name = "apiVersion", .type = V_STRING }, { .name = "kind", .type = V_STRING },
 		METADATA,

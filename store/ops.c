@@ -4,7 +4,9 @@
  * DESIGN: every op reads the current row, builds the next object in
  * memory from it and the request body, and returns early when nothing
  * changes (APPLY of the same YAML: no new resourceVersion, no change-log
- * row, no wakeup). Otherwise the next object is validated
+ * row, no wakeup). The CRD defaults are filled in first (store_default(),
+ * as the API server defaults before it compares or validates), so that the
+ * same YAML applied again compares equal. Otherwise the next object is validated
  * (store_validate(), or store_validate_status() for the status
  * subresource), its Hardware index keys are collected, and it is written
  * once: the same serialized text goes into objects.json and changes.json.
@@ -221,6 +223,7 @@ static int body_object(struct store_op *op, const struct opctx *c, json_t **ret)
 		return e;
 	json_t *o = json_deep_copy(op->body);
 	json_t *m = o ? meta_of(o) : NULL;
+	store_default(c->kind, o);
 	if (!m || json_object_set_new(o, "apiVersion", json_string(c->ki->api_version)) < 0 ||
 	    json_object_set_new(o, "kind", json_string(c->ki->kind)) < 0 ||
 	    json_object_set_new(m, "name", json_string(c->name)) < 0 ||
@@ -447,6 +450,7 @@ static int do_apply(struct store *s, struct store_op *op, const struct opctx *c,
 	int e = check_body_kind(op, c);
 	if (e < 0)
 		return e;
+	store_default(c->kind, op->body); /* before comparing: the stored object has them */
 	if (strcmp(cur->source, c->source) == 0 && !spec_differs(op->body, cur->obj) &&
 	    meta_equal(op->body, cur->obj, "labels") &&
 	    meta_equal(op->body, cur->obj, "annotations")) {
@@ -524,6 +528,7 @@ static int do_merge_patch(struct store *s, struct store_op *op, const struct opc
 			"a patch cannot change apiVersion, kind, metadata.name or metadata.namespace");
 	}
 	keep_status(next, cur);
+	store_default(c->kind, next);
 	return finish_update(s, op, c, next, cur, false);
 }
 

@@ -28,11 +28,11 @@ enum vtype {
 	V_INT_OR_STRING, /* Kubernetes IntOrString (a resource Quantity) */
 };
 
-#define F_REQUIRED 0x01 /* must be present and not null */
+#define F_REQUIRED 0x01 /* in the CRD's required list: present and not null */
 #define F_OPEN 0x02     /* object: unknown keys are tolerated */
-#define F_NONEMPTY 0x04 /* string: not ""; array: at least one item */
+#define F_NONEMPTY 0x04 /* string: not "" (minLength 1); array: minItems 1 */
 #define F_NOCASE 0x08   /* enum: compared ignoring case */
-#define F_ONEOF 0x10    /* object: at most one property set (bmc Action) */
+#define F_ONEOF 0x10    /* object: at most one property set (maxProperties 1) */
 
 struct vctx;
 
@@ -45,17 +45,21 @@ struct vfield {
 	const char *const *enums;    /* V_STRING: allowed values, NULL-terminated */
 	int (*check)(struct vctx *c, const json_t *v);     /* after the type check */
 	int (*key_check)(struct vctx *c, const char *key); /* V_MAP keys */
+	const char *def; /* the CRD's default, as JSON text ("623"), or NULL */
 };
 
 /* Where the walker is and what it has found so far. */
 struct vctx {
 	char path[VALIDATE_MAX_PATH];
 	size_t plen;
-	char *err;
+	char *err; /* the joined messages; NULL: count only */
 	size_t errlen;
+	size_t used;     /* bytes of err written */
+	unsigned errors; /* field errors found */
+	unsigned shown;  /* of which in err */
 };
 
-/* Writes the message "path: message" and returns -EINVAL. */
+/* Records one field error, "path: message", and returns -EINVAL. */
 int store_vfail(struct vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes the n bytes of s to out as a short quoted excerpt with JSON

@@ -385,22 +385,30 @@ int store_check_config_key(struct vctx *c, const char *key)
 	return store_vfail(c, "invalid key: letters, digits, '-', '_' and '.' only");
 }
 
+/* [+-]?(N(.N?)?|.N) from s[*i], N a run of digits; moves *i past it. */
+static bool signed_decimal(const char *s, size_t n, size_t *i)
+{
+	size_t d = 0, f = 0;
+	if (*i < n && (s[*i] == '+' || s[*i] == '-'))
+		(*i)++;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9')
+		(*i)++, d++;
+	if (*i < n && s[*i] == '.')
+		for ((*i)++; *i < n && s[*i] >= '0' && s[*i] <= '9';)
+			(*i)++, f++;
+	return d > 0 || f > 0;
+}
+
 /* A resource Quantity: an integer, or a string such as "16Gi", "500m",
- * "1e3" (^[+-]?(N(.N?)?|.N)(suffix|[eE][+-]?N)?$ with Ki..Ei, n..E). */
+ * "1e3": the CRD's pattern ^[+-]?(N(.N?)?|.N)(Ki..Ei|n|u|m|k|M..E|[eE]
+ * [+-]?(N(.N?)?|.N))?$. */
 int store_check_quantity(struct vctx *c, const json_t *v)
 {
 	if (json_is_integer(v))
 		return 0;
 	const char *s = json_string_value(v);
-	size_t n = json_string_length(v), i = 0, d = 0, f = 0;
-	if (i < n && (s[i] == '+' || s[i] == '-'))
-		i++;
-	while (i < n && s[i] >= '0' && s[i] <= '9')
-		i++, d++;
-	if (i < n && s[i] == '.')
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9';)
-			i++, f++;
-	bool ok = d > 0 || f > 0;
+	size_t n = json_string_length(v), i = 0;
+	bool ok = signed_decimal(s, n, &i);
 	const char *rest = s + i;
 	size_t rn = n - i;
 	if (ok && rn > 0) {
@@ -412,9 +420,7 @@ int store_check_quantity(struct vctx *c, const json_t *v)
 			found = strlen(suffixes[k]) == rn && memcmp(rest, suffixes[k], rn) == 0;
 		if (!found && (rest[0] == 'e' || rest[0] == 'E')) {
 			size_t k = 1;
-			if (k < rn && (rest[k] == '+' || rest[k] == '-'))
-				k++;
-			found = k < rn && digits(rest + k, rn - k);
+			found = signed_decimal(rest, rn, &k) && k == rn;
 		}
 		ok = found;
 	}

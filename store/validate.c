@@ -1,31 +1,25 @@
 /* validate — checks objects against the Tinkerbell v1alpha1 schemas (and
- * core v1 Secret) before the store accepts them.
+ * core v1 Secret) before the store accepts them, and fills in the CRDs'
+ * defaults.
  *
- * DESIGN: the schemas are data, not code. Each kind is a tree of static
- * `struct vfield` tables (name, JSON type, flags, children, allowed values,
- * an optional check function) transcribed from the CRDs' openAPIV3Schema
- * (crd-tables.c), the checks of single values are pure functions
- * (validate-values.c), and this file is the one walker that applies them. The walker keeps the field path of
- * where it is ("spec.interfaces[0].dhcp.mac") so every message starts with
- * it, as the API server's do.
+ * DESIGN: the schemas are data, not code (crd-tables.c), the checks of
+ * single values are pure functions (validate-values.c), and this file is
+ * the one walker that applies them. It keeps the field path of where it is
+ * ("spec.interfaces[0].dhcp.mac") so that every message starts with it, as
+ * the API server's do, and it goes on after an error: one answer lists
+ * every field error of the object, joined with "; ", as the API server
+ * lists them all in one Status.
  *
- * Where we differ from Kubernetes, on purpose:
- *  - Unknown fields in spec are refused with a message. The API server with
- *    a structural schema prunes them silently, which turns a typo (`macc`)
- *    into a machine that never boots. Free-form places stay free-form: the
- *    maps (hardwareMap, references, resources, environment, labels,
- *    annotations, Secret data) and the whole Equinix-legacy spec.metadata
- *    blob, whose listed fields are type-checked but whose unknown keys are
- *    tolerated. Status and metadata tolerate unknown keys too: they are
- *    written by controllers of many versions (tink <= v0.12 used another
- *    status shape under the same v1alpha1).
- *  - A few rules the CRD leaves to the controllers are checked here:
- *    IP addresses, netmasks, enums of boot devices and media kinds, a
- *    port range, and that a Machine names its credentials Secret.
- *  - null counts as absent, as the API server prunes nulls of fields that
- *    are not nullable; YAML writes `userData:` as null.
- * Where the CRD is more demanding than useful (Machine insecureTLS is
- * `required`), we accept the object: defaults apply. */
+ * Defaulting (store_default()) walks the same tables and does what the API
+ * server does before it validates: a field with a `default` in the CRD
+ * that is absent or null, in an object that is present, gets its default;
+ * other nulls of known fields are pruned. The stored object carries them,
+ * so that every reader sees the same values as under Kubernetes.
+ *
+ * What is checked differently from the CRDs, and why, is said in
+ * crd-tables.c and listed in docs/strictness.md. null counts as absent,
+ * as the API server prunes nulls of fields that are not nullable; YAML
+ * writes `userData:` as null. */
 #include "config.h"
 
 #include <errno.h>
@@ -119,6 +113,9 @@ static void vpop(struct vctx *c, size_t mark)
 	c->path[mark] = '\0';
 }
 
+/* Room kept at the end of the message for " (and N more errors)". */
+#define VALIDATE_MORE_ROOM 32
+
 int store_vfail(struct vctx *c, const char *fmt, ...)
 {
 	char msg[384];
@@ -126,9 +123,35 @@ int store_vfail(struct vctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (c->err && c->errlen)
-		snprintf(c->err, c->errlen, "%s: %s", c->plen ? c->path : "object", msg);
+	c->errors++;
+	if (!c->err || !c->errlen)
+		return -EINVAL;
+	const char *path = c->plen ? c->path : "object";
+	if (c->shown == 0) {
+		/* the first one always, cut to the buffer if it must be */
+		int n = snprintf(c->err, c->errlen, "%s: %s", path, msg);
+		c->used = n < 0 ? 0 : (size_t)n < c->errlen ? (size_t)n : c->errlen - 1;
+		c->shown = 1;
+		return -EINVAL;
+	}
+	size_t need = 2 + strlen(path) + 2 + strlen(msg);
+	if (c->used + need + VALIDATE_MORE_ROOM < c->errlen) {
+		snprintf(c->err + c->used, c->errlen - c->used, "; %s: %s", path, msg);
+		c->used += need;
+		c->shown++;
+	}
 	return -EINVAL;
+}
+
+/* Ends the message with how many errors did not fit; returns what the
+ * walk returned. */
+static int vfinish(struct vctx *c, int r)
+{
+	unsigned more = c->errors - c->shown;
+	if (more && c->shown && c->err && c->used + VALIDATE_MORE_ROOM <= c->errlen)
+		snprintf(c->err + c->used, c->errlen - c->used, " (and %u more error%s)", more,
+			 more == 1 ? "" : "s");
+	return r;
 }
 
 static const char *vtype_name(const json_t *v)
@@ -166,12 +189,14 @@ static int venum(struct vctx *c, const struct vfield *f, const json_t *v)
 	return store_vfail(c, "%s is not one of %s", q, o ? list : "(nothing)");
 }
 
+/* Checks every member of obj, then the required ones: each error is
+ * recorded and the walk goes on, so that one answer lists them all. */
 static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj)
 {
 	const char *key;
 	const json_t *val;
 	size_t set = 0;
-	int r;
+	int r = 0;
 	json_object_foreach((json_t *)obj, key, val)
 	{
 		const struct vfield *k = f->fields;
@@ -179,19 +204,14 @@ static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj)
 			k++;
 		if (!json_is_null(val))
 			set++;
-		if (!k || !k->name) {
-			if (f->flags & F_OPEN)
-				continue;
-			size_t m = vpush(c, key);
-			r = store_vfail(c, "unknown field");
-			vpop(c, m);
-			return r;
-		}
 		size_t m = vpush(c, key);
-		r = vcheck(c, k, val);
+		if (!k || !k->name) {
+			if (!(f->flags & F_OPEN))
+				r = store_vfail(c, "unknown field");
+		} else if (vcheck(c, k, val) < 0) {
+			r = -EINVAL;
+		}
 		vpop(c, m);
-		if (r < 0)
-			return r;
 	}
 	for (const struct vfield *k = f->fields; k && k->name; k++) {
 		const json_t *x = json_object_get(obj, k->name);
@@ -199,32 +219,36 @@ static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj)
 			size_t m = vpush(c, k->name);
 			r = store_vfail(c, "required");
 			vpop(c, m);
-			return r;
 		}
 	}
 	if ((f->flags & F_ONEOF) && set > 1)
-		return store_vfail(c, "at most one action may be set, found %zu", set);
-	return 0;
+		r = store_vfail(c, "at most one action may be set, found %zu", set);
+	return r;
 }
 
+static bool vtype_ok(const struct vfield *f, const json_t *v)
+{
+	switch (f->type) {
+	case V_STRING: return json_is_string(v);
+	case V_INT: return json_is_integer(v);
+	case V_BOOL: return json_is_boolean(v);
+	case V_ARRAY: return json_is_array(v);
+	case V_OBJECT:
+	case V_MAP: return json_is_object(v);
+	case V_INT_OR_STRING: return json_is_integer(v) || json_is_string(v);
+	case V_ANY:
+	default: return true;
+	}
+}
+
+/* Checks v against f: at most one error for v itself (type, emptiness,
+ * enum or check), and all the errors beneath it. */
 static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
 {
-	bool ok;
-	int r;
+	int r = 0;
 	if (json_is_null(v))
 		return 0; /* pruned, as the API server does */
-	switch (f->type) {
-	case V_STRING: ok = json_is_string(v); break;
-	case V_INT: ok = json_is_integer(v); break;
-	case V_BOOL: ok = json_is_boolean(v); break;
-	case V_ARRAY: ok = json_is_array(v); break;
-	case V_OBJECT:
-	case V_MAP: ok = json_is_object(v); break;
-	case V_INT_OR_STRING: ok = json_is_integer(v) || json_is_string(v); break;
-	case V_ANY:
-	default: ok = true; break;
-	}
-	if (!ok) {
+	if (!vtype_ok(f, v)) {
 		static const char *const want[] = {
 			[V_STRING] = "a string",
 			[V_INT] = "an integer",
@@ -239,17 +263,16 @@ static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
 	if (f->type == V_STRING) {
 		if ((f->flags & F_NONEMPTY) && json_string_length(v) == 0)
 			return store_vfail(c, "must not be empty");
-		if (f->enums && (r = venum(c, f, v)) < 0)
-			return r;
+		if (f->enums && venum(c, f, v) < 0)
+			return -EINVAL;
 	} else if (f->type == V_ARRAY) {
 		if ((f->flags & F_NONEMPTY) && json_array_size(v) == 0)
 			return store_vfail(c, "must have at least one item");
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			size_t m = vpush_index(c, i);
-			r = vcheck(c, f->items, json_array_get(v, i));
+			if (vcheck(c, f->items, json_array_get(v, i)) < 0)
+				r = -EINVAL;
 			vpop(c, m);
-			if (r < 0)
-				return r;
 		}
 	} else if (f->type == V_MAP) {
 		const char *key;
@@ -257,21 +280,68 @@ static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
 		json_object_foreach((json_t *)v, key, val)
 		{
 			size_t m = vpush(c, key);
-			r = f->key_check ? f->key_check(c, key) : 0;
-			if (r == 0)
-				r = vcheck(c, f->items, val);
+			if ((f->key_check && f->key_check(c, key) < 0) ||
+			    vcheck(c, f->items, val) < 0)
+				r = -EINVAL;
 			vpop(c, m);
-			if (r < 0)
-				return r;
 		}
 	} else if (f->type == V_OBJECT) {
-		if ((r = vobject(c, f, v)) < 0)
-			return r;
+		r = vobject(c, f, v);
 	}
-	return f->check ? f->check(c, v) : 0;
+	if (f->check && f->check(c, v) < 0)
+		r = -EINVAL;
+	return r;
+}
+
+/* ---- defaults ---- */
+
+/* Fills in f's defaults beneath v, where v has f's type: a member that is
+ * absent or null gets its default; another null member is removed, as the
+ * API server prunes the nulls of fields that are not nullable. The
+ * recursion follows the tables, so it is as deep as they are. */
+static void vdefault(const struct vfield *f, json_t *v)
+{
+	const char *key;
+	json_t *val;
+	void *tmp;
+	size_t i;
+
+	if (f->type == V_OBJECT && json_is_object(v)) {
+		for (const struct vfield *k = f->fields; k && k->name; k++) {
+			json_t *x = json_object_get(v, k->name);
+			if ((!x || json_is_null(x)) && k->def)
+				json_object_set_new(v, k->name,
+						    json_loads(k->def, JSON_DECODE_ANY, NULL));
+			else if (x && json_is_null(x))
+				json_object_del(v, k->name);
+			else if (x)
+				vdefault(k, x);
+		}
+	} else if (f->type == V_ARRAY && json_is_array(v) && f->items) {
+		json_array_foreach(v, i, val)
+		{
+			vdefault(f->items, val);
+		}
+	} else if (f->type == V_MAP && json_is_object(v) && f->items) {
+		json_object_foreach_safe(v, tmp, key, val)
+		{
+			if (json_is_null(val))
+				json_object_del(v, key);
+			else
+				vdefault(f->items, val);
+		}
+	}
 }
 
 /* ---- entry points ---- */
+
+void store_default(enum store_kind k, json_t *obj)
+{
+	if ((unsigned)k >= STORE_KIND_MAX || !json_is_object(obj))
+		return;
+	const struct vfield top = { .type = V_OBJECT, .fields = store_crd_top[k] };
+	vdefault(&top, obj);
+}
 
 int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errlen)
 {
@@ -286,6 +356,7 @@ int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errle
 		return store_vfail(&c, "must be an object, not %s",
 				   obj ? vtype_name(obj) : "nothing");
 
+	/* The identity first, alone: nothing else means anything if it is wrong. */
 	const json_t *av = json_object_get(obj, "apiVersion");
 	const json_t *kd = json_object_get(obj, "kind");
 	size_t m = vpush(&c, "apiVersion");
@@ -307,7 +378,7 @@ int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errle
 	vpop(&c, m);
 
 	const struct vfield top = { .type = V_OBJECT, .fields = store_crd_top[k] };
-	return vcheck(&c, &top, obj);
+	return vfinish(&c, vcheck(&c, &top, obj));
 }
 
 int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen)
@@ -325,7 +396,7 @@ int store_validate_status(enum store_kind k, const json_t *status, char *err, si
 		if (strcmp(f->name, "status") == 0) {
 			if (!status)
 				return store_vfail(&c, "required");
-			return vcheck(&c, f, status);
+			return vfinish(&c, vcheck(&c, f, status));
 		}
 	return store_vfail(&c, "unknown field");
 }

@@ -142,6 +142,34 @@ like "$err" 'dup-2' "and dup-2"
 ib delete hw dup-1
 is "$rc" 0 "delete dup-1"
 
+# ---- objects as the CRDs define them ----
+
+UP=$top_srcdir/tests/unit/fixtures/upstream
+ib apply -f "$UP/rufio-machine-with-opts.yaml" -f "$UP/tink-e2e-01-workflow.yaml"
+is "$rc" 0 "Tinkerbell's samples apply: a Machine without authSecretRef, a Workflow without hardwareRef"
+[ "$rc" = 0 ] || diag "$err"
+ib get machine machine-sample-with-opts -o yaml
+like "$out" '^    port: 623$' "the stored Machine has the CRD default port 623"
+ib delete -f "$UP/rufio-machine-with-opts.yaml" -f "$UP/tink-e2e-01-workflow.yaml"
+is "$rc" 0 "and they delete"
+
+cat >"$IB_TMP/two-errors.yaml" <<'YAML'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: two-errors
+spec:
+  interfaces:
+    - dhcp:
+        mac: "zz"
+        ip:
+          address: 10.0.0.300
+YAML
+ib apply -f "$IB_TMP/two-errors.yaml"
+is "$rc" 1 "a Hardware with two field errors is refused"
+like "$err" 'spec\.interfaces\[0\]\.dhcp\.mac: "zz" is not a MAC address; spec\.interfaces\[0\]\.dhcp\.ip\.address: "10\.0\.0\.300" is not an IP address' \
+	"both errors are in the one answer"
+
 # ---- get ----
 
 ib get hardware
