@@ -242,6 +242,35 @@ ib get wf -o wide
 like "$out" '^NAME   +TEMPLATE   +STATE   +TASK   +ACTION   +AGENT   +HARDWARE   +TEMPLATE-RENDERING   +AGE$' \
 	"workflow wide columns"
 
+# Several kinds, as kubectl takes them: a table per kind, a blank line
+# between them, names with their kind.
+ib get hardware,workflows
+is "$rc" 0 "get hardware,workflows"
+like "$out" '^hardware\.tinkerbell\.org/node-a   +[0-9]+[smh]' "hardware names carry their kind"
+like "$out" '^workflow\.tinkerbell\.org/wf-a   +tpl-a ' "workflow names carry their kind"
+is "$(printf '%s\n' "$out" | grep -c '^NAME ')" 2 "one table per kind"
+is "$(printf '%s\n' "$out" | grep -c '^$')" 1 "separated by one blank line"
+is "$(printf '%s\n' "$out" | sed -n 1p | sed 's/ .*//')" NAME "hardware first, in the order asked"
+ib get wf,hw -o name
+is "$out" "workflow.tinkerbell.org/wf-a
+hardware.tinkerbell.org/node-a
+hardware.tinkerbell.org/node-b" "get wf,hw -o name"
+ib get hw,wf,hw -o json
+is "$(printf '%s' "$out" | pyjson '[i["kind"] for i in d["items"]]')" \
+	"['Hardware', 'Hardware', 'Workflow']" "-o json: one List of every kind, a repeated kind once"
+ib get hw,wf node-a
+is "$rc" 1 "a name missing in one of the kinds is an error"
+like "$out" '^hardware\.tinkerbell\.org/node-a ' "and the kinds that have it are printed"
+like "$err" 'NotFound' "the missing one is NotFound"
+ib get hw,nosuch
+is "$rc" 2 "an unknown kind in the list is a usage error"
+like "$err" 'unknown kind "nosuch"' "naming it"
+ib get hw,leases
+is "$rc" 2 "leases do not mix with other kinds"
+ib get templates,jobs -n nosuch-ns
+is "$rc" 0 "several kinds with nothing in them"
+like "$err" '^No resources found in nosuch-ns namespace\.$' "say so once"
+
 ib get machines.bmc.tinkerbell.org
 like "$out" '^NAME   +AGE$' "bmc machine table: no printer columns"
 like "$out" '^bmc-node-a ' "bmc machine row"
