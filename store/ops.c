@@ -65,6 +65,11 @@ void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The validation errors of one object, all of them (store_validate()):
+ * less than op->message, which the object's kind and names precede, and
+ * than the admin API's answer, which names the object once more. */
+#define OPS_MAX_VALIDATE_MESSAGE 768
+
 #define FAIL(op, c, err, fmt, ...)                                                           \
 	(store_op_fail(op, err, "%s \"%s/%s\": " fmt, (c)->ki->singular, (c)->ns, (c)->name, \
 		       ##__VA_ARGS__),                                                       \
@@ -307,7 +312,7 @@ static int log_change(struct store *s, struct store_op *op, const struct opctx *
 static int write_object(struct store *s, struct store_op *op, const struct opctx *c, json_t *next,
 			const struct current *cur, bool status_only)
 {
-	char msg[sizeof(op->message) - 64];
+	char msg[OPS_MAX_VALIDATE_MESSAGE];
 	struct store_hw_keys *keys = NULL;
 	char *text = NULL;
 	uint64_t rv = s->rv + 1;

@@ -169,6 +169,15 @@ ib apply -f "$IB_TMP/two-errors.yaml"
 is "$rc" 1 "a Hardware with two field errors is refused"
 like "$err" 'spec\.interfaces\[0\]\.dhcp\.mac: "zz" is not a MAC address; spec\.interfaces\[0\]\.dhcp\.ip\.address: "10\.0\.0\.300" is not an IP address' \
 	"both errors are in the one answer"
+{
+	printf 'apiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\nmetadata:\n  name: many-errors\nspec:\n  interfaces:\n'
+	for i in $(seq 1 60); do printf '    - dhcp: {mac: "zz%s"}\n' "$i"; done
+} >"$IB_TMP/many-errors.yaml"
+ib apply -f "$IB_TMP/many-errors.yaml"
+is "$rc" 1 "a Hardware with 60 field errors is refused"
+like "$err" 'spec\.interfaces\[0\]\.dhcp\.mac: "zz1" is not a MAC address; spec\.interfaces\[1\]' \
+	"the answer lists the first ones"
+like "$err" ' \(and [0-9]+ more errors\)' "and says how many more there are"
 
 # ---- get ----
 
