@@ -3,7 +3,11 @@
  * get lists a kind (one namespace, or all with -A, filtered by -l) or
  * fetches the objects named, and prints them as a kubectl table (NAME, the
  * kind's printer columns, AGE; NAMESPACE first with -A), as JSON or YAML
- * (one object, or a v1 List), or as kind/name lines. `get leases` lists
+ * (one object, or a v1 List), or as kind/name lines. Several kinds joined
+ * by commas (`get hardware,workflows`) are fetched in turn and printed as
+ * kubectl prints them: a table per kind, separated by a blank line, whose
+ * names carry the kind ("hardware.tinkerbell.org/sm01"); one List for JSON
+ * and YAML. `get leases` lists
  * the DHCP server's leases, which are not objects: MAC, IP, the Hardware
  * it was given for, state and time left.
  *
@@ -12,6 +16,7 @@
  * events. A Secret's values are never printed, only their sizes. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,8 @@
 
 #include "cli/cli.h"
 #include "common/common.h"
+
+#define GET_MAX_KINDS 16 /* kinds in one comma-separated list */
 
 enum output {
 	OUT_TABLE,
@@ -47,8 +54,10 @@ static void add_cell_owned(struct cli_table *t, char *s)
 	free(s);
 }
 
+/* show_kind: names are "resource/name", as kubectl prints them when
+ * several kinds are asked for. */
 static struct cli_table *make_table(const struct cli_kind *k, const json_t *items, bool wide,
-				    bool with_ns)
+				    bool with_ns, bool show_kind)
 {
 	struct cli_table *t = cli_table_new();
 	const struct cli_column *col;
@@ -70,7 +79,14 @@ static struct cli_table *make_table(const struct cli_kind *k, const json_t *item
 		cli_table_row(t);
 		if (with_ns)
 			cli_table_cell(t, cli_meta_string(o, "namespace"));
-		cli_table_cell(t, cli_meta_string(o, "name"));
+		if (show_kind) {
+			char name[512];
+			snprintf(name, sizeof(name), "%s/%s", k->resource,
+				 cli_meta_string(o, "name") ?: "");
+			cli_table_cell(t, name);
+		} else {
+			cli_table_cell(t, cli_meta_string(o, "name"));
+		}
 		for (col = k->columns; col->header; col++) {
 			if (!wide && col->wide)
 				continue;
@@ -93,7 +109,7 @@ static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items,
 	case OUT_WIDE: {
 		if (json_array_size(items) == 0)
 			return CLI_EXIT_OK;
-		struct cli_table *t = make_table(k, items, out == OUT_WIDE, c->all_ns);
+		struct cli_table *t = make_table(k, items, out == OUT_WIDE, c->all_ns, false);
 		if (!t)
 			return cli_error("out of memory");
 		cli_table_print(t, stdout);
@@ -249,6 +265,202 @@ static int get_leases(struct cli *c, char **names, int n, enum output out)
 	return ret;
 }
 
+/* Resolves "hardware,workflows" into kinds (a repeated kind counts once).
+ * Returns 0, -E2BIG for too many, or -EINVAL after printing the usage
+ * error. */
+static int parse_kinds(const char *arg, const struct cli_kind **kinds, size_t *ret_n)
+{
+	size_t n = 0;
+	const char *p = arg;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char one[64];
+		if (len == 0 || len >= sizeof(one)) {
+			cli_usage_error("get", "unknown kind \"%.*s\" in \"%s\"", (int)len, p, arg);
+			return -EINVAL;
+		}
+		memcpy(one, p, len);
+		one[len] = '\0';
+		if (is_leases(one)) {
+			cli_usage_error("get", "leases cannot be listed with other kinds");
+			return -EINVAL;
+		}
+		const struct cli_kind *k = cli_kind_parse(one);
+		if (!k) {
+			cli_usage_error("get", "unknown kind \"%s\"", one);
+			return -EINVAL;
+		}
+		bool seen = false;
+		for (size_t i = 0; i < n; i++)
+			seen |= kinds[i] == k;
+		if (!seen) {
+			if (n == GET_MAX_KINDS)
+				return -E2BIG;
+			kinds[n++] = k;
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* Fetches the objects of kind k: the names given, or the list (one
+ * namespace or all, filtered by selector). *ret_items gets a new array;
+ * *ret_rv the list's resourceVersion (a new string, or NULL). Returns
+ * CLI_EXIT_OK, or CLI_EXIT_ERROR after printing the error (the objects
+ * found are still returned when a name was missing). */
+static int fetch_kind(struct cli *c, const struct cli_kind *k, char **names, int nnames,
+		      const char *selector, json_t **ret_items, char **ret_rv)
+{
+	struct buf path = BUF_INIT(64 * 1024);
+	json_t *items = NULL, *list = NULL;
+	int ret = CLI_EXIT_ERROR;
+	long code;
+
+	*ret_items = NULL;
+	*ret_rv = NULL;
+	if (nnames) {
+		items = json_array();
+		if (!items) {
+			ret = cli_error("out of memory");
+			goto out;
+		}
+		ret = CLI_EXIT_OK;
+		for (int i = 0; i < nnames; i++) {
+			buf_reset(&path);
+			if (cli_kind_path(&path, k, c->ns, names[i], NULL) < 0) {
+				ret = cli_error("out of memory");
+				goto out;
+			}
+			json_t *obj = get_json(c, path.data, &code);
+			if (!obj) {
+				ret = CLI_EXIT_ERROR;
+				if (code == 0)
+					goto out; /* no server: do not try the others */
+				continue;
+			}
+			json_array_append_new(items, obj);
+		}
+		*ret_items = items;
+		items = NULL;
+		goto out;
+	}
+	if (cli_kind_path(&path, k, c->all_ns ? NULL : c->ns, NULL, NULL) < 0 ||
+	    (selector && cli_query_add(&path, "labelSelector", selector) < 0)) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	list = get_json(c, path.data, &code);
+	if (!list)
+		goto out;
+	items = json_incref(json_object_get(list, "items"));
+	if (!json_is_array(items)) {
+		ret = cli_error("the server's list has no items");
+		goto out;
+	}
+	const char *rv =
+		json_string_value(json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
+	if (rv && !(*ret_rv = strdup(rv))) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	*ret_items = items;
+	items = NULL;
+	ret = CLI_EXIT_OK;
+out:
+	json_decref(items);
+	json_decref(list);
+	buf_free(&path);
+	return ret;
+}
+
+static void no_resources(const struct cli *c)
+{
+	if (c->all_ns)
+		fprintf(stderr, "No resources found\n");
+	else
+		fprintf(stderr, "No resources found in %s namespace.\n", c->ns);
+}
+
+/* `get KIND [NAME...]`. */
+static int get_one_kind(struct cli *c, const struct cli_kind *k, char **names, int nnames,
+			const char *selector, enum output out)
+{
+	json_t *items;
+	char *rv;
+	int ret = fetch_kind(c, k, names, nnames, selector, &items, &rv);
+	if (!items)
+		return ret;
+	if (!nnames && json_array_size(items) == 0 && (out == OUT_TABLE || out == OUT_WIDE))
+		no_resources(c);
+	else {
+		int r = print_objects(c, k, items, nnames == 1, rv, out);
+		if (r != CLI_EXIT_OK)
+			ret = r;
+	}
+	json_decref(items);
+	free(rv);
+	return ret;
+}
+
+/* `get KIND,KIND... [NAME...]`: every kind in turn, each name in each. */
+static int get_kinds(struct cli *c, const struct cli_kind **kinds, size_t nkinds, char **names,
+		     int nnames, const char *selector, enum output out)
+{
+	json_t *all = json_array();
+	int ret = CLI_EXIT_OK;
+	size_t shown = 0, i;
+	json_t *o;
+	if (!all)
+		return cli_error("out of memory");
+	for (size_t n = 0; n < nkinds; n++) {
+		json_t *items;
+		char *rv;
+		int r = fetch_kind(c, kinds[n], names, nnames, selector, &items, &rv);
+		free(rv);
+		if (r != CLI_EXIT_OK)
+			ret = r;
+		if (!items) {
+			if (r != CLI_EXIT_OK && !nnames)
+				break; /* the list failed: the server said why */
+			continue;
+		}
+		if (out == OUT_TABLE || out == OUT_WIDE) {
+			if (json_array_size(items)) {
+				struct cli_table *t = make_table(kinds[n], items, out == OUT_WIDE,
+								 c->all_ns, true);
+				if (!t) {
+					json_decref(items);
+					ret = cli_error("out of memory");
+					break;
+				}
+				if (shown++)
+					printf("\n");
+				cli_table_print(t, stdout);
+				cli_table_free(t);
+			}
+		} else if (out == OUT_NAME) {
+			json_array_foreach (items, i, o)
+				printf("%s/%s\n", kinds[n]->resource, cli_meta_string(o, "name"));
+		} else {
+			json_array_extend(all, items);
+		}
+		json_decref(items);
+	}
+	if ((out == OUT_TABLE || out == OUT_WIDE) && shown == 0 && ret == CLI_EXIT_OK && !nnames)
+		no_resources(c);
+	if ((out == OUT_JSON || out == OUT_YAML) && ret == CLI_EXIT_OK) {
+		int r = print_objects(c, kinds[0], all, false, NULL, out);
+		if (r != CLI_EXIT_OK)
+			ret = r;
+	}
+	json_decref(all);
+	return ret;
+}
+
 int cli_cmd_get(struct cli *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -259,10 +471,7 @@ int cli_cmd_get(struct cli *c, int argc, char **argv)
 	};
 	enum output out = OUT_TABLE;
 	const char *selector = NULL;
-	json_t *items = NULL, *list = NULL;
-	struct buf path = BUF_INIT(64 * 1024);
-	int ret = CLI_EXIT_ERROR, o;
-	long code;
+	int o;
 	optind = 0;
 	while ((o = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "o:l:", opts, NULL)) != -1) {
 		if (o == 'o') {
@@ -286,71 +495,20 @@ int cli_cmd_get(struct cli *c, int argc, char **argv)
 			return cli_usage_error("get", "leases have no labels: -l does not apply");
 		return get_leases(c, argv + optind + 1, argc - optind - 1, out);
 	}
-	const struct cli_kind *k = cli_kind_parse(argv[optind]);
-	if (!k)
-		return cli_usage_error("get", "unknown kind \"%s\"", argv[optind]);
+	const struct cli_kind *kinds[GET_MAX_KINDS];
+	size_t nkinds = 0;
+	int r = parse_kinds(argv[optind], kinds, &nkinds);
+	if (r < 0)
+		return r == -E2BIG ? cli_usage_error("get", "more than %d kinds", GET_MAX_KINDS) :
+				     CLI_EXIT_USAGE;
 	int nnames = argc - optind - 1;
 	if (nnames && selector)
 		return cli_usage_error("get", "names cannot be given with -l");
 	if (nnames && c->all_ns)
 		return cli_usage_error("get", "names cannot be given with -A");
-
-	if (nnames) {
-		items = json_array();
-		if (!items)
-			return cli_error("out of memory");
-		ret = CLI_EXIT_OK;
-		for (int i = optind + 1; i < argc; i++) {
-			buf_reset(&path);
-			if (cli_kind_path(&path, k, c->ns, argv[i], NULL) < 0) {
-				ret = cli_error("out of memory");
-				goto out;
-			}
-			json_t *obj = get_json(c, path.data, &code);
-			if (!obj) {
-				ret = CLI_EXIT_ERROR;
-				if (code == 0)
-					goto out; /* no server: do not try the others */
-				continue;
-			}
-			json_array_append_new(items, obj);
-		}
-		int r = print_objects(c, k, items, nnames == 1, NULL, out);
-		if (r != CLI_EXIT_OK)
-			ret = r;
-		goto out;
-	}
-
-	if (cli_kind_path(&path, k, c->all_ns ? NULL : c->ns, NULL, NULL) < 0 ||
-	    (selector && cli_query_add(&path, "labelSelector", selector) < 0)) {
-		ret = cli_error("out of memory");
-		goto out;
-	}
-	list = get_json(c, path.data, &code);
-	if (!list)
-		goto out;
-	items = json_incref(json_object_get(list, "items"));
-	if (!json_is_array(items)) {
-		ret = cli_error("the server's list has no items");
-		goto out;
-	}
-	if (json_array_size(items) == 0 && (out == OUT_TABLE || out == OUT_WIDE)) {
-		if (c->all_ns)
-			fprintf(stderr, "No resources found\n");
-		else
-			fprintf(stderr, "No resources found in %s namespace.\n", c->ns);
-		ret = CLI_EXIT_OK;
-		goto out;
-	}
-	ret = print_objects(c, k, items, false,
-			    json_string_value(json_object_get(json_object_get(list, "metadata"),
-							      "resourceVersion")),
-			    out);
-out:
-	json_decref(items);
-	json_decref(list);
-	buf_free(&path);
-	return ret;
+	if (nkinds == 1)
+		return get_one_kind(c, kinds[0], argv + optind + 1, nnames, selector, out);
+	return get_kinds(c, kinds, nkinds, argv + optind + 1, nnames, selector, out);
 }
 
 /* ---- describe ---- */

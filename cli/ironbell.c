@@ -34,8 +34,9 @@ static const struct command commands[] = {
 	  "  -f, --filename FILE   a file, '-' for stdin, or a directory (its *.yaml,\n"
 	  "                        *.yml and *.json files in name order); repeatable\n" },
 	{ "get", cli_cmd_get,
-	  "get KIND [NAME...] [-o wide|json|yaml|name] [-l SELECTOR] [-n NS | -A]",
-	  "Lists objects of a kind, or shows the ones named. `get leases [MAC|IP...]`\n"
+	  "get KIND[,KIND...] [NAME...] [-o wide|json|yaml|name] [-l SELECTOR] [-n NS | -A]",
+	  "Lists objects of a kind, or shows the ones named; several kinds joined by\n"
+	  "commas are listed in turn (`get hardware,workflows`). `get leases [MAC|IP...]`\n"
 	  "lists the DHCP server's leases.\n"
 	  "  -o, --output FORMAT   wide, json, yaml or name (default: a table)\n"
 	  "  -l, --selector SEL    label selector: a=b, a!=b, a, !a, a in (x,y), ...\n" },

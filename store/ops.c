@@ -4,7 +4,9 @@
  * DESIGN: every op reads the current row, builds the next object in
  * memory from it and the request body, and returns early when nothing
  * changes (APPLY of the same YAML: no new resourceVersion, no change-log
- * row, no wakeup). Otherwise the next object is validated
+ * row, no wakeup). The CRD defaults are filled in first (store_default(),
+ * as the API server defaults before it compares or validates), so that the
+ * same YAML applied again compares equal. Otherwise the next object is validated
  * (store_validate(), or store_validate_status() for the status
  * subresource), its Hardware index keys are collected, and it is written
  * once: the same serialized text goes into objects.json and changes.json.
@@ -62,6 +64,11 @@ void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
 	vsnprintf(op->message, sizeof(op->message), fmt, ap);
 	va_end(ap);
 }
+
+/* The validation errors of one object, all of them (store_validate()):
+ * less than op->message, which the object's kind and names precede, and
+ * than the admin API's answer, which names the object once more. */
+#define OPS_MAX_VALIDATE_MESSAGE 768
 
 #define FAIL(op, c, err, fmt, ...)                                                           \
 	(store_op_fail(op, err, "%s \"%s/%s\": " fmt, (c)->ki->singular, (c)->ns, (c)->name, \
@@ -221,6 +228,7 @@ static int body_object(struct store_op *op, const struct opctx *c, json_t **ret)
 		return e;
 	json_t *o = json_deep_copy(op->body);
 	json_t *m = o ? meta_of(o) : NULL;
+	store_default(c->kind, o);
 	if (!m || json_object_set_new(o, "apiVersion", json_string(c->ki->api_version)) < 0 ||
 	    json_object_set_new(o, "kind", json_string(c->ki->kind)) < 0 ||
 	    json_object_set_new(m, "name", json_string(c->name)) < 0 ||
@@ -304,7 +312,7 @@ static int log_change(struct store *s, struct store_op *op, const struct opctx *
 static int write_object(struct store *s, struct store_op *op, const struct opctx *c, json_t *next,
 			const struct current *cur, bool status_only)
 {
-	char msg[sizeof(op->message) - 64];
+	char msg[OPS_MAX_VALIDATE_MESSAGE];
 	struct store_hw_keys *keys = NULL;
 	char *text = NULL;
 	uint64_t rv = s->rv + 1;
@@ -447,6 +455,7 @@ static int do_apply(struct store *s, struct store_op *op, const struct opctx *c,
 	int e = check_body_kind(op, c);
 	if (e < 0)
 		return e;
+	store_default(c->kind, op->body); /* before comparing: the stored object has them */
 	if (strcmp(cur->source, c->source) == 0 && !spec_differs(op->body, cur->obj) &&
 	    meta_equal(op->body, cur->obj, "labels") &&
 	    meta_equal(op->body, cur->obj, "annotations")) {
@@ -524,6 +533,7 @@ static int do_merge_patch(struct store *s, struct store_op *op, const struct opc
 			"a patch cannot change apiVersion, kind, metadata.name or metadata.namespace");
 	}
 	keep_status(next, cur);
+	store_default(c->kind, next);
 	return finish_update(s, op, c, next, cur, false);
 }
 

@@ -127,7 +127,9 @@ struct store_op {
 	enum store_kind kind;
 	const char *namespace_; /* NULL: taken from body's metadata, else "default" */
 	const char *name;       /* NULL: taken from body's metadata */
-	json_t *body;           /* borrowed; the object, or the merge patch */
+	json_t *body;           /* borrowed; the object, or the merge patch; an
+				 * APPLY fills the CRD defaults into it
+				 * (store_default()) */
 	const char *resource_version; /* precondition for REPLACE/STATUS/DELETE, or NULL;
 				       * for REPLACE, metadata.resourceVersion in body
 				       * counts too */
@@ -142,7 +144,7 @@ struct store_op {
 	json_t *object;          /* new reference: the object as stored (the last
 				  * state, for DELETE); caller json_decref()s */
 	uint64_t rv;             /* that object's resourceVersion, also with no_object */
-	char message[512];       /* on error: what and why, naming the object,
+	char message[1024];      /* on error: what and why, naming the object,
 				  * e.g. `hardware "default/b": spec.interfaces[0].dhcp.mac
 				  * "aa:..:01" is already used by hardware "default/a"` */
 };
@@ -290,15 +292,25 @@ int store_selector_parse(const char *s, struct store_selector **ret, char *err, 
 bool store_selector_match(const struct store_selector *sel, const json_t *labels);
 void store_selector_free(struct store_selector *sel);
 
-/* ---- validation (store/validate.c) ----
+/* ---- validation (store/validate.c, crd-tables.c, validate-values.c) ----
  * Checks obj against the v1alpha1 schema of kind k (Secret: core v1):
  * apiVersion and kind, metadata.name (DNS subdomain) and namespace (DNS
- * label), labels, required fields, types, MAC and IP formats, enums. On
- * failure returns -EINVAL and writes one message naming the field path:
- * `spec.interfaces[0].dhcp.mac: "zz" is not a MAC address`. */
+ * label), labels, the CRD's required lists, types, patterns and enums, and
+ * the stricter rules of docs/strictness.md (IP addresses, ...). On failure
+ * returns -EINVAL and writes every field error, each naming its path,
+ * joined with "; " (cut to errlen, then " (and N more errors)"):
+ * `spec.interfaces[0].dhcp.mac: "zz" is not a MAC address; spec.userData:
+ * must be a string, not an integer`. A wrong apiVersion or kind is the
+ * only error reported. */
 int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errlen);
 /* Only .status of obj (for the status subresource). */
 int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen);
+/* Fills in the CRD defaults of kind k in obj as the API server does before
+ * it validates (e.g. a Machine's spec.connection.port 623, an interface's
+ * disableDhcp false), where the parent object is present and the field is
+ * absent or null; prunes the other nulls of known fields. Anything of the
+ * wrong type is left for store_validate() to report. */
+void store_default(enum store_kind k, json_t *obj);
 
 /* ---- DHCP leases ----
  * Leases are not Kubernetes objects: they do not bump the resourceVersion

@@ -6,7 +6,9 @@
  * the original: yj_dump's quoting and yj_load's typing must agree. Each
  * document then goes through store_validate() for every kind (and
  * store_validate_status() for its status), which must either accept it
- * or give a message. Any disagreement abort()s, so libFuzzer reports it. */
+ * or give a message, and through store_default(), after which an object
+ * that was valid must still be. Any disagreement abort()s, so libFuzzer
+ * reports it. */
 #include "config.h"
 
 #include <errno.h>
@@ -47,6 +49,18 @@ static void check_validate(const json_t *doc)
 		r = store_validate_status((enum store_kind)k, status, msg, sizeof(msg));
 		if (r != 0 && (r != -EINVAL || msg[0] == '\0'))
 			abort();
+	}
+	/* Defaulting takes anything, and what it fills in is valid: an object
+	 * valid before is valid after. */
+	for (int k = 0; k < STORE_KIND_MAX; k++) {
+		json_t *copy = json_deep_copy(doc);
+		if (!copy)
+			continue;
+		int before = store_validate((enum store_kind)k, copy, NULL, 0);
+		store_default((enum store_kind)k, copy);
+		if (before == 0 && store_validate((enum store_kind)k, copy, msg, sizeof(msg)) != 0)
+			abort();
+		json_decref(copy);
 	}
 }
 

@@ -143,6 +143,43 @@ like "$err" 'dup-2' "and dup-2"
 ib delete hw dup-1
 is "$rc" 0 "delete dup-1"
 
+# ---- objects as the CRDs define them ----
+
+UP=$top_srcdir/tests/unit/fixtures/upstream
+ib apply -f "$UP/rufio-machine-with-opts.yaml" -f "$UP/tink-e2e-01-workflow.yaml"
+is "$rc" 0 "Tinkerbell's samples apply: a Machine without authSecretRef, a Workflow without hardwareRef"
+[ "$rc" = 0 ] || diag "$err"
+ib get machine machine-sample-with-opts -o yaml
+like "$out" '^    port: 623$' "the stored Machine has the CRD default port 623"
+ib delete -f "$UP/rufio-machine-with-opts.yaml" -f "$UP/tink-e2e-01-workflow.yaml"
+is "$rc" 0 "and they delete"
+
+cat >"$IB_TMP/two-errors.yaml" <<'YAML'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: two-errors
+spec:
+  interfaces:
+    - dhcp:
+        mac: "zz"
+        ip:
+          address: 10.0.0.300
+YAML
+ib apply -f "$IB_TMP/two-errors.yaml"
+is "$rc" 1 "a Hardware with two field errors is refused"
+like "$err" 'spec\.interfaces\[0\]\.dhcp\.mac: "zz" is not a MAC address; spec\.interfaces\[0\]\.dhcp\.ip\.address: "10\.0\.0\.300" is not an IP address' \
+	"both errors are in the one answer"
+{
+	printf 'apiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\nmetadata:\n  name: many-errors\nspec:\n  interfaces:\n'
+	for i in $(seq 1 60); do printf '    - dhcp: {mac: "zz%s"}\n' "$i"; done
+} >"$IB_TMP/many-errors.yaml"
+ib apply -f "$IB_TMP/many-errors.yaml"
+is "$rc" 1 "a Hardware with 60 field errors is refused"
+like "$err" 'spec\.interfaces\[0\]\.dhcp\.mac: "zz1" is not a MAC address; spec\.interfaces\[1\]' \
+	"the answer lists the first ones"
+like "$err" ' \(and [0-9]+ more errors\)' "and says how many more there are"
+
 # ---- get ----
 
 ib get hardware
@@ -214,6 +251,35 @@ like "$out" '^wf-a   +tpl-a   .*node-a   +[0-9]+[smh]' "workflow row with its te
 ib get wf -o wide
 like "$out" '^NAME   +TEMPLATE   +STATE   +TASK   +ACTION   +AGENT   +HARDWARE   +TEMPLATE-RENDERING   +AGE$' \
 	"workflow wide columns"
+
+# Several kinds, as kubectl takes them: a table per kind, a blank line
+# between them, names with their kind.
+ib get hardware,workflows
+is "$rc" 0 "get hardware,workflows"
+like "$out" '^hardware\.tinkerbell\.org/node-a   +[0-9]+[smh]' "hardware names carry their kind"
+like "$out" '^workflow\.tinkerbell\.org/wf-a   +tpl-a ' "workflow names carry their kind"
+is "$(printf '%s\n' "$out" | grep -c '^NAME ')" 2 "one table per kind"
+is "$(printf '%s\n' "$out" | grep -c '^$')" 1 "separated by one blank line"
+is "$(printf '%s\n' "$out" | sed -n 1p | sed 's/ .*//')" NAME "hardware first, in the order asked"
+ib get wf,hw -o name
+is "$out" "workflow.tinkerbell.org/wf-a
+hardware.tinkerbell.org/node-a
+hardware.tinkerbell.org/node-b" "get wf,hw -o name"
+ib get hw,wf,hw -o json
+is "$(printf '%s' "$out" | pyjson '[i["kind"] for i in d["items"]]')" \
+	"['Hardware', 'Hardware', 'Workflow']" "-o json: one List of every kind, a repeated kind once"
+ib get hw,wf node-a
+is "$rc" 1 "a name missing in one of the kinds is an error"
+like "$out" '^hardware\.tinkerbell\.org/node-a ' "and the kinds that have it are printed"
+like "$err" 'NotFound' "the missing one is NotFound"
+ib get hw,nosuch
+is "$rc" 2 "an unknown kind in the list is a usage error"
+like "$err" 'unknown kind "nosuch"' "naming it"
+ib get hw,leases
+is "$rc" 2 "leases do not mix with other kinds"
+ib get templates,jobs -n nosuch-ns
+is "$rc" 0 "several kinds with nothing in them"
+like "$err" '^No resources found in nosuch-ns namespace\.$' "say so once"
 
 ib get machines.bmc.tinkerbell.org
 like "$out" '^NAME   +AGE$' "bmc machine table: no printer columns"

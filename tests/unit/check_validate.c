@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/yamljson.h"
@@ -262,17 +264,11 @@ static const struct bad {
 	  "apiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\nmetadata: {name: a, annotations: {note: true}}\n",
 	  "metadata.annotations.note: must be a string, not a boolean" },
 	/* Template */
-	{ STORE_KIND_TEMPLATE, TPL_HEAD, "spec: required" },
 	{ STORE_KIND_TEMPLATE, TPL_HEAD "spec: {data: {version: \"0.1\"}}\n",
 	  "spec.data: must be a string, not an object" },
-	{ STORE_KIND_TEMPLATE, TPL_HEAD "spec: {}\n", "spec.data: required" },
 	{ STORE_KIND_TEMPLATE, TPL_HEAD "spec: {data: x}\nstatus: {state: Done}\n",
 	  "status.state: \"Done\" is not one of Ready, Error" },
 	/* Workflow */
-	{ STORE_KIND_WORKFLOW, WF_HEAD "spec: {hardwareRef: sm01}\n",
-	  "spec.templateRef: required" },
-	{ STORE_KIND_WORKFLOW, WF_HEAD "spec: {templateRef: ubuntu}\n",
-	  "spec.hardwareRef: required" },
 	{ STORE_KIND_WORKFLOW,
 	  WF_HEAD "spec: {templateRef: ubuntu, hardwareRef: sm01, hardwareMap: {device_1: 1}}\n",
 	  "spec.hardwareMap.device_1: must be a string, not an integer" },
@@ -307,8 +303,6 @@ static const struct bad {
 	  MACHINE_HEAD
 	  "spec:\n  connection:\n    host: \"\"\n    authSecretRef: {name: bmc-creds}\n",
 	  "spec.connection.host: must not be empty" },
-	{ STORE_KIND_MACHINE, MACHINE_HEAD "spec:\n  connection:\n    host: 10.1.1.5\n",
-	  "spec.connection.authSecretRef: required" },
 	{ STORE_KIND_MACHINE, MACHINE_HEAD CONN "    port: 70000\n",
 	  "spec.connection.port: 70000 is not a port (1-65535)" },
 	{ STORE_KIND_MACHINE, MACHINE_HEAD CONN "    insecureTLS: yes\n",
@@ -459,6 +453,212 @@ START_TEST(test_kind_mismatch)
 }
 END_TEST
 
+/* ---- Tinkerbell's own samples and test data ---- */
+
+static char *read_fixture(const char *name, size_t *ret_len)
+{
+	const char *top = getenv("top_srcdir");
+	char p[1024];
+	ck_assert_msg(top != NULL, "top_srcdir is not set");
+	snprintf(p, sizeof(p), "%s/tests/unit/fixtures/upstream/%s", top, name);
+	FILE *f = fopen(p, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", p);
+	char *data = malloc(1 << 16);
+	ck_assert_ptr_nonnull(data);
+	size_t n = fread(data, 1, (1 << 16) - 1, f);
+	ck_assert_msg(feof(f), "%s is larger than the test reads", p);
+	fclose(f);
+	data[n] = '\0';
+	*ret_len = n;
+	return data;
+}
+
+static const char *const upstream_files[] = {
+	"rufio-auth-secret.yaml",	"rufio-hmac-secret1.yaml",
+	"rufio-job.yaml",		"rufio-machine.yaml",
+	"rufio-machine-with-opts.yaml", "rufio-task.yaml",
+	"tink-example-hardware.yaml",	"tink-example-template.yaml",
+	"tink-example-workflow.yaml",	"tink-e2e-01-workflow.yaml",
+	"tink-e2e-02-hardware1.yaml",	"tink-e2e-02-template2.yaml",
+	"tink-e2e-02-workflow2.yaml",	"tinkerbell-agent-template.yaml",
+	"tinkerbell-agent-workflow.yaml", "tinkerbell-file-backend.yaml",
+	"playground-template.yaml",	"playground-workflow.yaml",
+};
+
+/* Every object of every file is accepted, except the file backend's
+ * "bad-data" Hardware, whose IP address "3" the CRD lets through and
+ * ironbell refuses (docs/strictness.md). */
+START_TEST(test_upstream)
+{
+	size_t len;
+	char *data = read_fixture(upstream_files[_i], &len);
+	json_t *docs = NULL;
+	struct yj_error ye;
+	ck_assert_msg(yj_load(data, len, &docs, NULL, &ye) == 0, "%s: %zu:%zu %s",
+		      upstream_files[_i], ye.line, ye.column, ye.message);
+	json_t *objs = json_array();
+	size_t i;
+	json_t *d;
+	json_array_foreach(docs, i, d)
+	{
+		if (json_is_array(d))
+			json_array_extend(objs, d);
+		else
+			json_array_append(objs, d);
+	}
+	ck_assert_uint_gt(json_array_size(objs), 0);
+	json_array_foreach(objs, i, d)
+	{
+		enum store_kind k;
+		char msg[1024] = "";
+		const char *name = json_string_value(
+			json_object_get(json_object_get(d, "metadata"), "name"));
+		ck_assert_int_eq(store_kind_from_object(
+					 json_string_value(json_object_get(d, "apiVersion")),
+					 json_string_value(json_object_get(d, "kind")), &k),
+				 0);
+		int r = store_validate(k, d, msg, sizeof(msg));
+		if (name && strcmp(name, "bad-data") == 0) {
+			ck_assert_int_eq(r, -EINVAL);
+			ck_assert_str_eq(msg,
+					 "spec.interfaces[0].dhcp.ip.address: \"3\" is not an IP address");
+		} else {
+			ck_assert_msg(r == 0, "%s: %s refused: %s", upstream_files[_i],
+				      name ? name : "?", msg);
+		}
+	}
+	json_decref(objs);
+	json_decref(docs);
+	free(data);
+}
+END_TEST
+
+/* What the upstream CRDs leave optional is optional here too. */
+static const struct good optional[] = {
+	/* no authSecretRef: the rpc provider needs none */
+	{ STORE_KIND_MACHINE, MACHINE_HEAD
+	  "spec:\n  connection:\n    host: 10.1.1.5\n    insecureTLS: false\n" },
+	{ STORE_KIND_MACHINE, MACHINE_HEAD "spec:\n  connection:\n    host: 10.1.1.5\n"
+					   "    authSecretRef: {namespace: tink-system}\n" },
+	{ STORE_KIND_WORKFLOW, WF_HEAD "spec: {templateRef: ubuntu}\n" },
+	{ STORE_KIND_WORKFLOW, WF_HEAD "spec: {hardwareRef: sm01}\n" },
+	{ STORE_KIND_WORKFLOW, WF_HEAD },
+	{ STORE_KIND_TEMPLATE, TPL_HEAD "spec: {}\n" },
+	{ STORE_KIND_TEMPLATE, TPL_HEAD },
+	{ STORE_KIND_MACHINE, MACHINE_HEAD },
+	{ STORE_KIND_JOB, JOB_HEAD },
+	{ STORE_KIND_TASK, TASK_HEAD },
+	/* no enum upstream for bmc condition types */
+	{ STORE_KIND_JOB, JOB_HEAD "status:\n  conditions:\n  - {type: Retrying, status: \"True\"}\n" },
+};
+
+START_TEST(test_optional)
+{
+	json_t *v = load(optional[_i].yaml);
+	char msg[512] = "";
+	int r = store_validate(optional[_i].kind, v, msg, sizeof(msg));
+	ck_assert_msg(r == 0, "optional[%d] refused: %s", _i, msg);
+	json_decref(v);
+}
+END_TEST
+
+/* Every field error of an object in one message, in the order of the
+ * object, as the API server lists them. */
+START_TEST(test_all_errors)
+{
+	char msg[1024] = "";
+	json_t *v = load(HW_HEAD "spec:\n  interfaces:\n"
+				 "  - dhcp: {mac: zz, uefi: \"yes\", ip: {address: 10.0.0.300}}\n"
+				 "    netboot: {rpi: {}}\n"
+				 "  - dhcp: {macc: aa:bb:cc:dd:ee:ff}\n"
+				 "  userData: 1\n");
+	ck_assert_int_eq(store_validate(STORE_KIND_HARDWARE, v, msg, sizeof(msg)), -EINVAL);
+	ck_assert_str_eq(msg, "spec.interfaces[0].dhcp.mac: \"zz\" is not a MAC address; "
+			      "spec.interfaces[0].dhcp.uefi: must be a boolean, not a string; "
+			      "spec.interfaces[0].dhcp.ip.address: \"10.0.0.300\" is not an IP address; "
+			      "spec.interfaces[0].netboot.rpi.serialNum: required; "
+			      "spec.interfaces[1].dhcp.macc: unknown field; "
+			      "spec.userData: must be a string, not an integer");
+	json_decref(v);
+
+	v = load(JOB_HEAD "spec:\n  tasks: [{powerAction: blink}, {reboot: true}]\n");
+	ck_assert_int_eq(store_validate(STORE_KIND_JOB, v, msg, sizeof(msg)), -EINVAL);
+	ck_assert_str_eq(msg, "spec.tasks[0].powerAction: \"blink\" is not one of on, off, soft, "
+			      "status, cycle, reset; "
+			      "spec.tasks[1].reboot: unknown field; "
+			      "spec.machineRef: required");
+	json_decref(v);
+
+	/* more errors than fit: the message says how many were left out */
+	v = load(HW_HEAD "spec: {interfaces: []}\n");
+	json_t *ifs = json_object_get(json_object_get(v, "spec"), "interfaces");
+	for (int i = 0; i < 100; i++)
+		json_array_append_new(ifs, json_pack("{s:{s:s}}", "dhcp", "mac", "zz"));
+	ck_assert_int_eq(store_validate(STORE_KIND_HARDWARE, v, msg, sizeof(msg)), -EINVAL);
+	ck_assert_msg(strlen(msg) < sizeof(msg) - 1, "%s", msg);
+	ck_assert_msg(strstr(msg, "spec.interfaces[0].dhcp.mac: \"zz\" is not a MAC address; ") ==
+			      msg,
+		      "%s", msg);
+	ck_assert_msg(strstr(msg, " more errors)") != NULL, "%s", msg);
+	json_decref(v);
+}
+END_TEST
+
+/* The CRD defaults, filled in as the API server does: where the parent
+ * object is present, and not over a value that is set. */
+START_TEST(test_defaults)
+{
+	json_t *v = load(MACHINE_HEAD "spec:\n  connection:\n    host: 10.1.1.5\n"
+					"    providerOptions: {intelAMT: {}, redfish: {port: 443}}\n");
+	store_default(STORE_KIND_MACHINE, v);
+	json_t *conn = json_object_get(json_object_get(v, "spec"), "connection");
+	ck_assert_int_eq(json_integer_value(json_object_get(conn, "port")), 623);
+	json_t *po = json_object_get(conn, "providerOptions");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(po, "intelAMT"), "hostScheme")),
+		"http");
+	ck_assert_int_eq(json_integer_value(
+				 json_object_get(json_object_get(po, "redfish"), "port")),
+			 443);
+	ck_assert_ptr_null(json_object_get(po, "ipmitool"));
+	json_decref(v);
+
+	v = load(MACHINE_HEAD "spec:\n  connection:\n    host: 10.1.1.5\n    port: 6230\n");
+	store_default(STORE_KIND_MACHINE, v);
+	conn = json_object_get(json_object_get(v, "spec"), "connection");
+	ck_assert_int_eq(json_integer_value(json_object_get(conn, "port")), 6230);
+	json_decref(v);
+
+	v = load(TASK_HEAD "spec:\n  task: {powerAction: \"on\"}\n  connection: {host: h, port: null}\n");
+	store_default(STORE_KIND_TASK, v);
+	conn = json_object_get(json_object_get(v, "spec"), "connection");
+	ck_assert_int_eq(json_integer_value(json_object_get(conn, "port")), 623);
+	json_decref(v);
+
+	v = load(HW_HEAD "spec:\n  auto: {}\n  interfaces:\n  - dhcp: {mac: \"aa:bb:cc:dd:ee:ff\"}\n"
+			 "  - disableDhcp: true\n  - 7\n");
+	store_default(STORE_KIND_HARDWARE, v);
+	json_t *spec = json_object_get(v, "spec");
+	json_t *ifs = json_object_get(spec, "interfaces");
+	ck_assert(json_is_false(json_object_get(json_array_get(ifs, 0), "disableDhcp")));
+	ck_assert(json_is_true(json_object_get(json_array_get(ifs, 1), "disableDhcp")));
+	ck_assert(json_is_integer(json_array_get(ifs, 2)));
+	ck_assert(json_is_false(json_object_get(json_object_get(spec, "auto"), "enrollmentEnabled")));
+	json_decref(v);
+
+	/* nothing to default where the parent is absent, or not an object */
+	v = load(MACHINE_HEAD "spec: {connection: x}\n");
+	store_default(STORE_KIND_MACHINE, v);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "spec"), "connection")),
+			 "x");
+	json_decref(v);
+	v = load(HW_HEAD);
+	store_default(STORE_KIND_HARDWARE, v);
+	ck_assert_ptr_null(json_object_get(v, "spec"));
+	json_decref(v);
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -469,6 +669,10 @@ static Suite *validate_suite(void)
 	UNIT_TEST(tc, test_small_buffer);
 	UNIT_TEST(tc, test_long_names);
 	UNIT_TEST(tc, test_kind_mismatch);
+	tcase_add_loop_test(tc, test_upstream, 0, (int)(sizeof(upstream_files) / sizeof(upstream_files[0])));
+	tcase_add_loop_test(tc, test_optional, 0, (int)(sizeof(optional) / sizeof(optional[0])));
+	UNIT_TEST(tc, test_all_errors);
+	UNIT_TEST(tc, test_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }
