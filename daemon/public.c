@@ -51,6 +51,7 @@
 #include <microhttpd.h>
 
 #include "common/common.h"
+#include "common/bootfile.h"
 #include "common/file.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
@@ -357,7 +358,7 @@ static int serve_file(struct MHD_Connection *c, const char *dir, const struct ip
 		return reply_text(404, "no OSIE directory is configured (ipxe.osie_dir)\n", rep);
 	}
 	e = open_beneath(dir, name, &fd, &st);
-	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = ipxe_binary_alias(name))) {
+	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = bootfile_alias(name))) {
 		e = open_beneath(dir, alias, &fd, &st);
 		if (e == 0)
 			name = alias;

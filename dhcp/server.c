@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/mac.h"
 #include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
@@ -414,7 +415,8 @@ static int mark_one(const struct store_lease *l, void *userdata)
 	struct in_addr a;
 	uint8_t mac[6];
 
-	if (l->state != STORE_LEASE_BOUND || !dhcp_mac_parse(l->mac, strlen(l->mac), mac) ||
+	if (l->state != STORE_LEASE_BOUND ||
+	    mac_parse(l->mac, strlen(l->mac), MAC_COLON, mac) < 0 ||
 	    inet_pton(AF_INET, l->ip, &a) != 1)
 		return 0;
 	m.ip = ntohl(a.s_addr);

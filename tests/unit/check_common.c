@@ -1,6 +1,7 @@
 /* check_common — unit tests for the common helpers: bounded buffers, the
- * number parser, the byte cursor, logfmt escaping and the metrics
- * registry's exposition format. */
+ * number parser, the byte cursor, logfmt escaping, the metrics registry's
+ * exposition format, the MAC parser (with a table of malformed input) and
+ * the iPXE binaries' aliases. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/bootfile.h"
 #include "common/common.h"
+#include "common/mac.h"
 #include "tests/unit/unit.h"
 
 START_TEST(test_buf_cap)
@@ -253,6 +256,91 @@ START_TEST(test_time)
 }
 END_TEST
 
+START_TEST(test_mac_good)
+{
+	static const struct {
+		const char *s;
+		unsigned seps;
+		uint8_t want[6];
+	} good[] = {
+		{ "52:54:00:12:34:56", MAC_COLON, { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "AA:bb:Cc:0d:0E:ff", MAC_COLON, { 0xaa, 0xbb, 0xcc, 0x0d, 0x0e, 0xff } },
+		{ "52-54-00-12-34-56", MAC_DASH, { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "52:54:00:12:34:56",
+		  MAC_COLON | MAC_DASH,
+		  { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "FF-FF-FF-FF-FF-FF",
+		  MAC_COLON | MAC_DASH,
+		  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+		{ "00:00:00:00:00:00", MAC_COLON, { 0 } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		uint8_t m[6];
+		ck_assert_msg(mac_parse(good[i].s, strlen(good[i].s), good[i].seps, m) == 0, "%s",
+			      good[i].s);
+		ck_assert_mem_eq(m, good[i].want, 6);
+	}
+	/* Only len bytes are read: a MAC followed by a path. */
+	uint8_t m[6];
+	ck_assert_int_eq(mac_parse("52:54:00:12:34:56/ipxe.efi", 17, MAC_COLON, m), 0);
+	ck_assert_uint_eq(m[5], 0x56);
+}
+END_TEST
+
+/* Malformed: each refused with -EINVAL, the output untouched. */
+static const struct {
+	const char *s;
+	size_t len; /* 0: strlen(s) */
+	unsigned seps;
+} mac_bad[] = {
+	{ "", 0, MAC_COLON | MAC_DASH },
+	{ "52:54:00:12:34", 0, MAC_COLON },          /* five bytes */
+	{ "52:54:00:12:34:5", 0, MAC_COLON },        /* 16 characters */
+	{ "52:54:00:12:34:56:", 0, MAC_COLON },      /* 18 characters */
+	{ "52:54:00:12:34:56:78", 0, MAC_COLON },    /* eight bytes */
+	{ "525400123456", 0, MAC_COLON | MAC_DASH }, /* no separators */
+	{ "5254.0012.3456", 0, MAC_COLON | MAC_DASH },
+	{ "52.54.00.12.34.56", 0, MAC_COLON | MAC_DASH },
+	{ "52 54 00 12 34 56", 0, MAC_COLON | MAC_DASH },
+	{ "52:54-00:12:34:56", 0, MAC_COLON | MAC_DASH }, /* mixed */
+	{ "52-54-00-12-34:56", 0, MAC_COLON | MAC_DASH },
+	{ "52-54-00-12-34-56", 0, MAC_COLON }, /* dashes where only colons go */
+	{ "52:54:00:12:34:56", 0, MAC_DASH },  /* and the other way */
+	{ "52:54:00:12:34:56", 0, 0 },         /* no separator allowed */
+	{ "g2:54:00:12:34:56", 0, MAC_COLON },
+	{ "52:54:00:12:34:5z", 0, MAC_COLON },
+	{ "52:54:0x:12:34:56", 0, MAC_COLON },
+	{ " 52:54:00:12:34:5", 0, MAC_COLON }, /* shifted by a space */
+	{ "525:4:00:12:34:56", 0, MAC_COLON }, /* separator misplaced */
+	{ "+2:54:00:12:34:56", 0, MAC_COLON },
+	{ "52:54:00\0:12:34:5", 17, MAC_COLON }, /* a NUL inside */
+	{ "::::::::::::::::::", 17, MAC_COLON },
+	{ "52:54:00:12:34:56", 16, MAC_COLON }, /* len short of the text */
+	{ NULL, 17, MAC_COLON },
+};
+
+START_TEST(test_mac_bad)
+{
+	const char *s = mac_bad[_i].s;
+	size_t len = mac_bad[_i].len ? mac_bad[_i].len : strlen(s);
+	uint8_t m[6] = { 1, 2, 3, 4, 5, 6 };
+	const uint8_t keep[6] = { 1, 2, 3, 4, 5, 6 };
+	ck_assert_msg(mac_parse(s, len, mac_bad[_i].seps, m) == -EINVAL, "case %d", _i);
+	ck_assert_mem_eq(m, keep, 6);
+}
+END_TEST
+
+START_TEST(test_bootfile_alias)
+{
+	ck_assert_str_eq(bootfile_alias("snp.efi"), "snp-arm64.efi");
+	ck_assert_str_eq(bootfile_alias("snp-arm64.efi"), "snp.efi");
+	ck_assert_ptr_null(bootfile_alias("ipxe.efi"));
+	ck_assert_ptr_null(bootfile_alias("SNP.EFI"));
+	ck_assert_ptr_null(bootfile_alias(""));
+	ck_assert_ptr_null(bootfile_alias(NULL));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -268,6 +356,9 @@ int main(void)
 	UNIT_TEST(tc, test_metrics_collector);
 	UNIT_TEST(tc, test_log_logfmt);
 	UNIT_TEST(tc, test_time);
+	UNIT_TEST(tc, test_mac_good);
+	tcase_add_loop_test(tc, test_mac_bad, 0, (int)ARRAY_SIZE(mac_bad));
+	UNIT_TEST(tc, test_bootfile_alias);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
