@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@
 #include "common/common.h"
 #include "common/bootfile.h"
 #include "common/file.h"
+#include "common/ratelimit.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
 #include "daemon/public.h"
@@ -62,6 +64,28 @@
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_JSON "application/json"
 #define URL_MAX 512
+#define PUBLIC_LOG_BURST 10 /* log lines about refusals of a kind at once ... */
+#define PUBLIC_LOG_RATE 1   /* ... then this many per second */
+
+enum public_log {
+	PUBLIC_LOG_METADATA, /* no metadata for a client */
+	PUBLIC_LOG_MAX
+};
+
+/* True when one more line of kind may be logged (after one saying how
+ * many were not, if some were not), across the handler threads: a scan of
+ * the listener must not flood the log. */
+static bool public_log_allowed(enum public_log kind, const char *subsystem)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ratelimit rl[PUBLIC_LOG_MAX]; /* guarded by lock */
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = ratelimit_log(&rl[kind], now_mono_ns(), PUBLIC_LOG_RATE, PUBLIC_LOG_BURST, subsystem);
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
 
 static void count(const char *name, const char *help, const char *labels)
 {
@@ -445,21 +469,6 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 
 /* ---- metadata ---- */
 
-/* At most MD_LOG_BURST lines about unknown clients per MD_LOG_WINDOW
- * seconds, across threads: a scan of the listener must not flood the log. */
-#define MD_LOG_BURST 10
-#define MD_LOG_WINDOW 10
-static bool md_log_allowed(void)
-{
-	static uint64_t window, count; /* atomic */
-	uint64_t now = now_mono_ns() / 1000000000u / MD_LOG_WINDOW;
-	uint64_t w = __atomic_load_n(&window, __ATOMIC_RELAXED);
-	if (w != now && __atomic_compare_exchange_n(&window, &w, now, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED))
-		__atomic_store_n(&count, 0, __ATOMIC_RELAXED);
-	return __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) <= MD_LOG_BURST;
-}
-
 static const char *md_ctype(const struct md_route *r)
 {
 	switch (r->type) {
@@ -546,7 +555,7 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 						  "Hardware owns (or not the one asked for).",
 						  NULL),
 			   1);
-		if (md_log_allowed())
+		if (public_log_allowed(PUBLIC_LOG_METADATA, "metadata"))
 			log_info("metadata", "no metadata for %s (peer %s%s%s): %s",
 				 client[0] ? client : "an unusable X-Forwarded-For", peer,
 				 xff ? ", X-Forwarded-For " : "", xff ? "present" : "",

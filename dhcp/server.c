@@ -36,9 +36,11 @@
  *
  * Logs: one line per ACK and NAK (info), per DECLINE (warn), RELEASE
  * (info); unknown clients at info and clients whose reservation is on
- * none of their interface's subnets (link.c) at warn, each at most
- * DHCP_LOG_BURST lines per DHCP_LOG_INTERVAL seconds; malformed packets
- * at debug (they are counted). Metrics: see man/ironbelld.8, "DHCP".
+ * none of their interface's subnets (link.c) at warn, each kind through
+ * its own token bucket (common/ratelimit.h: DHCP_LOG_BURST lines, then
+ * DHCP_LOG_RATE a second; the next line let through after some were held
+ * back is preceded by how many); malformed packets at debug (they are
+ * counted). Metrics: see man/ironbelld.8, "DHCP".
  */
 #include "config.h"
 
@@ -57,6 +59,7 @@
 
 #include "common/common.h"
 #include "common/mac.h"
+#include "common/ratelimit.h"
 #include "daemon/conf.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
@@ -71,8 +74,8 @@
 #define DHCP_STOP_WAIT_MS 5000  /* at stop, for the leases being committed */
 #define DHCP_RX_BURST 64        /* datagrams read from one socket per wakeup */
 #define DHCP_CHANGES_PAGE 1000  /* change-log rows read at a time */
-#define DHCP_LOG_BURST 10       /* rate-limited log lines ... */
-#define DHCP_LOG_INTERVAL 10    /* ... per this many seconds */
+#define DHCP_LOG_BURST 10       /* rate-limited log lines at once ... */
+#define DHCP_LOG_RATE 1         /* ... then this many per second */
 #define DHCP_RELEASED_KEEP 3600 /* seconds a released lease stays listed */
 #define DHCP_MARK_SWEEP 1024  /* lease marks examined per expiry tick */
 
@@ -139,11 +142,6 @@ struct parked {
 	uint16_t len;
 	char hw[DHCP_HOST_NAMESPACE_MAX + DHCP_HOST_NAME_MAX + 2];
 	uint8_t pkt[DHCP_MAX_PACKET];
-};
-
-struct ratelimit {
-	uint64_t start;
-	unsigned n, suppressed;
 };
 
 struct why_metric {
@@ -221,24 +219,11 @@ static int64_t now_s(void)
 	return (int64_t)(now_real_ns() / 1000000000u);
 }
 
-/* True when one more line may be logged; counts the ones that may not. */
+/* True when one more line may be logged (after a line saying how many
+ * were not, if some were not). */
 static bool rl_allow(struct ratelimit *rl)
 {
-	uint64_t now = now_mono_ns();
-	if (now - rl->start >= (uint64_t)DHCP_LOG_INTERVAL * 1000000000u) {
-		if (rl->suppressed)
-			log_info("dhcp", "%u similar lines suppressed in %d s", rl->suppressed,
-				 DHCP_LOG_INTERVAL);
-		rl->start = now;
-		rl->n = 0;
-		rl->suppressed = 0;
-	}
-	if (rl->n < DHCP_LOG_BURST) {
-		rl->n++;
-		return true;
-	}
-	rl->suppressed++;
-	return false;
+	return ratelimit_log(rl, now_mono_ns(), DHCP_LOG_RATE, DHCP_LOG_BURST, "dhcp");
 }
 
 static void drop(struct dhcp_server *S, int reason)

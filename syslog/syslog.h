@@ -3,8 +3,8 @@
  * it) become events of the Hardware that owns the sender's address.
  *
  * This header is the pure parser (RFC 3164 and the loose forms real
- * senders use, RFC 5424) and the per-source rate limiter; the server
- * thread is syslog/syslog-server.h.
+ * senders use, RFC 5424); the per-source rate limiter is
+ * common/ratelimit.h; the server thread is syslog/syslog-server.h.
  */
 #pragma once
 
@@ -53,14 +53,3 @@ const char *syslog_severity_name(unsigned severity);
  * become '?', a cut is marked with "...". Returns the length written
  * (out holds max + 1 bytes). */
 size_t syslog_clean(const struct syslog_slice *s, char *out, size_t max);
-
-/* ---- per-source rate limiting ---- */
-
-/* A token bucket: rate tokens per second, at most burst. */
-struct syslog_bucket {
-	uint64_t last_ns;
-	double tokens;
-};
-/* Takes one token at time now_ns (refilled since last_ns); false when
- * there is none. A new bucket (last_ns 0) starts full. */
-bool syslog_bucket_take(struct syslog_bucket *b, uint64_t now_ns, unsigned rate, unsigned burst);
