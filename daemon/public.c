@@ -30,7 +30,12 @@
  *
  * Logs: one info line per script served and per whole binary or OSIE file
  * sent, one per refusal (unknown machine, allowPXE, missing file) with the
- * client's address. Metrics: ironbell_ipxe_scripts_total{outcome},
+ * client's address. Anyone who reaches the listener can ask for what is
+ * refused, as fast as it likes, so those lines go through a token bucket
+ * per kind (common/ratelimit.h: PUBLIC_LOG_BURST lines, then
+ * PUBLIC_LOG_RATE a second, shared by the handler threads under a lock);
+ * the next one let through after some were held back is preceded by how
+ * many. Metrics: ironbell_ipxe_scripts_total{outcome},
  * ironbell_ipxe_files_total{route,outcome}.
  */
 #include "config.h"
@@ -68,6 +73,8 @@
 #define PUBLIC_LOG_RATE 1   /* ... then this many per second */
 
 enum public_log {
+	PUBLIC_LOG_SCRIPT,   /* no script for a machine */
+	PUBLIC_LOG_FILE,     /* a binary or OSIE file not served */
 	PUBLIC_LOG_METADATA, /* no metadata for a client */
 	PUBLIC_LOG_MAX
 };
@@ -312,8 +319,9 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 				 mac, client);
 	}
 	if (e == -ENOENT) {
-		log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac, client,
-			 route->has_mac ? "MAC" : "address");
+		if (public_log_allowed(PUBLIC_LOG_SCRIPT, "ipxe"))
+			log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac,
+				 client, route->has_mac ? "MAC" : "address");
 		count_script("unknown");
 		e = reply_text(404, "no Hardware for this machine\n", rep);
 		goto out;
@@ -329,8 +337,10 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	settings_from(cfg, pub, base, grpc, syslog, &s);
 	e = ipxe_script(hw, m, &s, &out, &kind, err, sizeof(err));
 	if (e == -EACCES || e == -ENOENT) {
-		log_info("ipxe", "no script for %s (%s) from %s: %s", mac, hw_name(hw, name), client,
-			 e == -ENOENT ? "the MAC is no longer in it" : err);
+		if (public_log_allowed(PUBLIC_LOG_SCRIPT, "ipxe"))
+			log_info("ipxe", "no script for %s (%s) from %s: %s", mac,
+				 hw_name(hw, name), client,
+				 e == -ENOENT ? "the MAC is no longer in it" : err);
 		count_script(e == -EACCES ? "not_allowed" : "unknown");
 		e = reply_text(404, "netboot is not allowed for this machine\n", rep);
 		goto out;
@@ -388,13 +398,15 @@ static int serve_file(struct MHD_Connection *c, const char *dir, const struct ip
 			name = alias;
 	}
 	if (e < 0) {
-		log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what, route->name,
-			 client,
-			 e == -ENOENT ? "no such file" :
-			 e == -EPERM  ? "a symbolic link root did not make, or outside the directory" :
-			 e == -EISDIR ? "not a regular file" :
-					strerror(-e),
-			 dir, route->name);
+		if (public_log_allowed(PUBLIC_LOG_FILE, "ipxe"))
+			log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what,
+				 route->name, client,
+				 e == -ENOENT ? "no such file" :
+				 e == -EPERM  ? "a symbolic link root did not make, or outside the "
+						"directory" :
+				 e == -EISDIR ? "not a regular file" :
+						strerror(-e),
+				 dir, route->name);
 		count_file(what, e == -ENOENT || e == -EPERM || e == -EISDIR ? "not_found" : "error");
 		return reply_text(e == -ENOENT || e == -EPERM || e == -EISDIR ? 404 : 500,
 				  "no such file\n", rep);

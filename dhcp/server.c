@@ -34,13 +34,14 @@
  * At stop, the loop reads no more requests but waits (at most
  * DHCP_STOP_WAIT_MS) for the leases being committed, and sends their ACKs.
  *
- * Logs: one line per ACK and NAK (info), per DECLINE (warn), RELEASE
- * (info); unknown clients at info and clients whose reservation is on
- * none of their interface's subnets (link.c) at warn, each kind through
- * its own token bucket (common/ratelimit.h: DHCP_LOG_BURST lines, then
- * DHCP_LOG_RATE a second; the next line let through after some were held
- * back is preceded by how many); malformed packets at debug (they are
- * counted). Metrics: see man/ironbelld.8, "DHCP".
+ * Logs: one line per ACK (info); per NAK (info), DECLINE (warn), RELEASE
+ * (info), unknown client (info) and client whose reservation is on none
+ * of its interface's subnets (link.c, warn), each kind through its own
+ * token bucket (common/ratelimit.h: DHCP_LOG_BURST lines, then
+ * DHCP_LOG_RATE a second), since anyone on the link can send them in a
+ * flood; the next line let through after some were held back is preceded
+ * by how many. Malformed packets at debug (they are counted). Metrics:
+ * see man/ironbelld.8, "DHCP".
  */
 #include "config.h"
 
@@ -187,7 +188,7 @@ struct dhcp_server {
 	struct parked *parked; /* DHCP_INFLIGHT_MAX slots */
 	uint32_t free_slots[DHCP_INFLIGHT_MAX];
 	size_t nfree;
-	struct ratelimit rl_unknown, rl_misc, rl_subnet;
+	struct ratelimit rl_unknown, rl_misc, rl_subnet, rl_nak, rl_release;
 	struct dhcp_links *links; /* NULL: no subnet check (dhcp.subnet_check, proxy) */
 	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
@@ -639,16 +640,18 @@ static void record_release(struct dhcp_server *S, bool decline)
 		/* RFC 2131 §4.3.3: the client found the address in use. A
 		 * reservation has no other address to offer: the operator must
 		 * find the other user of it. */
-		log_write(LOG_LVL_WARN, "dhcp",
-			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
-			  "DECLINE of %s by %s (hardware %s/%s): the address is in use on the "
-			  "network",
-			  ips, mac, h->namespace_, h->name);
+		if (rl_allow(&S->rl_release))
+			log_write(
+				LOG_LVL_WARN, "dhcp",
+				LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
+				"DECLINE of %s by %s (hardware %s/%s): the address is in use on "
+				"the network",
+				ips, mac, h->namespace_, h->name);
 		store_event(S->store, STORE_KIND_HARDWARE, h->namespace_, h->name, "Warning",
 			    "DHCPDecline",
 			    "%s declined %s: another host on the network uses the address", mac,
 			    ips);
-	} else {
+	} else if (rl_allow(&S->rl_release)) {
 		log_write(LOG_LVL_INFO, "dhcp",
 			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
 			  "RELEASE of %s by %s (hardware %s/%s)", ips, mac, h->namespace_, h->name);
@@ -731,6 +734,8 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 {
 	char mac[18], want[16];
 	uint32_t ip = 0;
+	if (!rl_allow(&S->rl_nak))
+		return;
 	if (dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip) < 0)
 		ip = S->req.ciaddr;
 	mac_str(S->req.chaddr, mac);

@@ -32,4 +32,5 @@ tests_delayline_SOURCES = tests/delayline.c
 
 # tftp-hpa, atftp and curl against the real daemon in namespaces (root).
 TESTS += tests/integration/test_tftp.sh
-EXTRA_DIST += tests/integration/test_tftp.sh tests/integration/tftp/dup_ack.py
+EXTRA_DIST += tests/integration/test_tftp.sh tests/integration/tftp/dup_ack.py \
+	tests/integration/tftp/flood.py
