@@ -30,7 +30,12 @@
  *
  * Logs: one info line per script served and per whole binary or OSIE file
  * sent, one per refusal (unknown machine, allowPXE, missing file) with the
- * client's address. Metrics: ironbell_ipxe_scripts_total{outcome},
+ * client's address. Anyone who reaches the listener can ask for what is
+ * refused, as fast as it likes, so those lines go through a token bucket
+ * per kind (common/ratelimit.h: PUBLIC_LOG_BURST lines, then
+ * PUBLIC_LOG_RATE a second, shared by the handler threads under a lock);
+ * the next one let through after some were held back is preceded by how
+ * many. Metrics: ironbell_ipxe_scripts_total{outcome},
  * ironbell_ipxe_files_total{route,outcome}.
  */
 #include "config.h"
@@ -39,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +57,9 @@
 #include <microhttpd.h>
 
 #include "common/common.h"
+#include "common/bootfile.h"
 #include "common/file.h"
+#include "common/ratelimit.h"
 #include "daemon/api-internal.h"
 #include "daemon/conf.h"
 #include "daemon/public.h"
@@ -61,6 +69,30 @@
 
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_JSON "application/json"
+#define PUBLIC_LOG_BURST 10 /* log lines about refusals of a kind at once ... */
+#define PUBLIC_LOG_RATE 1   /* ... then this many per second */
+
+enum public_log {
+	PUBLIC_LOG_SCRIPT,   /* no script for a machine */
+	PUBLIC_LOG_FILE,     /* a binary or OSIE file not served */
+	PUBLIC_LOG_METADATA, /* no metadata for a client */
+	PUBLIC_LOG_MAX
+};
+
+/* True when one more line of kind may be logged (after one saying how
+ * many were not, if some were not), across the handler threads: a scan of
+ * the listener must not flood the log. */
+static bool public_log_allowed(enum public_log kind, const char *subsystem)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ratelimit rl[PUBLIC_LOG_MAX]; /* guarded by lock */
+	bool ok;
+
+	pthread_mutex_lock(&lock);
+	ok = ratelimit_log(&rl[kind], now_mono_ns(), PUBLIC_LOG_RATE, PUBLIC_LOG_BURST, subsystem);
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
 
 static void count(const char *name, const char *help, const char *labels)
 {
@@ -225,8 +257,9 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 				 mac, client);
 	}
 	if (e == -ENOENT) {
-		log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac, client,
-			 route->has_mac ? "MAC" : "address");
+		if (public_log_allowed(PUBLIC_LOG_SCRIPT, "ipxe"))
+			log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac,
+				 client, route->has_mac ? "MAC" : "address");
 		count_script("unknown");
 		e = reply_text(404, "no Hardware for this machine\n", rep);
 		goto out;
@@ -242,8 +275,10 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	settings_ipxe(cfg, pub, base, grpc, syslog, &s);
 	e = ipxe_script(hw, m, &s, &out, &kind, err, sizeof(err));
 	if (e == -EACCES || e == -ENOENT) {
-		log_info("ipxe", "no script for %s (%s) from %s: %s", mac, hw_name(hw, name), client,
-			 e == -ENOENT ? "the MAC is no longer in it" : err);
+		if (public_log_allowed(PUBLIC_LOG_SCRIPT, "ipxe"))
+			log_info("ipxe", "no script for %s (%s) from %s: %s", mac,
+				 hw_name(hw, name), client,
+				 e == -ENOENT ? "the MAC is no longer in it" : err);
 		count_script(e == -EACCES ? "not_allowed" : "unknown");
 		e = reply_text(404, "netboot is not allowed for this machine\n", rep);
 		goto out;
@@ -295,19 +330,21 @@ static int serve_file(struct MHD_Connection *c, const char *dir, const struct ip
 		return reply_text(404, "no OSIE directory is configured (ipxe.osie_dir)\n", rep);
 	}
 	e = open_beneath(dir, name, &fd, &st);
-	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = ipxe_binary_alias(name))) {
+	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = bootfile_alias(name))) {
 		e = open_beneath(dir, alias, &fd, &st);
 		if (e == 0)
 			name = alias;
 	}
 	if (e < 0) {
-		log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what, route->name,
-			 client,
-			 e == -ENOENT ? "no such file" :
-			 e == -EPERM  ? "a symbolic link root did not make, or outside the directory" :
-			 e == -EISDIR ? "not a regular file" :
-					strerror(-e),
-			 dir, route->name);
+		if (public_log_allowed(PUBLIC_LOG_FILE, "ipxe"))
+			log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what,
+				 route->name, client,
+				 e == -ENOENT ? "no such file" :
+				 e == -EPERM  ? "a symbolic link root did not make, or outside the "
+						"directory" :
+				 e == -EISDIR ? "not a regular file" :
+						strerror(-e),
+				 dir, route->name);
 		count_file(what, e == -ENOENT || e == -EPERM || e == -EISDIR ? "not_found" : "error");
 		return reply_text(e == -ENOENT || e == -EPERM || e == -EISDIR ? 404 : 500,
 				  "no such file\n", rep);
@@ -381,21 +418,6 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 }
 
 /* ---- metadata ---- */
-
-/* At most MD_LOG_BURST lines about unknown clients per MD_LOG_WINDOW
- * seconds, across threads: a scan of the listener must not flood the log. */
-#define MD_LOG_BURST 10
-#define MD_LOG_WINDOW 10
-static bool md_log_allowed(void)
-{
-	static uint64_t window, count; /* atomic */
-	uint64_t now = now_mono_ns() / 1000000000u / MD_LOG_WINDOW;
-	uint64_t w = __atomic_load_n(&window, __ATOMIC_RELAXED);
-	if (w != now && __atomic_compare_exchange_n(&window, &w, now, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED))
-		__atomic_store_n(&count, 0, __ATOMIC_RELAXED);
-	return __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) <= MD_LOG_BURST;
-}
 
 static const char *md_ctype(const struct md_route *r)
 {
@@ -485,7 +507,7 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 						  "Hardware owns (or not the one asked for).",
 						  NULL),
 			   1);
-		if (md_log_allowed())
+		if (public_log_allowed(PUBLIC_LOG_METADATA, "metadata"))
 			log_info("metadata", "no metadata for %s (peer %s%s%s): %s",
 				 client[0] ? client : "an unusable X-Forwarded-For", peer,
 				 xff ? ", X-Forwarded-For " : "", xff ? "present" : "",

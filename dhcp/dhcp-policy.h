@@ -77,10 +77,6 @@ struct dhcp_host {
 	bool disable_dhcp; /* interfaces[].disableDhcp */
 };
 
-/* Parses a MAC as Hardware writes it, "aa:bb:cc:dd:ee:ff" (either case),
- * len bytes, into ret. false when it is not one. */
-bool dhcp_mac_parse(const char *s, size_t len, uint8_t ret[6]);
-
 /* Fills *ret from the Hardware object hw (its Kubernetes JSON, borrowed)
  * with the interface whose spec.interfaces[].dhcp.mac equals mac (the first
  * one, if several do). Returns 0; -ENOENT when no interface has that MAC;

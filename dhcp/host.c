@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mac.h"
 #include "common/num.h"
 #include "dhcp/dhcp-policy.h"
 
@@ -37,19 +38,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-bool dhcp_mac_parse(const char *s, size_t len, uint8_t ret[6])
-{
-	if (len != 17)
-		return false;
-	for (size_t i = 0; i < 6; i++) {
-		int hi = num_hex_digit(s[i * 3]), lo = num_hex_digit(s[i * 3 + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != ':'))
-			return false;
-		ret[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
 }
 
 /* 1: an IPv4 address in *ret; 0: an IPv6 address (skipped); -1: neither. */
@@ -284,7 +272,7 @@ static int find_interface(const json_t *ifaces, const uint8_t mac[6])
 	json_array_foreach (ifaces, i, ifc) {
 		const json_t *s = json_object_get(json_object_get(ifc, "dhcp"), "mac");
 		if (json_is_string(s) &&
-		    dhcp_mac_parse(json_string_value(s), json_string_length(s), m) &&
+		    mac_parse(json_string_value(s), json_string_length(s), MAC_COLON, m) == 0 &&
 		    memcmp(m, mac, 6) == 0)
 			return (int)i;
 	}

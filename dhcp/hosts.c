@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mac.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
 
@@ -335,7 +336,7 @@ int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, siz
 		size_t j;
 
 		if (!json_is_string(s) ||
-		    !dhcp_mac_parse(json_string_value(s), json_string_length(s), mac))
+		    mac_parse(json_string_value(s), json_string_length(s), MAC_COLON, mac) < 0)
 			continue;
 		for (j = 0; j < n && macs[j] != dhcp_map_mac_key(mac); j++)
 			;

@@ -34,11 +34,14 @@
  * At stop, the loop reads no more requests but waits (at most
  * DHCP_STOP_WAIT_MS) for the leases being committed, and sends their ACKs.
  *
- * Logs: one line per ACK and NAK (info), per DECLINE (warn), RELEASE
- * (info); unknown clients at info and clients whose reservation is on
- * none of their interface's subnets (link.c) at warn, each at most
- * DHCP_LOG_BURST lines per DHCP_LOG_INTERVAL seconds; malformed packets
- * at debug (they are counted). Metrics: see man/ironbelld.8, "DHCP".
+ * Logs: one line per ACK (info); per NAK (info), DECLINE (warn), RELEASE
+ * (info), unknown client (info) and client whose reservation is on none
+ * of its interface's subnets (link.c, warn), each kind through its own
+ * token bucket (common/ratelimit.h: DHCP_LOG_BURST lines, then
+ * DHCP_LOG_RATE a second), since anyone on the link can send them in a
+ * flood; the next line let through after some were held back is preceded
+ * by how many. Malformed packets at debug (they are counted). Metrics:
+ * see man/ironbelld.8, "DHCP".
  */
 #include "config.h"
 
@@ -56,6 +59,8 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/mac.h"
+#include "common/ratelimit.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
 #include "dhcp/server-internal.h"
@@ -69,8 +74,8 @@
 #define DHCP_STOP_WAIT_MS 5000  /* at stop, for the leases being committed */
 #define DHCP_RX_BURST 64        /* datagrams read from one socket per wakeup */
 #define DHCP_CHANGES_PAGE 1000  /* change-log rows read at a time */
-#define DHCP_LOG_BURST 10       /* rate-limited log lines ... */
-#define DHCP_LOG_INTERVAL 10    /* ... per this many seconds */
+#define DHCP_LOG_BURST 10       /* rate-limited log lines at once ... */
+#define DHCP_LOG_RATE 1         /* ... then this many per second */
 #define DHCP_RELEASED_KEEP 3600 /* seconds a released lease stays listed */
 #define DHCP_MARK_SWEEP 1024  /* lease marks examined per expiry tick */
 
@@ -139,11 +144,6 @@ struct parked {
 	uint8_t pkt[DHCP_MAX_PACKET];
 };
 
-struct ratelimit {
-	uint64_t start;
-	unsigned n, suppressed;
-};
-
 struct why_metric {
 	const char *why;
 	struct metric *m;
@@ -187,7 +187,7 @@ struct dhcp_server {
 	struct parked *parked; /* DHCP_INFLIGHT_MAX slots */
 	uint32_t free_slots[DHCP_INFLIGHT_MAX];
 	size_t nfree;
-	struct ratelimit rl_unknown, rl_misc, rl_subnet;
+	struct ratelimit rl_unknown, rl_misc, rl_subnet, rl_nak, rl_release;
 	struct dhcp_links *links; /* NULL: no subnet check (dhcp.subnet_check, proxy) */
 	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
@@ -219,24 +219,11 @@ static int64_t now_s(void)
 	return (int64_t)(now_real_ns() / 1000000000u);
 }
 
-/* True when one more line may be logged; counts the ones that may not. */
+/* True when one more line may be logged (after a line saying how many
+ * were not, if some were not). */
 static bool rl_allow(struct ratelimit *rl)
 {
-	uint64_t now = now_mono_ns();
-	if (now - rl->start >= (uint64_t)DHCP_LOG_INTERVAL * 1000000000u) {
-		if (rl->suppressed)
-			log_info("dhcp", "%u similar lines suppressed in %d s", rl->suppressed,
-				 DHCP_LOG_INTERVAL);
-		rl->start = now;
-		rl->n = 0;
-		rl->suppressed = 0;
-	}
-	if (rl->n < DHCP_LOG_BURST) {
-		rl->n++;
-		return true;
-	}
-	rl->suppressed++;
-	return false;
+	return ratelimit_log(rl, now_mono_ns(), DHCP_LOG_RATE, DHCP_LOG_BURST, "dhcp");
 }
 
 static void drop(struct dhcp_server *S, int reason)
@@ -413,7 +400,8 @@ static int mark_one(const struct store_lease *l, void *userdata)
 	struct in_addr a;
 	uint8_t mac[6];
 
-	if (l->state != STORE_LEASE_BOUND || !dhcp_mac_parse(l->mac, strlen(l->mac), mac) ||
+	if (l->state != STORE_LEASE_BOUND ||
+	    mac_parse(l->mac, strlen(l->mac), MAC_COLON, mac) < 0 ||
 	    inet_pton(AF_INET, l->ip, &a) != 1)
 		return 0;
 	m.ip = ntohl(a.s_addr);
@@ -652,16 +640,18 @@ static void record_release(struct dhcp_server *S, bool decline)
 		/* RFC 2131 §4.3.3: the client found the address in use. A
 		 * reservation has no other address to offer: the operator must
 		 * find the other user of it. */
-		log_write(LOG_LVL_WARN, "dhcp",
-			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
-			  "DECLINE of %s by %s (hardware %s/%s): the address is in use on the "
-			  "network",
-			  ips, mac, h->namespace_, h->name);
+		if (rl_allow(&S->rl_release))
+			log_write(
+				LOG_LVL_WARN, "dhcp",
+				LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
+				"DECLINE of %s by %s (hardware %s/%s): the address is in use on "
+				"the network",
+				ips, mac, h->namespace_, h->name);
 		store_event(S->store, STORE_KIND_HARDWARE, h->namespace_, h->name, "Warning",
 			    "DHCPDecline",
 			    "%s declined %s: another host on the network uses the address", mac,
 			    ips);
-	} else {
+	} else if (rl_allow(&S->rl_release)) {
 		log_write(LOG_LVL_INFO, "dhcp",
 			  LOG_FIELDS({ "MAC", mac }, { "IP", ips }, { "HARDWARE", h->name }),
 			  "RELEASE of %s by %s (hardware %s/%s)", ips, mac, h->namespace_, h->name);
@@ -744,6 +734,8 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 {
 	char mac[18], want[16];
 	uint32_t ip = 0;
+	if (!rl_allow(&S->rl_nak))
+		return;
 	if (dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip) < 0)
 		ip = S->req.ciaddr;
 	mac_str(S->req.chaddr, mac);

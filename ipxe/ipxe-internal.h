@@ -41,7 +41,3 @@ int ipxe_template_render(const char *t, size_t len, const char *const vals[IPXE_
 /* True when every byte of s (n bytes) may stand in an iPXE command line
  * token: printable ASCII without space, '$', quotes or backslash. */
 bool ipxe_token_ok(const char *s, size_t n);
-
-/* A MAC as "aa:bb:cc:dd:ee:ff" or "aa-bb-cc-dd-ee-ff", either case, exactly
- * n = 17 bytes, into ret (written only when true). */
-bool ipxe_mac_parse(const char *s, size_t n, uint8_t ret[6]);

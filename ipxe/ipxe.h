@@ -75,9 +75,6 @@ const char *ipxe_route_template(const struct ipxe_route *r);
  * application/efi for .efi, application/x-iso9660-image for .iso,
  * application/octet-stream otherwise. */
 const char *ipxe_content_type(const char *name);
-/* The other name the same binary is known by ("snp.efi" <-> "snp-arm64.efi",
- * tinkerbell/ipxedust renamed it), or NULL. */
-const char *ipxe_binary_alias(const char *name);
 
 /* A Range request header (RFC 9110 §14.2) against a file of size bytes.
  * Returns 0 when the whole file is to be sent (no header, a header that is

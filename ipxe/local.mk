@@ -22,7 +22,7 @@ EXTRA_DIST += tests/fuzz/fuzz_ipxe.fuzz
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_ipxe
 tests_fuzz_fuzz_ipxe_SOURCES = tests/fuzz/fuzz_ipxe.c tests/fuzz/fuzz.h \
-	ipxe/route.c ipxe/template.c ipxe/script.c
+	ipxe/route.c ipxe/template.c ipxe/script.c common/mac.c
 tests_fuzz_fuzz_ipxe_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipxe_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipxe_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/mac.h"
 #include "common/num.h"
 #include "ipxe/ipxe-internal.h"
 
@@ -35,24 +36,6 @@ static bool component_ok(const char *s, size_t n, size_t max)
 	for (size_t i = 0; i < n; i++)
 		if (!name_char(s[i]))
 			return false;
-	return true;
-}
-
-bool ipxe_mac_parse(const char *s, size_t n, uint8_t ret[6])
-{
-	uint8_t m[6];
-	if (n != 17)
-		return false;
-	char sep = s[2];
-	if (sep != ':' && sep != '-')
-		return false;
-	for (int i = 0; i < 6; i++) {
-		int hi = num_hex_digit(s[i * 3]), lo = num_hex_digit(s[i * 3 + 1]);
-		if (hi < 0 || lo < 0 || (i < 5 && s[i * 3 + 2] != sep))
-			return false;
-		m[i] = (uint8_t)(hi << 4 | lo);
-	}
-	memcpy(ret, m, 6);
 	return true;
 }
 
@@ -74,7 +57,7 @@ static enum ipxe_route_type mac_and_name(const char *p, size_t n, enum ipxe_rout
 {
 	const char *slash = memchr(p, '/', n);
 	if (slash) {
-		if (!ipxe_mac_parse(p, (size_t)(slash - p), ret->mac))
+		if (mac_parse(p, (size_t)(slash - p), MAC_COLON | MAC_DASH, ret->mac) < 0)
 			return bad(ret);
 		ret->has_mac = true;
 		n -= (size_t)(slash - p) + 1;
@@ -200,15 +183,6 @@ const char *ipxe_content_type(const char *name)
 	if (ends_with(name, ".ipxe"))
 		return "text/plain; charset=utf-8";
 	return "application/octet-stream";
-}
-
-const char *ipxe_binary_alias(const char *name)
-{
-	if (strcmp(name, "snp.efi") == 0)
-		return "snp-arm64.efi";
-	if (strcmp(name, "snp-arm64.efi") == 0)
-		return "snp.efi";
-	return NULL;
 }
 
 /* A decimal number of at most 19 digits at *p (advanced), or -1. */

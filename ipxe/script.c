@@ -33,6 +33,7 @@
 
 #include <jansson.h>
 
+#include "common/mac.h"
 #include "ipxe/ipxe-internal.h"
 
 #define DEFAULT_ARCH "x86_64"
@@ -66,7 +67,8 @@ static const json_t *find_iface(const json_t *hw, const uint8_t mac[6])
 	{
 		const char *m = str_at(json_object_get(it, "dhcp"), "mac");
 		uint8_t b[6];
-		if (m && ipxe_mac_parse(m, strlen(m), b) && memcmp(b, mac, 6) == 0)
+		if (m && mac_parse(m, strlen(m), MAC_COLON | MAC_DASH, b) == 0 &&
+		    memcmp(b, mac, 6) == 0)
 			return it;
 	}
 	return NULL;
@@ -350,7 +352,8 @@ int ipxe_mac_by_ip(const json_t *hw, const char *ip, uint8_t ret[6])
 		const json_t *dhcp = json_object_get(it, "dhcp");
 		const char *a = str_at(json_object_get(dhcp, "ip"), "address");
 		const char *m = str_at(dhcp, "mac");
-		if (a && m && same_address(a, ip) && ipxe_mac_parse(m, strlen(m), ret))
+		if (a && m && same_address(a, ip) &&
+		    mac_parse(m, strlen(m), MAC_COLON | MAC_DASH, ret) == 0)
 			return 0;
 	}
 	return -ENOENT;

@@ -276,19 +276,3 @@ size_t syslog_event_text(const struct syslog_msg *m, char *out, size_t max, bool
 	*ret_cut = cut_app || cut_pid || cut_text;
 	return o;
 }
-
-bool syslog_bucket_take(struct syslog_bucket *b, uint64_t now_ns, unsigned rate, unsigned burst)
-{
-	if (b->last_ns == 0) {
-		b->tokens = burst;
-	} else if (now_ns > b->last_ns) {
-		b->tokens += (double)(now_ns - b->last_ns) / 1e9 * rate;
-		if (b->tokens > burst)
-			b->tokens = burst;
-	}
-	b->last_ns = now_ns ? now_ns : 1;
-	if (b->tokens < 1)
-		return false;
-	b->tokens -= 1;
-	return true;
-}

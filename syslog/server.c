@@ -1,7 +1,8 @@
 /* server — the syslog receiver thread: one UDP socket, one loop.
  *
  * DESIGN: each datagram is parsed (syslog/codec.c), charged to its
- * source's token bucket (syslog.rate per second, syslog.burst at once),
+ * source's token bucket (common/ratelimit.h: syslog.rate per second,
+ * syslog.burst at once),
  * matched to the Hardware that owns the source address, and appended as
  * an event of that Hardware (store_event: queued for the store's writer,
  * never waited for). The event's reason is "Syslog", its type "Warning"
@@ -16,8 +17,10 @@
  * address-to-Hardware answers (SYSLOG_CACHE, each kept SYSLOG_CACHE_TTL_S
  * seconds, so a chatty machine costs one store read every few seconds and
  * a Hardware's new address is seen within that time). A message from an
- * address no Hardware owns is counted and logged (at most
- * SYSLOG_LOG_BURST lines per SYSLOG_LOG_WINDOW_S seconds), not stored.
+ * address no Hardware owns is counted and logged (through a bucket of
+ * SYSLOG_LOG_BURST lines refilled at SYSLOG_LOG_RATE a second; the next
+ * line let through after some were held back is preceded by how many),
+ * not stored.
  */
 #include "config.h"
 
@@ -37,6 +40,7 @@
 
 #include "common/common.h"
 #include "common/net.h"
+#include "common/ratelimit.h"
 #include "store/store.h"
 #include "syslog/syslog-server.h"
 #include "syslog/syslog.h"
@@ -44,8 +48,8 @@
 #define SYSLOG_MAX_SOURCES 4096
 #define SYSLOG_CACHE 1024
 #define SYSLOG_CACHE_TTL_S 5
-#define SYSLOG_LOG_BURST 10
-#define SYSLOG_LOG_WINDOW_S 10
+#define SYSLOG_LOG_BURST 10 /* lines about unknown sources at once ... */
+#define SYSLOG_LOG_RATE 1   /* ... then this many per second */
 #define SYSLOG_BATCH 64
 #define SYSLOG_NAME_MAX 253
 
@@ -66,7 +70,7 @@ static const char *const drop_names[DROP_MAX] = { "malformed", "rate_limited", "
 
 struct source {
 	uint32_t ip; /* network order; 0: free */
-	struct syslog_bucket b;
+	struct ratelimit b;
 };
 
 struct owner {
@@ -86,7 +90,7 @@ struct syslog_server {
 	struct store_reader *reader; /* the thread's */
 	struct source sources[SYSLOG_MAX_SOURCES];
 	struct owner owners[SYSLOG_CACHE];
-	uint64_t log_window, log_count;
+	struct ratelimit rl_unknown; /* log lines about unknown sources */
 	uint8_t buf[SYSLOG_DATAGRAM_MAX + 1];
 	char *text; /* SYSLOG_EVENT_PREFIX_MAX + max_message() + 1: the event's */
 	struct metric *m_received, *m_stored, *m_cut, *m_drop[DROP_MAX];
@@ -104,9 +108,9 @@ static bool take_token(struct syslog_server *s, uint32_t ip, uint64_t now)
 	/* A source that takes over a slot keeps the bucket as it is, not a
 	 * full one: two (spoofed) addresses that share a slot share its
 	 * budget, instead of refilling each other's by turns. A fresh slot's
-	 * bucket is zeroed, which syslog_bucket_take fills to the burst. */
+	 * bucket is zeroed, which ratelimit_allow fills to the burst. */
 	src->ip = ip;
-	return syslog_bucket_take(&src->b, now, s->set.rate, s->set.burst);
+	return ratelimit_allow(&src->b, now, s->set.rate, s->set.burst);
 }
 
 /* The Hardware that owns ip, from the cache or the store. */
@@ -161,12 +165,7 @@ static void on_datagram(struct syslog_server *s, size_t n, const struct sockaddr
 	const struct owner *o = owner_of(s, from->sin_addr.s_addr, ipt, now);
 	if (!o->found) {
 		metric_inc(s->m_drop[DROP_UNKNOWN], 1);
-		uint64_t w = now / (SYSLOG_LOG_WINDOW_S * 1000000000ull);
-		if (w != s->log_window) {
-			s->log_window = w;
-			s->log_count = 0;
-		}
-		if (++s->log_count <= SYSLOG_LOG_BURST)
+		if (ratelimit_log(&s->rl_unknown, now, SYSLOG_LOG_RATE, SYSLOG_LOG_BURST, "syslog"))
 			log_info("syslog", "a message from %s, which no Hardware owns: not kept", ipt);
 		return;
 	}

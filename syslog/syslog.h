@@ -3,8 +3,8 @@
  * it) become events of the Hardware that owns the sender's address.
  *
  * This header is the pure parser (RFC 3164 and the loose forms real
- * senders use, RFC 5424) and the per-source rate limiter; the server
- * thread is syslog/syslog-server.h.
+ * senders use, RFC 5424); the per-source rate limiter is
+ * common/ratelimit.h; the server thread is syslog/syslog-server.h.
  */
 #pragma once
 
@@ -68,14 +68,3 @@ size_t syslog_clean(const struct syslog_slice *s, char *out, size_t max);
  * SYSLOG_EVENT_PREFIX_MAX + max + 1 bytes. Returns the length written, and
  * in *ret_cut whether any part was cut. */
 size_t syslog_event_text(const struct syslog_msg *m, char *out, size_t max, bool *ret_cut);
-
-/* ---- per-source rate limiting ---- */
-
-/* A token bucket: rate tokens per second, at most burst. */
-struct syslog_bucket {
-	uint64_t last_ns;
-	double tokens;
-};
-/* Takes one token at time now_ns (refilled since last_ns); false when
- * there is none. A new bucket (last_ns 0) starts full. */
-bool syslog_bucket_take(struct syslog_bucket *b, uint64_t now_ns, unsigned rate, unsigned burst);

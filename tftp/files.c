@@ -20,25 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/bootfile.h"
 #include "common/file.h"
+#include "common/mac.h"
 #include "tftp/tftp-internal.h"
-
-static bool is_mac(const char *s, size_t n)
-{
-	if (n != 17 || (s[2] != ':' && s[2] != '-'))
-		return false;
-	for (size_t i = 0; i < 17; i++) {
-		char c = s[i];
-		if (i % 3 == 2) {
-			if (c != s[2])
-				return false;
-		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-			     (c >= 'A' && c <= 'F'))) {
-			return false;
-		}
-	}
-	return true;
-}
 
 int tftp_path_clean(const char *name, char *out, size_t outlen)
 {
@@ -46,7 +31,8 @@ int tftp_path_clean(const char *name, char *out, size_t outlen)
 	while (*p == '/')
 		p++;
 	const char *slash = strchr(p, '/');
-	if (slash && is_mac(p, (size_t)(slash - p)))
+	uint8_t mac[6];
+	if (slash && mac_parse(p, (size_t)(slash - p), MAC_COLON | MAC_DASH, mac) == 0)
 		p = slash + 1;
 	size_t n = strlen(p);
 	if (n == 0 || n >= outlen || p[n - 1] == '/')
@@ -65,15 +51,6 @@ int tftp_path_clean(const char *name, char *out, size_t outlen)
 	return 0;
 }
 
-const char *tftp_alias(const char *name)
-{
-	if (strcmp(name, "snp.efi") == 0)
-		return "snp-arm64.efi";
-	if (strcmp(name, "snp-arm64.efi") == 0)
-		return "snp.efi";
-	return NULL;
-}
-
 static int open_one(int root_fd, const char *rel, int *ret_fd, struct stat *st)
 {
 	return file_open_beneath(root_fd, rel, ret_fd, st);
@@ -83,7 +60,7 @@ int tftp_open(int root_fd, const char *clean, int *ret_fd, struct stat *st, cons
 {
 	const char *alias = NULL;
 	int e = open_one(root_fd, clean, ret_fd, st);
-	if (e == -ENOENT && (alias = tftp_alias(clean)) != NULL) {
+	if (e == -ENOENT && (alias = bootfile_alias(clean)) != NULL) {
 		e = open_one(root_fd, alias, ret_fd, st);
 		if (e == 0) {
 			*ret_name = alias;

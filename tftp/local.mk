@@ -19,7 +19,8 @@ TESTS += tests/fuzz/fuzz_tftp.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_tftp.fuzz
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_tftp
-tests_fuzz_fuzz_tftp_SOURCES = tests/fuzz/fuzz_tftp.c tests/fuzz/fuzz.h tftp/codec.c tftp/files.c
+tests_fuzz_fuzz_tftp_SOURCES = tests/fuzz/fuzz_tftp.c tests/fuzz/fuzz.h tftp/codec.c tftp/files.c \
+	common/mac.c
 tests_fuzz_fuzz_tftp_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_tftp_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_tftp_LDADD = $(COMMON_LIBS)
@@ -33,4 +34,5 @@ tests_delayline_SOURCES = tests/delayline.c
 # tftp-hpa, atftp and curl against the real daemon in namespaces (root).
 TESTS += tests/integration/test_tftp.sh
 EXTRA_DIST += tests/integration/test_tftp.sh tests/integration/tftp/dup_ack.py \
-	tests/integration/tftp/no_ack.py
+	tests/integration/tftp/no_ack.py \
+	tests/integration/tftp/flood.py

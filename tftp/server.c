@@ -34,6 +34,13 @@
  * and the last block) is counted once at the request, over at most
  * TFTP_NETASCII_MAX bytes.
  *
+ * A refused request costs its sender one datagram, so the log lines about
+ * refusals (a bad name, a missing file, a write, too many transfers) go
+ * through a token bucket (common/ratelimit.h: TFTP_LOG_BURST lines, then
+ * TFTP_LOG_RATE a second); the next one let through after some were held
+ * back is preceded by how many. The TFTP error is sent and counted
+ * whatever the log does.
+ *
  * Nothing here is shared with other threads but the metrics (atomic).
  */
 #include "config.h"
@@ -55,6 +62,7 @@
 
 #include "common/common.h"
 #include "common/net.h"
+#include "common/ratelimit.h"
 #include "tftp/tftp-internal.h"
 #include "tftp/tftp-server.h"
 
@@ -63,6 +71,8 @@
 #define TFTP_BACKOFF_MAX_S 30  /* the longest wait between retransmissions */
 #define TFTP_RECV_BATCH 32     /* requests read per wakeup of the listening socket */
 #define TFTP_EVENTS 64
+#define TFTP_LOG_BURST 10 /* log lines about refusals at once ... */
+#define TFTP_LOG_RATE 1   /* ... then this many per second */
 
 enum outcome {
 	OUT_OK,
@@ -114,6 +124,7 @@ struct tftp_server {
 	struct transfer *list;
 	unsigned ntransfers;
 	bool ticking;
+	struct ratelimit rl_refused; /* log lines about refused requests */
 	uint8_t buf[TFTP_PACKET_MAX];
 	uint8_t in[TFTP_BLKSIZE_MAX]; /* the file's bytes read for netascii */
 	struct metric *m_req[2], *m_out[OUT_MAX], *m_bytes, *m_retrans, *m_active;
@@ -169,6 +180,13 @@ static void ticking(struct tftp_server *s, bool on)
 }
 
 /* ---- transfers ---- */
+
+/* True when a line about a refused request may be logged (after one
+ * saying how many were not, if some were not). */
+static bool refusal_logged(struct tftp_server *s)
+{
+	return ratelimit_log(&s->rl_refused, now_mono_ns(), TFTP_LOG_RATE, TFTP_LOG_BURST, "tftp");
+}
 
 static void transfer_end(struct tftp_server *s, struct transfer *t, enum outcome o,
 			 const char *why)
@@ -475,24 +493,29 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	int ffd = -1, e;
 
 	if (tftp_path_clean(rq->filename, clean, sizeof(clean)) < 0) {
-		log_warn("tftp", "refused \"%s\" to %s: not a name under the root", shown, client);
+		if (refusal_logged(s))
+			log_warn("tftp", "refused \"%s\" to %s: not a name under the root", shown,
+				 client);
 		reply_error(s, peer, TFTP_EACCESS, "access violation: not a name under the root");
 		metric_inc(s->m_out[OUT_REFUSED], 1);
 		return;
 	}
 	e = tftp_open(s->root_fd, clean, &ffd, &st, &opened);
 	if (e == -ENOENT) {
-		log_warn("tftp", "%s asked for \"%s\": no such file in %s", client, shown,
-			 s->set.root);
+		if (refusal_logged(s))
+			log_warn("tftp", "%s asked for \"%s\": no such file in %s", client, shown,
+				 s->set.root);
 		reply_error(s, peer, TFTP_ENOTFOUND, "file not found");
 		metric_inc(s->m_out[OUT_NOT_FOUND], 1);
 		return;
 	}
 	if (e < 0) {
-		log_warn("tftp", "refused \"%s\" to %s: %s", shown, client,
-			 e == -EPERM  ? "a symbolic link root did not make, or outside the root" :
-			 e == -EISDIR ? "not a regular file" :
-					strerror(-e));
+		if (refusal_logged(s))
+			log_warn("tftp", "refused \"%s\" to %s: %s", shown, client,
+				 e == -EPERM ?
+					 "a symbolic link root did not make, or outside the root" :
+				 e == -EISDIR ? "not a regular file" :
+						strerror(-e));
 		reply_error(s, peer, TFTP_EACCESS, "access violation");
 		metric_inc(s->m_out[OUT_REFUSED], 1);
 		return;
@@ -508,8 +531,10 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 	snprintf(t->name, sizeof(t->name), "%s", opened);
 	if (rq->mode == TFTP_MODE_NETASCII) {
 		if (t->size > TFTP_NETASCII_MAX) {
-			log_warn("tftp", "refused %s to %s in netascii mode: larger than %u bytes",
-				 opened, client, TFTP_NETASCII_MAX);
+			if (refusal_logged(s))
+				log_warn("tftp",
+					 "refused %s to %s in netascii mode: larger than %u bytes",
+					 opened, client, TFTP_NETASCII_MAX);
 			reply_error(s, peer, TFTP_EACCESS, "file too large for netascii; use octet");
 			metric_inc(s->m_out[OUT_REFUSED], 1);
 			goto drop;
@@ -575,7 +600,9 @@ static void start_transfer(struct tftp_server *s, const struct tftp_request *rq,
 		transfer_end(s, t, OUT_ERROR, strerror(errno ? errno : EIO));
 	return;
 fail:
-	log_error("tftp", "cannot serve \"%s\" to %s: %s", shown, client, strerror(errno ? errno : EIO));
+	e = errno ? errno : EIO; /* before the bucket's clock and log can change it */
+	if (refusal_logged(s))
+		log_error("tftp", "cannot serve \"%s\" to %s: %s", shown, client, strerror(e));
 	reply_error(s, peer, TFTP_ENOTDEFINED, "internal error");
 	metric_inc(s->m_out[OUT_ERROR], 1);
 drop:
@@ -607,8 +634,10 @@ static void on_request(struct tftp_server *s, const uint8_t *p, size_t n,
 	}
 	metric_inc(s->m_req[rq.op == TFTP_WRQ], 1);
 	if (rq.op == TFTP_WRQ) {
-		log_warn("tftp", "refused a write of \"%s\" from %s: this server is read-only",
-			 rq.filename, client);
+		if (refusal_logged(s))
+			log_warn("tftp",
+				 "refused a write of \"%s\" from %s: this server is read-only",
+				 rq.filename, client);
 		reply_error(s, peer, TFTP_EACCESS, "this server is read-only");
 		metric_inc(s->m_out[OUT_REFUSED], 1);
 		return;
@@ -630,8 +659,9 @@ static void on_request(struct tftp_server *s, const uint8_t *p, size_t n,
 			return;
 		}
 	if (s->ntransfers >= s->set.max_transfers) {
-		log_warn("tftp", "refused %s: %u transfers already (tftp.max_transfers)", client,
-			 s->ntransfers);
+		if (refusal_logged(s))
+			log_warn("tftp", "refused %s: %u transfers already (tftp.max_transfers)",
+				 client, s->ntransfers);
 		reply_error(s, peer, TFTP_ENOTDEFINED, "server busy, try again later");
 		metric_inc(s->m_out[OUT_BUSY], 1);
 		return;

@@ -191,6 +191,30 @@ done
 is "$got" "[('offer', '10.90.12.109'), ('ack', '10.90.12.109')]" \
 	"with 10.90.0.1/16 on srv0 too, the last of them gets its address"
 
+# ---- a flood of REQUESTs that get a NAK ----
+
+# Anyone on the link can send REQUESTs for the wrong address in a reserved
+# MAC's name: each gets its NAK, but the log lines about them are
+# rate-limited, then one says how many were left out.
+FLOOD=300
+nak0=$(metric 'ironbell_dhcp_sent_total{type="nak"}')
+lines0=$(grep -c 'msg="NAK 192\.168\.77\.99 to 02:00:00:00:00:01' "$IB_LOG")
+pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.99 --broadcast --count $FLOOD --wait 3
+like "$out" '"sent": 300' "a flood of $FLOOD INIT-REBOOT REQUESTs for a wrong address went out"
+nak1=$(metric 'ironbell_dhcp_sent_total{type="nak"}')
+ok "each got a NAK ($nak0 -> $nak1)" test "$((nak1 - nak0))" -ge $((FLOOD / 2))
+lines1=$(grep -c 'msg="NAK 192\.168\.77\.99 to 02:00:00:00:00:01' "$IB_LOG")
+ok "the NAKs' log lines are rate-limited: $((lines1 - lines0)) for $FLOOD NAKs" \
+	test "$((lines1 - lines0))" -le 30
+i=0
+while [ $i -lt 10 ] && ! file_has "$IB_LOG" 'dhcp.*[0-9]+ similar lines suppressed'; do
+	sleep 1
+	pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.99 --broadcast --wait 1
+	i=$((i + 1))
+done
+file_has "$IB_LOG" 'dhcp.*[0-9]+ similar lines suppressed'
+is "$?" 0 "a later NAK is logged with the count of lines suppressed"
+
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
 ok "no sanitizer report in the daemon's log" ib_log_clean

@@ -4,7 +4,8 @@
 # messages become events of their Hardware and `ironbell logs` prints
 # them (and follows new ones with -f); a message from an address no
 # Hardware owns (127.0.0.2) is counted, logged and not kept; a flood is
-# rate-limited by source and the daemon keeps answering; malformed and
+# rate-limited by source and the daemon keeps answering, and the lines
+# about a flood from an unknown address are rate-limited too; malformed and
 # oversized datagrams are counted and cut; text that is not UTF-8 is kept
 # repaired and never fails a read, nor does such a row stored before; with
 # syslog.max_message at its largest, long messages are kept whole.
@@ -151,6 +152,31 @@ n=$(printf '%s\n' "$out" | grep -c 'flood: message')
 is "$?" 0 "only a bounded part of the flood is kept ($n of 2000)"
 ib_ready
 is "$?" 0 "the daemon still answers"
+
+# A flood from an address no Hardware owns: what its bucket lets through
+# is logged 10 lines at once, then one a second, and a later line says
+# how many were left out.
+"$PY" - "$SPORT" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.3", 0))
+for i in range(200):
+    s.sendto(b"<14>stranger: message %d" % i, ("127.0.0.1", int(sys.argv[1])))
+EOF
+sleep 1
+n=$(grep -c 'a message from 127\.0\.0\.3, which no Hardware owns' "$IB_LOG")
+ok "the unknown source's lines are rate-limited ($n lines)" test "$n" -ge 1 -a "$n" -le 30
+i=0
+while [ $i -lt 10 ] && ! file_has "$IB_LOG" 'syslog.*[0-9]+ similar lines suppressed'; do
+	sleep 1
+	"$PY" -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.3", 0))
+s.sendto(b"<14>stranger: later", ("127.0.0.1", int(sys.argv[1])))' "$SPORT"
+	i=$((i + 1))
+done
+file_has "$IB_LOG" 'syslog.*[0-9]+ similar lines suppressed'
+is "$?" 0 "a later line says how many were suppressed"
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"

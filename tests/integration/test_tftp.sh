@@ -293,6 +293,29 @@ printf '%s\n' "$out" | grep -qx 'ironbell_tftp_transfers_active 0' ||
 	diag "a transfer is still open (its last ACK lost?): waiting for its retries to end"
 ok "no transfer left open" wait_for 45 active_zero
 
+# ---- a flood of requests to refuse ----
+
+# Crafted requests cost the sender one datagram each: their refusals are
+# rate-limited, so the journal gets a burst of lines, then one saying how
+# many were left out. (After the metrics above: the flood moves them.)
+FLOOD=300
+in_ns "$CLI" /usr/bin/python3 "$top_srcdir/tests/integration/tftp/flood.py" 10.66.0.1 $FLOOD flood
+like "$out" '"sent": 300' "a flood of $FLOOD bad requests went out"
+errs=$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["errors"])')
+ok "each was refused with a TFTP error ($errs errors back)" test "${errs:-0}" -ge $((FLOOD / 2))
+flood_lines=$(grep -c 'flood-[0-9]' "$IB_LOG")
+ok "the flood's refusals are rate-limited: $flood_lines log lines for $FLOOD requests" \
+	test "$flood_lines" -le 30
+# The next refusal the bucket lets through says how many were left out.
+i=0
+while [ $i -lt 10 ] && ! file_has "$IB_LOG" 'tftp.*[0-9]+ similar lines suppressed'; do
+	sleep 1
+	in_ns "$CLI" /usr/bin/python3 "$top_srcdir/tests/integration/tftp/flood.py" 10.66.0.1 1 after$i
+	i=$((i + 1))
+done
+file_has "$IB_LOG" 'tftp.*[0-9]+ similar lines suppressed'
+is "$?" 0 "a later refusal is logged with the count of lines suppressed"
+
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean

@@ -1,14 +1,19 @@
 /* check_common — unit tests for the common helpers: bounded buffers, the
- * number parser, the byte cursor, the UTF-8 repair, logfmt escaping and
- * the metrics registry's exposition format. */
+ * number parser, the byte cursor, the UTF-8 repair, logfmt escaping, the
+ * metrics registry's exposition format, the MAC parser (with a table of
+ * malformed input), the iPXE binaries' aliases and the token bucket. */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/bootfile.h"
 #include "common/common.h"
+#include "common/mac.h"
+#include "common/ratelimit.h"
 #include "common/utf8.h"
 #include "tests/unit/unit.h"
 
@@ -383,6 +388,187 @@ START_TEST(test_time)
 }
 END_TEST
 
+START_TEST(test_mac_good)
+{
+	static const struct {
+		const char *s;
+		unsigned seps;
+		uint8_t want[6];
+	} good[] = {
+		{ "52:54:00:12:34:56", MAC_COLON, { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "AA:bb:Cc:0d:0E:ff", MAC_COLON, { 0xaa, 0xbb, 0xcc, 0x0d, 0x0e, 0xff } },
+		{ "52-54-00-12-34-56", MAC_DASH, { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "52:54:00:12:34:56",
+		  MAC_COLON | MAC_DASH,
+		  { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+		{ "FF-FF-FF-FF-FF-FF",
+		  MAC_COLON | MAC_DASH,
+		  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
+		{ "00:00:00:00:00:00", MAC_COLON, { 0 } },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		uint8_t m[6];
+		ck_assert_msg(mac_parse(good[i].s, strlen(good[i].s), good[i].seps, m) == 0, "%s",
+			      good[i].s);
+		ck_assert_mem_eq(m, good[i].want, 6);
+	}
+	/* Only len bytes are read: a MAC followed by a path. */
+	uint8_t m[6];
+	ck_assert_int_eq(mac_parse("52:54:00:12:34:56/ipxe.efi", 17, MAC_COLON, m), 0);
+	ck_assert_uint_eq(m[5], 0x56);
+}
+END_TEST
+
+/* Malformed: each refused with -EINVAL, the output untouched. */
+static const struct {
+	const char *s;
+	size_t len; /* 0: strlen(s) */
+	unsigned seps;
+} mac_bad[] = {
+	{ "", 0, MAC_COLON | MAC_DASH },
+	{ "52:54:00:12:34", 0, MAC_COLON },          /* five bytes */
+	{ "52:54:00:12:34:5", 0, MAC_COLON },        /* 16 characters */
+	{ "52:54:00:12:34:56:", 0, MAC_COLON },      /* 18 characters */
+	{ "52:54:00:12:34:56:78", 0, MAC_COLON },    /* eight bytes */
+	{ "525400123456", 0, MAC_COLON | MAC_DASH }, /* no separators */
+	{ "5254.0012.3456", 0, MAC_COLON | MAC_DASH },
+	{ "52.54.00.12.34.56", 0, MAC_COLON | MAC_DASH },
+	{ "52 54 00 12 34 56", 0, MAC_COLON | MAC_DASH },
+	{ "52:54-00:12:34:56", 0, MAC_COLON | MAC_DASH }, /* mixed */
+	{ "52-54-00-12-34:56", 0, MAC_COLON | MAC_DASH },
+	{ "52-54-00-12-34-56", 0, MAC_COLON }, /* dashes where only colons go */
+	{ "52:54:00:12:34:56", 0, MAC_DASH },  /* and the other way */
+	{ "52:54:00:12:34:56", 0, 0 },         /* no separator allowed */
+	{ "g2:54:00:12:34:56", 0, MAC_COLON },
+	{ "52:54:00:12:34:5z", 0, MAC_COLON },
+	{ "52:54:0x:12:34:56", 0, MAC_COLON },
+	{ " 52:54:00:12:34:5", 0, MAC_COLON }, /* shifted by a space */
+	{ "525:4:00:12:34:56", 0, MAC_COLON }, /* separator misplaced */
+	{ "+2:54:00:12:34:56", 0, MAC_COLON },
+	{ "52:54:00\0:12:34:5", 17, MAC_COLON }, /* a NUL inside */
+	{ "::::::::::::::::::", 17, MAC_COLON },
+	{ "52:54:00:12:34:56", 16, MAC_COLON }, /* len short of the text */
+	{ NULL, 17, MAC_COLON },
+};
+
+START_TEST(test_mac_bad)
+{
+	const char *s = mac_bad[_i].s;
+	size_t len = mac_bad[_i].len ? mac_bad[_i].len : strlen(s);
+	uint8_t m[6] = { 1, 2, 3, 4, 5, 6 };
+	const uint8_t keep[6] = { 1, 2, 3, 4, 5, 6 };
+	ck_assert_msg(mac_parse(s, len, mac_bad[_i].seps, m) == -EINVAL, "case %d", _i);
+	ck_assert_mem_eq(m, keep, 6);
+}
+END_TEST
+
+START_TEST(test_bootfile_alias)
+{
+	ck_assert_str_eq(bootfile_alias("snp.efi"), "snp-arm64.efi");
+	ck_assert_str_eq(bootfile_alias("snp-arm64.efi"), "snp.efi");
+	ck_assert_ptr_null(bootfile_alias("ipxe.efi"));
+	ck_assert_ptr_null(bootfile_alias("SNP.EFI"));
+	ck_assert_ptr_null(bootfile_alias(""));
+	ck_assert_ptr_null(bootfile_alias(NULL));
+}
+END_TEST
+
+START_TEST(test_ratelimit_bucket)
+{
+	/* syslog's per-source bucket: 10 a second, 20 at once. */
+	struct ratelimit b = { 0 };
+	uint64_t t = 1000000000ull;
+	int ok = 0;
+	for (int i = 0; i < 100; i++)
+		ok += ratelimit_allow(&b, t, 10, 20);
+	ck_assert_int_eq(ok, 20); /* the burst */
+	ck_assert_uint_eq(ratelimit_refused_take(&b), 80);
+	ck_assert_uint_eq(ratelimit_refused_take(&b), 0);
+	ck_assert(!ratelimit_allow(&b, t + 50000000ull, 10, 20)); /* 0.5 token */
+	ck_assert(ratelimit_allow(&b, t + 100000000ull, 10, 20)); /* 1 token after 0.1 s */
+	ok = 0;
+	for (int i = 0; i < 100; i++)
+		ok += ratelimit_allow(&b, t + 10000000000ull, 10, 20); /* long after: full */
+	ck_assert_int_eq(ok, 20);
+	/* Time that goes backwards refills nothing... */
+	ck_assert(!ratelimit_allow(&b, t, 10, 20));
+	/* ... and is not counted again when it comes back. */
+	ck_assert(!ratelimit_allow(&b, t + 10000000000ull, 10, 20));
+	ck_assert_uint_eq(ratelimit_refused_take(&b), 80 + 1 + 1 + 1);
+
+	/* The log lines' bucket: 10 at once, then one a second. */
+	struct ratelimit l = { 0 };
+	ok = 0;
+	for (int i = 0; i < 300; i++)
+		ok += ratelimit_allow(&l, t + (uint64_t)i * 1000000ull, 1, 10); /* 0.3 s */
+	ck_assert_int_eq(ok, 10);
+	ok = 0;
+	for (int s = 1; s <= 5; s++)
+		for (int i = 0; i < 3; i++)
+			ok += ratelimit_allow(&l, t + 300000000ull + (uint64_t)s * 1000000000ull, 1,
+					      10);
+	ck_assert_int_eq(ok, 5); /* one a second */
+
+	/* Time 0 is a time like another: the bucket still counts as used. */
+	struct ratelimit z = { 0 };
+	ck_assert(ratelimit_allow(&z, 0, 1, 1));
+	ck_assert(!ratelimit_allow(&z, 0, 1, 1));
+
+	/* No refill at rate 0; nothing ever at burst 0. */
+	struct ratelimit r0 = { 0 }, b0 = { 0 };
+	ck_assert(ratelimit_allow(&r0, t, 0, 1));
+	ck_assert(!ratelimit_allow(&r0, t + 100000000000ull, 0, 1));
+	ck_assert(!ratelimit_allow(&b0, t, 5, 0));
+	ck_assert(!ratelimit_allow(&b0, t + 100000000000ull, 5, 0));
+
+	/* The largest rate and burst, the longest gaps: no overflow. */
+	struct ratelimit big = { 0 };
+	ck_assert(ratelimit_allow(&big, 1, UINT_MAX, UINT_MAX));
+	ck_assert(ratelimit_allow(&big, UINT64_MAX, UINT_MAX, UINT_MAX));
+	ck_assert_uint_eq(big.credit, (uint64_t)UINT_MAX * RATELIMIT_UNIT - RATELIMIT_UNIT);
+	struct ratelimit slow = { 0 };
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert(ratelimit_allow(&slow, 1, 1, 3));
+	ck_assert(!ratelimit_allow(&slow, 2, 1, 3));
+	ck_assert(ratelimit_allow(&slow, UINT64_MAX, 1, 3)); /* refilled, capped at 3 */
+	ck_assert_uint_eq(slow.credit, 2 * RATELIMIT_UNIT);
+}
+END_TEST
+
+START_TEST(test_ratelimit_log)
+{
+	/* Lines past the burst are held back; the next one let through is
+	 * preceded by how many were. */
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	int saved = dup(STDERR_FILENO);
+	dup2(p[1], STDERR_FILENO);
+	log_init(LOG_LVL_INFO, false);
+	struct ratelimit rl = { 0 };
+	uint64_t t = 5000000000ull;
+	int ok = 0;
+	for (int i = 0; i < 5; i++)
+		ok += ratelimit_log(&rl, t, 1, 2, "test");
+	bool later = ratelimit_log(&rl, t + 1000000000ull, 1, 2, "test");
+	bool again = ratelimit_log(&rl, t + 1000000000ull, 1, 2, "test");
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(p[1]);
+	char got[1024] = { 0 };
+	ssize_t n = read(p[0], got, sizeof(got) - 1);
+	close(p[0]);
+	ck_assert_int_eq(ok, 2);
+	ck_assert(later);
+	ck_assert(!again);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(
+		strstr(got, " level=info subsystem=test msg=\"3 similar lines suppressed\"\n"));
+	ck_assert_ptr_eq(strchr(got, '\n'), got + n - 1); /* that one line only */
+	ck_assert_uint_eq(rl.refused, 1); /* "again", for the next line let through */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -401,6 +587,11 @@ int main(void)
 	UNIT_TEST(tc, test_metrics_collector);
 	UNIT_TEST(tc, test_log_logfmt);
 	UNIT_TEST(tc, test_time);
+	UNIT_TEST(tc, test_mac_good);
+	tcase_add_loop_test(tc, test_mac_bad, 0, (int)ARRAY_SIZE(mac_bad));
+	UNIT_TEST(tc, test_bootfile_alias);
+	UNIT_TEST(tc, test_ratelimit_bucket);
+	UNIT_TEST(tc, test_ratelimit_log);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }

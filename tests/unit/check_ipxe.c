@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "common/bootfile.h"
 #include "ipxe/ipxe-internal.h"
 #include "tests/unit/unit.h"
 
@@ -120,9 +121,9 @@ START_TEST(test_types_and_aliases)
 	ck_assert_str_eq(ipxe_content_type("undionly.kpxe"), "application/octet-stream");
 	ck_assert_str_eq(ipxe_content_type("ipxe.iso"), "application/x-iso9660-image");
 	ck_assert_str_eq(ipxe_content_type("efi"), "application/octet-stream");
-	ck_assert_str_eq(ipxe_binary_alias("snp.efi"), "snp-arm64.efi");
-	ck_assert_str_eq(ipxe_binary_alias("snp-arm64.efi"), "snp.efi");
-	ck_assert_ptr_null(ipxe_binary_alias("ipxe.efi"));
+	ck_assert_str_eq(bootfile_alias("snp.efi"), "snp-arm64.efi");
+	ck_assert_str_eq(bootfile_alias("snp-arm64.efi"), "snp.efi");
+	ck_assert_ptr_null(bootfile_alias("ipxe.efi"));
 }
 END_TEST
 

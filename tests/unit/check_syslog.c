@@ -1,7 +1,8 @@
 /* check_syslog — the syslog parser on what real senders write (util-linux
  * logger in both formats, busybox syslogd, rsyslog) and on malformed
  * datagrams; the cleaning of a message for an event (valid UTF-8, cut
- * between characters) and the event's message; the token bucket. */
+ * between characters) and the event's message; the token bucket of each
+ * source (common/ratelimit.h) at syslog's rate and burst. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "common/ratelimit.h"
 #include "syslog/syslog.h"
 #include "tests/unit/unit.h"
 
@@ -218,20 +220,20 @@ END_TEST
 
 START_TEST(test_bucket)
 {
-	struct syslog_bucket b = { 0 };
+	struct ratelimit b = { 0 }; /* the per-source bucket */
 	uint64_t t = 1000000000ull;
 	int ok = 0;
 	for (int i = 0; i < 100; i++)
-		ok += syslog_bucket_take(&b, t, 10, 20);
+		ok += ratelimit_allow(&b, t, 10, 20);
 	ck_assert_int_eq(ok, 20); /* the burst */
-	ck_assert(!syslog_bucket_take(&b, t + 50000000ull, 10, 20)); /* 0.5 token */
-	ck_assert(syslog_bucket_take(&b, t + 100000000ull, 10, 20)); /* 1 token after 0.1 s */
+	ck_assert(!ratelimit_allow(&b, t + 50000000ull, 10, 20)); /* 0.5 token */
+	ck_assert(ratelimit_allow(&b, t + 100000000ull, 10, 20)); /* 1 token after 0.1 s */
 	ok = 0;
 	for (int i = 0; i < 100; i++)
-		ok += syslog_bucket_take(&b, t + 10000000000ull, 10, 20); /* long after: full */
+		ok += ratelimit_allow(&b, t + 10000000000ull, 10, 20); /* long after: full */
 	ck_assert_int_eq(ok, 20);
 	/* Time that goes backwards refills nothing. */
-	ck_assert(!syslog_bucket_take(&b, t, 10, 20));
+	ck_assert(!ratelimit_allow(&b, t, 10, 20));
 }
 END_TEST
 

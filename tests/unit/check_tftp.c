@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/bootfile.h"
 #include "tftp/tftp-internal.h"
 #include "tftp/tftp-server.h"
 #include "tests/unit/unit.h"
@@ -448,9 +449,9 @@ START_TEST(test_paths)
 		ck_assert_msg(e == -EINVAL, "%s: %d", paths[_i].in, e);
 		ck_assert_str_eq(out, "untouched");
 	}
-	ck_assert_str_eq(tftp_alias("snp.efi"), "snp-arm64.efi");
-	ck_assert_str_eq(tftp_alias("snp-arm64.efi"), "snp.efi");
-	ck_assert_ptr_null(tftp_alias("ipxe.efi"));
+	ck_assert_str_eq(bootfile_alias("snp.efi"), "snp-arm64.efi");
+	ck_assert_str_eq(bootfile_alias("snp-arm64.efi"), "snp.efi");
+	ck_assert_ptr_null(bootfile_alias("ipxe.efi"));
 }
 END_TEST
 

@@ -27,7 +27,10 @@ Modes:
   --init-reboot ADDR       a REQUEST for ADDR (option 50) without option 54
                            and with ciaddr 0, as a client that rebooted
                            asks to keep its address (RFC 2131 §4.3.2),
-                           then every reply for --wait seconds
+                           then every reply for --wait seconds; with
+                           --count N, N such REQUESTs at once (a flood),
+                           then one line {"sent": N, "nak": NAKs, "ack":
+                           ACKs} of the replies within --wait seconds
   --release                a RELEASE of --ciaddr to --server (option 54)
   --dora-loop FILE         DORA for each MAC in FILE (one per line); each
                            ACK is appended to --record as "MAC IP" and
@@ -320,9 +323,40 @@ def choose_offer(a, replies):
     return None
 
 
+def init_reboot_flood(c, a, mac):
+    xids = set()
+    for _ in range(a.count):
+        xid = new_xid()
+        xids.add(xid)
+        c.send(c.bootp(REQUEST, mac, xid, requested=a.init_reboot))
+    got = {"nak": 0, "ack": 0}
+    end = time.monotonic() + a.wait
+    for _ in range(100 * a.count):
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([c.sock], [], [], left)
+        if not r:
+            break
+        try:
+            _cls, raw, _ts = c.sock.recv_raw()
+        except OSError:
+            continue
+        j = decode_frame("request", raw) if raw else None
+        if j and int(j["xid"], 16) in xids and j["mac"] == mac_str(mac) and j["type"] in got:
+            got[j["type"]] += 1
+    emit({"sent": a.count, "nak": got["nak"], "ack": got["ack"]})
+    return 0
+
+
 def mode_init_reboot(a):
     c = Client(a)
     mac = mac_bytes(a.mac)
+    if a.count > 1:
+        try:
+            return init_reboot_flood(c, a, mac)
+        finally:
+            c.close()
     try:
         xid = new_xid()
         c.send(c.bootp(REQUEST, mac, xid, requested=a.init_reboot))
@@ -547,6 +581,7 @@ def main():
     p.add_argument("--record", help="with --dora-loop: the file of ACKs")
     p.add_argument("--tries", type=int, default=2, help="with --dora-loop: tries per MAC")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--count", type=int, default=1, help="with --init-reboot: REQUESTs to send")
     p.add_argument("--rate", type=float, default=0, help="with --garbage: datagrams per second")
     a = p.parse_args()
     a.print_replies = True
@@ -554,6 +589,8 @@ def main():
         a.param_list = None
     if a.garbage is not None and not 0 < a.garbage <= 1000000:
         p.error("--garbage: 1 to 1000000")
+    if not 0 < a.count <= 100000:
+        p.error("--count: 1 to 100000")
     if a.request:
         return mode_request(a)
     if a.proxy_request:
