@@ -42,8 +42,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "common/common.h"
-#include "daemon/api.h"
-#include "daemon/conf.h"
+#include "daemon/api/api.h"
+#include "daemon/config/conf.h"
 #include "dhcp/dhcp-server.h"
 #include "syslog/syslog-server.h"
 #include "tftp/tftp-server.h"

@@ -56,7 +56,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "dhcp/dhcp-server.h"
 #include "dhcp/map.h"
 #include "dhcp/server-internal.h"

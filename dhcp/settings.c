@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "dhcp/dhcp-policy.h"
 
 _Static_assert((int)CONFIG_DHCP_RESERVATION == (int)DHCP_MODE_RESERVATION &&

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "metadata/metadata.h"
 
 static bool key_char(char c)

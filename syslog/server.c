@@ -36,7 +36,7 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "store/store.h"
 #include "syslog/syslog-server.h"
 #include "syslog/syslog.h"

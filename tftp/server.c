@@ -52,7 +52,7 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "tftp/tftp-internal.h"
 #include "tftp/tftp-server.h"
 

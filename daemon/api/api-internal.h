@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 /* The most a response body held in memory may grow to (a list of every
  * object of a kind). */

@@ -20,7 +20,7 @@
 #include <strings.h>
 
 #include "common/num.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 #define API_MAX_SEGMENTS 8
 

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "common/common.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
 
 #define CT_JSON "application/json"
 

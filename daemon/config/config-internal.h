@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 
 #define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
 #define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */

@@ -46,9 +46,9 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
-#include "daemon/public.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
+#include "daemon/public/public.h"
 
 #define ADMIN_MAX_CONNECTIONS 128
 #define PUBLIC_MAX_CONNECTIONS 1024

@@ -52,9 +52,9 @@
 
 #include "common/common.h"
 #include "common/file.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
-#include "daemon/public.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
+#include "daemon/public/public.h"
 #include "ipxe/ipxe.h"
 #include "store/store.h"
 

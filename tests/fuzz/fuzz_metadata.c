@@ -18,7 +18,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "metadata/metadata.h"
 #include "tests/fuzz/fuzz.h"
 

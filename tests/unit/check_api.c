@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/net.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/unit/unit.h"
 
 /* ---- routes ---- */

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.c"
+#include "daemon/config/config.c"
 #include "tests/unit/unit.h"
 
 #ifndef ARRAY_SIZE

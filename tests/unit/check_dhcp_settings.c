@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "dhcp/dhcp-policy.h"
 #include "tests/unit/unit.h"
 

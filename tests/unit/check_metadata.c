@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "metadata/metadata-internal.h"
 #include "tests/unit/unit.h"
 
