@@ -1,5 +1,5 @@
-/* config-internal — what daemon/config.c (the key tables and the loader)
- * and daemon/config-types.c (one parse function per value type) share.
+/* config-internal — what daemon/config/config.c (the key tables and the loader)
+ * and daemon/config/config-types.c (one parse function per value type) share.
  * Included only inside daemon/. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* check_config — unit tests for ironbell.yaml loading (daemon/config.c).
+/* check_config — unit tests for ironbell.yaml loading (daemon/config/config.c).
  *
  * The test includes config.c itself rather than linking libconfig.a, so it
  * can walk the key table: every row must be documented in
