@@ -1,7 +1,7 @@
 /* bootfile — the iPXE binaries' other names.
  *
  * DESIGN: a binary is asked for over TFTP (tftp/files.c) and over HTTP
- * (/ipxe/binary/..., daemon/public.c through ipxe/), and both must find
+ * (/ipxe/binary/..., daemon/public/public.c through ipxe/), and both must find
  * the same file under the same names; neither part may include the
  * other, so the table is here. A name with an alias is served from the
  * alias only when the name itself is missing.

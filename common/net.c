@@ -2,7 +2,7 @@
  * HTTP listeners, UDP for TFTP and syslog.
  *
  * DESIGN: the configuration has already checked the form of each listen
- * address (daemon/config-types.c); this splits it ("host:port",
+ * address (daemon/config/config-types.c); this splits it ("host:port",
  * "[v6]:port", ":port"), resolves the host (numeric or a name) in the
  * family asked and binds, so that a failure names the address (and the
  * service, when given) in one message.

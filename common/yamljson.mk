@@ -1,5 +1,8 @@
 # YAML <-> JSON tests and fuzz target (see tests/fuzz/local.mk).
 
+# The dumper, beside the loader (common/yamljson.c, listed in common/local.mk).
+libcommon_a_SOURCES += common/yamljson-dump.c common/yamljson-internal.h
+
 check_PROGRAMS += tests/unit/check_yamljson
 TESTS += tests/unit/check_yamljson
 tests_unit_check_yamljson_SOURCES = tests/unit/check_yamljson.c tests/unit/unit.h
@@ -23,4 +26,6 @@ tests_fuzz_fuzz_yaml_SOURCES = tests/fuzz/fuzz_yaml.c tests/fuzz/fuzz.h \
 tests_fuzz_fuzz_yaml_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_yaml_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_yaml_LDADD = $(COMMON_LIBS)
+# and the dumper, which every document that loads goes through.
+tests_fuzz_fuzz_yaml_SOURCES += common/yamljson-dump.c common/yamljson-internal.h
 endif

@@ -1,12 +1,12 @@
 noinst_LIBRARIES += libconfig.a
-libconfig_a_SOURCES = daemon/config.c daemon/config-types.c daemon/config-internal.h daemon/conf.h
+libconfig_a_SOURCES = daemon/config/config.c daemon/config/config-types.c daemon/config/config-internal.h daemon/config/conf.h
 libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 
 # The admin API: pure parsing (api.c) and the listener shell (http.c,
 # handlers.c, watch.c).
 noinst_LIBRARIES += libdaemon.a
-libdaemon_a_SOURCES = daemon/api.c daemon/api.h daemon/api-internal.h \
-	daemon/http.c daemon/handlers.c daemon/watch.c daemon/public.c daemon/public.h
+libdaemon_a_SOURCES = daemon/api/api.c daemon/api/api.h daemon/api/api-internal.h \
+	daemon/http/http.c daemon/api/handlers.c daemon/api/watch.c daemon/public/public.c daemon/public/public.h
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 
 sbin_PROGRAMS += ironbelld
@@ -36,13 +36,13 @@ noinst_PROGRAMS += tests/fuzz/fuzz_api_route
 # api.c, kinds.c and net.c (the host:port parser) are compiled into the
 # target so that they are instrumented.
 tests_fuzz_fuzz_api_route_SOURCES = tests/fuzz/fuzz_api_route.c tests/fuzz/fuzz.h \
-	daemon/api.c daemon/api.h store/kinds.c common/net.c common/net.h
+	daemon/api/api.c daemon/api/api.h store/kinds.c common/net.c common/net.h
 tests_fuzz_fuzz_api_route_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_api_route_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_api_route_LDADD = $(COMMON_LIBS)
 endif
 
-include daemon/config.mk
+include daemon/config/config.mk
 
 # The configuration turned into each part's settings (daemon/settings.c).
 libdaemon_a_SOURCES += daemon/settings.c daemon/settings.h

@@ -8,7 +8,7 @@
  * them), creates the state directory, opens the store, binds the DHCP
  * sockets when dhcp.enabled (a busy port stops the start) and the
  * listeners' sockets, drops every capability (daemon/privilege.c), starts
- * the listeners (daemon/http.c) and the DHCP thread (which loads every
+ * the listeners (daemon/http/http.c) and the DHCP thread (which loads every
  * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
@@ -44,8 +44,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "common/common.h"
-#include "daemon/api.h"
-#include "daemon/conf.h"
+#include "daemon/api/api.h"
+#include "daemon/config/conf.h"
 #include "daemon/privilege.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"

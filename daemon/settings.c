@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common/num.h"
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"
 #include "ipxe/ipxe.h"

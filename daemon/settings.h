@@ -1,4 +1,4 @@
-/* settings — the configuration snapshot (daemon/conf.h) turned into the
+/* settings — the configuration snapshot (daemon/config/conf.h) turned into the
  * settings of each part: struct dhcp_settings, tftp_settings,
  * syslog_settings, ipxe_settings and md_settings, each declared in its
  * part's public header. Daemon-private: only daemon code includes this. */

@@ -4,7 +4,7 @@
  *
  * Everything here is pure: a path is parsed into a route, a Range header
  * into a byte span, a Hardware object and the settings into a script. The
- * HTTP shell (daemon/public.c) reads the store and the files and writes the
+ * HTTP shell (daemon/public/public.c) reads the store and the files and writes the
  * replies; tests and fuzzers call these functions without a socket.
  *
  * The script comes from a template: text with {{name}} placeholders, the

@@ -1,5 +1,5 @@
 # iPXE scripts, binaries, OSIE files and the HTTP Boot answer: the pure
-# parts (routes, Range, templates, scripts); daemon/public.c is the shell.
+# parts (routes, Range, templates, scripts); daemon/public/public.c is the shell.
 noinst_LIBRARIES += libipxe.a
 libipxe_a_SOURCES = ipxe/ipxe.h ipxe/ipxe-internal.h \
 	ipxe/route.c ipxe/template.c ipxe/script.c

@@ -2,14 +2,14 @@
  * file types of what it serves.
  *
  * DESIGN: the path arrives still percent-encoded (libmicrohttpd is told not
- * to unescape, daemon/http.c). iPXE encodes the colons of a MAC in a URL
+ * to unescape, daemon/http/http.c). iPXE encodes the colons of a MAC in a URL
  * ("52%3A54%3A00..."), so the path is decoded once, into a bounded buffer,
  * before any rule is applied; a '%' that is not a valid escape, or a NUL,
  * makes the route IPXE_ROUTE_BAD. The rules then apply to the decoded
  * text, so "%2e%2e" is "..", and refused like it. A name is one or more
  * components of [A-Za-z0-9._+~-] that do not start with '.', so no
  * component is "." or "..", and the file opened under its directory
- * (daemon/public.c, with openat2 RESOLVE_BENEATH) is one the operator put
+ * (daemon/public/public.c, with openat2 RESOLVE_BENEATH) is one the operator put
  * there.
  */
 #include "config.h"

@@ -151,22 +151,248 @@ static int chain_script(const char *url, struct buf *out, char *err, size_t errl
 	return 0;
 }
 
+/* What the default script is made of: the facts read from the Hardware and
+ * the values built from them and the settings. The pointers borrow from
+ * the Hardware's JSON (or the settings) and live as long as they do; the
+ * four buffers are owned and freed by script_parts_free(). */
+struct script_parts {
+	const json_t *dhcp; /* the interface's dhcp */
+	const json_t *os;   /* the interface's netboot.osie, or NULL */
+	const char *arch, *name, *ns, *worker, *facility;
+	char mactext[18], vlan[16], kernel[256], initrd[256], retries[16];
+	struct buf osie;       /* the base URL of the kernel and initrd, no trailing '/' */
+	struct buf kurl, iurl; /* the kernel's and the initrd's URLs */
+	struct buf cl;         /* the kernel command line */
+};
+
+static void script_parts_free(struct script_parts *sp)
+{
+	buf_free(&sp->cl);
+	buf_free(&sp->osie);
+	buf_free(&sp->kurl);
+	buf_free(&sp->iurl);
+}
+
+/* Reads into sp what the script says of the machine: its architecture
+ * (DEFAULT_ARCH when unset), name, namespace, agentID, facility code,
+ * the MAC as text and the VLAN id ("" when unset or 0) of the interface
+ * whose netboot is nb. Nothing is checked here; template_values() and
+ * put_arg() refuse what cannot go into a script. */
+static void read_hardware(struct script_parts *sp, const json_t *hw, const json_t *iface,
+			  const json_t *nb, const uint8_t mac[6])
+{
+	const json_t *spec = json_object_get(hw, "spec");
+	const json_t *meta = json_object_get(hw, "metadata");
+	const json_t *dhcp = json_object_get(iface, "dhcp");
+
+	sp->dhcp = dhcp;
+	sp->os = json_object_get(nb, "osie");
+	sp->arch = str_at(dhcp, "arch") ? str_at(dhcp, "arch") : DEFAULT_ARCH;
+	sp->name = str_at(meta, "name");
+	sp->ns = str_at(meta, "namespace");
+	sp->worker = str_at(spec, "agentID");
+	sp->facility = str_at(json_object_get(json_object_get(spec, "metadata"), "facility"),
+			      "facility_code");
+	const json_t *vid = json_object_get(dhcp, "vlan_id");
+	mac_text(mac, sp->mactext);
+	if (json_is_string(vid) && json_string_length(vid) > 0 &&
+	    strcmp(json_string_value(vid), "0") != 0)
+		snprintf(sp->vlan, sizeof(sp->vlan), "%.15s", json_string_value(vid));
+	else if (json_is_integer(vid) && json_integer_value(vid) > 0)
+		snprintf(sp->vlan, sizeof(sp->vlan), "%lld", (long long)json_integer_value(vid));
+}
+
+/* Writes into sp->osie where the kernel and initrd come from: the
+ * Hardware's netboot.osie.baseURL (percent-encoded), else the configured
+ * osie_url with {{arch}} replaced, else base_url + "/osie"; without
+ * trailing '/'. 0, or -E2BIG when the URL is too long. */
+static int osie_base(struct script_parts *sp, const struct ipxe_settings *s)
+{
+	struct buf *osie = &sp->osie;
+	const char *base = str_at(sp->os, "baseURL");
+	int e;
+
+	if (base) {
+		if ((e = put_url(osie, base)) < 0)
+			return e;
+	} else if (s->osie_url) {
+		/* {{arch}} in the configured URL: one base per architecture
+		 * (the operator's own text is kept; the arch, from the
+		 * Hardware, is encoded). */
+		const char *u = s->osie_url, *m;
+		e = 0;
+		while (e == 0 && (m = strstr(u, "{{arch}}"))) {
+			e = buf_printf(osie, "%.*s", (int)(m - u), u) < 0 ||
+					    put_url(osie, sp->arch) < 0 ?
+				    -E2BIG :
+				    0;
+			u = m + 8;
+		}
+		if (e == 0)
+			e = buf_puts(osie, u) < 0 ? -E2BIG : 0;
+	} else {
+		e = buf_printf(osie, "%s/osie", s->base_url) < 0 ? -E2BIG : 0;
+	}
+	while (e == 0 && osie->len && osie->data[osie->len - 1] == '/')
+		osie->data[--osie->len] = '\0';
+	return e;
+}
+
+/* Fills sp->kernel and sp->initrd (the Hardware's netboot.osie names, else
+ * the configured ones, else vmlinuz-{{arch}} and initramfs-{{arch}}, with
+ * {{arch}} expanded) and their URLs under sp->osie, which osie_base() has
+ * written. 0, or -E2BIG when a name or URL is too long. */
+static int boot_files(struct script_parts *sp, const struct ipxe_settings *s)
+{
+	const char *kpat = str_at(sp->os, "kernel") ? str_at(sp->os, "kernel") : s->kernel;
+	const char *ipat = str_at(sp->os, "initrd") ? str_at(sp->os, "initrd") : s->initrd;
+	int e;
+
+	if ((e = expand_name(kpat ? kpat : "vmlinuz-{{arch}}", sp->arch, sp->kernel,
+			     sizeof(sp->kernel))) < 0 ||
+	    (e = expand_name(ipat ? ipat : "initramfs-{{arch}}", sp->arch, sp->initrd,
+			     sizeof(sp->initrd))) < 0)
+		return e;
+	if (buf_printf(&sp->kurl, "%s/", sp->osie.data) < 0 || put_url(&sp->kurl, sp->kernel) < 0 ||
+	    buf_printf(&sp->iurl, "%s/", sp->osie.data) < 0 || put_url(&sp->iurl, sp->initrd) < 0)
+		return -E2BIG;
+	return 0;
+}
+
+/* Writes into sp->cl the kernel command line, in Smee's order (see the
+ * DESIGN comment): the Hardware's and the settings' arguments, the fixed
+ * ones, the initrd, the consoles, the configured kernel_args, then the
+ * Hardware's netboot.osie.kernelParams. 0; -EINVAL with err naming the
+ * field when a value cannot go into a script or kernelParams is
+ * malformed; -E2BIG when the line is too long. */
+static int kernel_cmdline(struct script_parts *sp, const struct ipxe_settings *s, char *err,
+			  size_t errlen)
+{
+	struct buf *cl = &sp->cl;
+	int e;
+
+	if ((e = put_arg(cl, "vlan_id", sp->vlan, "dhcp.vlan_id", err, errlen)) < 0 ||
+	    (e = put_arg(cl, "facility", sp->facility, "spec.metadata.facility.facility_code", err,
+			 errlen)) < 0 ||
+	    (e = put_arg(cl, "syslog_host", s->syslog_host, "ipxe.syslog_host", err, errlen)) < 0 ||
+	    (e = put_arg(cl, "grpc_authority", s->grpc_authority, "ipxe.grpc_authority", err,
+			 errlen)) < 0 ||
+	    (e = put_arg(cl, "tinkerbell_tls", s->tls ? "true" : "false", "", err, errlen)) < 0 ||
+	    (e = put_arg(cl, "tinkerbell_insecure_tls", s->insecure_tls ? "true" : "false", "", err,
+			 errlen)) < 0 ||
+	    (e = put_arg(cl, "worker_id", sp->worker ? sp->worker : sp->mactext, "spec.agentID",
+			 err, errlen)) < 0 ||
+	    (e = put_arg(cl, "hw_addr", sp->mactext, "", err, errlen)) < 0)
+		return e;
+	if (buf_printf(cl, " %s", FIXED_ARGS) < 0)
+		return -E2BIG;
+	if ((e = put_arg(cl, "initrd", sp->initrd, "netboot.osie.initrd", err, errlen)) < 0)
+		return e;
+	if (buf_printf(cl, " %s", CONSOLE_ARGS) < 0 ||
+	    (s->kernel_args && s->kernel_args[0] && buf_printf(cl, " %s", s->kernel_args) < 0))
+		return -E2BIG;
+	const json_t *params = json_object_get(sp->os, "kernelParams");
+	size_t i;
+	const json_t *p;
+	json_array_foreach(params, i, p)
+	{
+		char field[64];
+		if (i >= IPXE_MAX_KERNEL_PARAMS) {
+			snprintf(err, errlen, "netboot.osie.kernelParams: more than %d entries",
+				 IPXE_MAX_KERNEL_PARAMS);
+			return -EINVAL;
+		}
+		snprintf(field, sizeof(field), "netboot.osie.kernelParams[%zu]", i);
+		if (!json_is_string(p)) {
+			snprintf(err, errlen, "%s: not a string", field);
+			return -EINVAL;
+		}
+		if ((e = put_arg(cl, NULL, json_string_value(p), field, err, errlen)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* Fills vals (borrowing from sp, which must outlive them, and from s) with
+ * the template's variables, and checks that every one a template may show
+ * is a safe token (the command line and kernel_args, which are built or
+ * trusted, excepted). 0, or -EINVAL with err naming the variable. */
+static int template_values(struct script_parts *sp, const struct ipxe_settings *s,
+			   const char *vals[IPXE_VAR_MAX], char *err, size_t errlen)
+{
+	snprintf(sp->retries, sizeof(sp->retries), "%u", s->retries);
+	vals[IPXE_VAR_NAME] = sp->name;
+	vals[IPXE_VAR_NAMESPACE] = sp->ns;
+	vals[IPXE_VAR_HW_ADDR] = sp->mactext;
+	vals[IPXE_VAR_WORKER_ID] = sp->worker ? sp->worker : sp->mactext;
+	vals[IPXE_VAR_ARCH] = sp->arch;
+	vals[IPXE_VAR_HOSTNAME] = str_at(sp->dhcp, "hostname");
+	vals[IPXE_VAR_FACILITY] = sp->facility;
+	vals[IPXE_VAR_VLAN_ID] = sp->vlan;
+	vals[IPXE_VAR_BASE_URL] = s->base_url;
+	vals[IPXE_VAR_OSIE_URL] = sp->osie.data;
+	vals[IPXE_VAR_KERNEL] = sp->kernel;
+	vals[IPXE_VAR_INITRD] = sp->initrd;
+	vals[IPXE_VAR_KERNEL_URL] = sp->kurl.data;
+	vals[IPXE_VAR_INITRD_URL] = sp->iurl.data;
+	vals[IPXE_VAR_CMDLINE] = sp->cl.data;
+	vals[IPXE_VAR_KERNEL_ARGS] = s->kernel_args;
+	vals[IPXE_VAR_GRPC_AUTHORITY] = s->grpc_authority;
+	vals[IPXE_VAR_SYSLOG_HOST] = s->syslog_host;
+	vals[IPXE_VAR_TLS] = s->tls ? "true" : "false";
+	vals[IPXE_VAR_INSECURE_TLS] = s->insecure_tls ? "true" : "false";
+	vals[IPXE_VAR_RETRIES] = sp->retries;
+	/* Names shown by the template (echo lines) come from the Hardware. */
+	for (int v = 0; v < IPXE_VAR_MAX; v++)
+		if (v != IPXE_VAR_CMDLINE && v != IPXE_VAR_KERNEL_ARGS && vals[v] &&
+		    !ipxe_token_ok(vals[v], strlen(vals[v]))) {
+			snprintf(err, errlen, "%s: \"%.64s\" cannot go into an iPXE script",
+				 ipxe_template_vars[v], vals[v]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* The default script of interface iface (netboot nb) of hw: the template
+ * (the configured one, else ipxe_default_template) rendered into out with
+ * the values built by the steps above, in that order. 0, -EINVAL (err says
+ * why) or -E2BIG, as ipxe_script(); out is written only by the render,
+ * and *ret_kind is set to IPXE_SCRIPT_DEFAULT just before it. */
+static int default_script(const json_t *hw, const json_t *iface, const json_t *nb,
+			  const uint8_t mac[6], const struct ipxe_settings *s, struct buf *out,
+			  enum ipxe_script_kind *ret_kind, char *err, size_t errlen)
+{
+	struct script_parts sp = {
+		.vlan = "",
+		.osie = BUF_INIT(IPXE_VALUE_MAX),
+		.kurl = BUF_INIT(IPXE_VALUE_MAX),
+		.iurl = BUF_INIT(IPXE_VALUE_MAX),
+		.cl = BUF_INIT(IPXE_CMDLINE_MAX),
+	};
+	const char *vals[IPXE_VAR_MAX] = { 0 };
+	int e;
+
+	read_hardware(&sp, hw, iface, nb, mac);
+	if ((e = osie_base(&sp, s)) < 0 || (e = boot_files(&sp, s)) < 0 ||
+	    (e = kernel_cmdline(&sp, s, err, errlen)) < 0 ||
+	    (e = template_values(&sp, s, vals, err, errlen)) < 0)
+		goto out;
+	*ret_kind = IPXE_SCRIPT_DEFAULT;
+	e = ipxe_template_render(s->template_ ? s->template_ : ipxe_default_template,
+				 s->template_ ? s->template_len : strlen(ipxe_default_template), vals,
+				 out);
+out:
+	script_parts_free(&sp);
+	return e;
+}
+
 int ipxe_script(const json_t *hw, const uint8_t mac[6], const struct ipxe_settings *s,
 		struct buf *out, enum ipxe_script_kind *ret_kind, char *err, size_t errlen)
 {
 	const json_t *iface = find_iface(hw, mac);
-	const json_t *spec = json_object_get(hw, "spec");
-	const json_t *meta = json_object_get(hw, "metadata");
-	char mactext[18], kernel[256], initrd[256], vlan[16] = "", retries[16];
-	struct buf cl = BUF_INIT(IPXE_CMDLINE_MAX);
-	struct buf osie = BUF_INIT(IPXE_VALUE_MAX), kurl = BUF_INIT(IPXE_VALUE_MAX),
-		   iurl = BUF_INIT(IPXE_VALUE_MAX);
-	const char *vals[IPXE_VAR_MAX] = { 0 };
-	int e;
 
 	if (!iface)
 		return -ENOENT;
-	const json_t *dhcp = json_object_get(iface, "dhcp");
 	const json_t *nb = json_object_get(iface, "netboot");
 	if (!json_is_true(json_object_get(nb, "allowPXE"))) {
 		snprintf(err, errlen, "netboot.allowPXE is not true");
@@ -182,145 +408,7 @@ int ipxe_script(const json_t *hw, const uint8_t mac[6], const struct ipxe_settin
 		*ret_kind = IPXE_SCRIPT_CONTENTS;
 		return buf_puts(out, contents) < 0 ? -E2BIG : 0;
 	}
-
-	const json_t *os = json_object_get(nb, "osie");
-	const char *arch = str_at(dhcp, "arch") ? str_at(dhcp, "arch") : DEFAULT_ARCH;
-	const char *name = str_at(meta, "name"), *ns = str_at(meta, "namespace");
-	const char *worker = str_at(spec, "agentID");
-	const char *facility = str_at(json_object_get(json_object_get(spec, "metadata"), "facility"),
-				      "facility_code");
-	const json_t *vid = json_object_get(dhcp, "vlan_id");
-	mac_text(mac, mactext);
-	if (json_is_string(vid) && json_string_length(vid) > 0 &&
-	    strcmp(json_string_value(vid), "0") != 0)
-		snprintf(vlan, sizeof(vlan), "%.15s", json_string_value(vid));
-	else if (json_is_integer(vid) && json_integer_value(vid) > 0)
-		snprintf(vlan, sizeof(vlan), "%lld", (long long)json_integer_value(vid));
-
-	/* Where the kernel and initrd come from. */
-	const char *base = str_at(os, "baseURL");
-	if (base) {
-		if ((e = put_url(&osie, base)) < 0)
-			goto out;
-	} else if (s->osie_url) {
-		/* {{arch}} in the configured URL: one base per architecture
-		 * (the operator's own text is kept; the arch, from the
-		 * Hardware, is encoded). */
-		const char *u = s->osie_url, *m;
-		e = 0;
-		while (e == 0 && (m = strstr(u, "{{arch}}"))) {
-			e = buf_printf(&osie, "%.*s", (int)(m - u), u) < 0 || put_url(&osie, arch) < 0 ?
-				    -E2BIG :
-				    0;
-			u = m + 8;
-		}
-		if (e == 0)
-			e = buf_puts(&osie, u) < 0 ? -E2BIG : 0;
-	} else {
-		e = buf_printf(&osie, "%s/osie", s->base_url) < 0 ? -E2BIG : 0;
-	}
-	while (e == 0 && osie.len && osie.data[osie.len - 1] == '/')
-		osie.data[--osie.len] = '\0';
-	if (e < 0)
-		goto out;
-	const char *kpat = str_at(os, "kernel") ? str_at(os, "kernel") : s->kernel;
-	const char *ipat = str_at(os, "initrd") ? str_at(os, "initrd") : s->initrd;
-	if ((e = expand_name(kpat ? kpat : "vmlinuz-{{arch}}", arch, kernel, sizeof(kernel))) < 0 ||
-	    (e = expand_name(ipat ? ipat : "initramfs-{{arch}}", arch, initrd, sizeof(initrd))) < 0)
-		goto out;
-	if (buf_printf(&kurl, "%s/", osie.data) < 0 || put_url(&kurl, kernel) < 0 ||
-	    buf_printf(&iurl, "%s/", osie.data) < 0 || put_url(&iurl, initrd) < 0) {
-		e = -E2BIG;
-		goto out;
-	}
-
-	/* The command line, in Smee's order. */
-	if ((e = put_arg(&cl, "vlan_id", vlan, "dhcp.vlan_id", err, errlen)) < 0 ||
-	    (e = put_arg(&cl, "facility", facility, "spec.metadata.facility.facility_code", err,
-			 errlen)) < 0 ||
-	    (e = put_arg(&cl, "syslog_host", s->syslog_host, "ipxe.syslog_host", err, errlen)) < 0 ||
-	    (e = put_arg(&cl, "grpc_authority", s->grpc_authority, "ipxe.grpc_authority", err,
-			 errlen)) < 0 ||
-	    (e = put_arg(&cl, "tinkerbell_tls", s->tls ? "true" : "false", "", err, errlen)) < 0 ||
-	    (e = put_arg(&cl, "tinkerbell_insecure_tls", s->insecure_tls ? "true" : "false", "", err,
-			 errlen)) < 0 ||
-	    (e = put_arg(&cl, "worker_id", worker ? worker : mactext, "spec.agentID", err, errlen)) <
-		    0 ||
-	    (e = put_arg(&cl, "hw_addr", mactext, "", err, errlen)) < 0)
-		goto out;
-	if (buf_printf(&cl, " %s", FIXED_ARGS) < 0) {
-		e = -E2BIG;
-		goto out;
-	}
-	if ((e = put_arg(&cl, "initrd", initrd, "netboot.osie.initrd", err, errlen)) < 0)
-		goto out;
-	if (buf_printf(&cl, " %s", CONSOLE_ARGS) < 0 ||
-	    (s->kernel_args && s->kernel_args[0] && buf_printf(&cl, " %s", s->kernel_args) < 0)) {
-		e = -E2BIG;
-		goto out;
-	}
-	const json_t *params = json_object_get(os, "kernelParams");
-	size_t i;
-	const json_t *p;
-	json_array_foreach(params, i, p)
-	{
-		char field[64];
-		if (i >= IPXE_MAX_KERNEL_PARAMS) {
-			snprintf(err, errlen, "netboot.osie.kernelParams: more than %d entries",
-				 IPXE_MAX_KERNEL_PARAMS);
-			e = -EINVAL;
-			goto out;
-		}
-		snprintf(field, sizeof(field), "netboot.osie.kernelParams[%zu]", i);
-		if (!json_is_string(p)) {
-			snprintf(err, errlen, "%s: not a string", field);
-			e = -EINVAL;
-			goto out;
-		}
-		if ((e = put_arg(&cl, NULL, json_string_value(p), field, err, errlen)) < 0)
-			goto out;
-	}
-	snprintf(retries, sizeof(retries), "%u", s->retries);
-	vals[IPXE_VAR_NAME] = name;
-	vals[IPXE_VAR_NAMESPACE] = ns;
-	vals[IPXE_VAR_HW_ADDR] = mactext;
-	vals[IPXE_VAR_WORKER_ID] = worker ? worker : mactext;
-	vals[IPXE_VAR_ARCH] = arch;
-	vals[IPXE_VAR_HOSTNAME] = str_at(dhcp, "hostname");
-	vals[IPXE_VAR_FACILITY] = facility;
-	vals[IPXE_VAR_VLAN_ID] = vlan;
-	vals[IPXE_VAR_BASE_URL] = s->base_url;
-	vals[IPXE_VAR_OSIE_URL] = osie.data;
-	vals[IPXE_VAR_KERNEL] = kernel;
-	vals[IPXE_VAR_INITRD] = initrd;
-	vals[IPXE_VAR_KERNEL_URL] = kurl.data;
-	vals[IPXE_VAR_INITRD_URL] = iurl.data;
-	vals[IPXE_VAR_CMDLINE] = cl.data;
-	vals[IPXE_VAR_KERNEL_ARGS] = s->kernel_args;
-	vals[IPXE_VAR_GRPC_AUTHORITY] = s->grpc_authority;
-	vals[IPXE_VAR_SYSLOG_HOST] = s->syslog_host;
-	vals[IPXE_VAR_TLS] = s->tls ? "true" : "false";
-	vals[IPXE_VAR_INSECURE_TLS] = s->insecure_tls ? "true" : "false";
-	vals[IPXE_VAR_RETRIES] = retries;
-	/* Names shown by the template (echo lines) come from the Hardware. */
-	for (int v = 0; v < IPXE_VAR_MAX; v++)
-		if (v != IPXE_VAR_CMDLINE && v != IPXE_VAR_KERNEL_ARGS && vals[v] &&
-		    !ipxe_token_ok(vals[v], strlen(vals[v]))) {
-			snprintf(err, errlen, "%s: \"%.64s\" cannot go into an iPXE script",
-				 ipxe_template_vars[v], vals[v]);
-			e = -EINVAL;
-			goto out;
-		}
-	*ret_kind = IPXE_SCRIPT_DEFAULT;
-	e = ipxe_template_render(s->template_ ? s->template_ : ipxe_default_template,
-				 s->template_ ? s->template_len : strlen(ipxe_default_template), vals,
-				 out);
-out:
-	buf_free(&cl);
-	buf_free(&osie);
-	buf_free(&kurl);
-	buf_free(&iurl);
-	return e;
+	return default_script(hw, iface, nb, mac, s, out, ret_kind, err, errlen);
 }
 
 const char *ipxe_script_kind_name(enum ipxe_script_kind k)

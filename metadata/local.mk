@@ -1,5 +1,5 @@
 # Instance metadata: EC2-style, Hegel JSON, cloud-init NoCloud, Ignition;
-# the pure parts (routes, client address, documents); daemon/public.c is
+# the pure parts (routes, client address, documents); daemon/public/public.c is
 # the shell.
 noinst_LIBRARIES += libmetadata.a
 libmetadata_a_SOURCES = metadata/metadata.h metadata/metadata-internal.h \

@@ -5,7 +5,7 @@
  *
  * Everything here is pure: the path is parsed into a route, the client's
  * address is chosen from the peer and X-Forwarded-For, and a Hardware's
- * JSON is turned into the answer. The HTTP shell (daemon/public.c) finds
+ * JSON is turned into the answer. The HTTP shell (daemon/public/public.c) finds
  * the Hardware by the client's address through the store's IP index and
  * never by anything the client says, so no request gets another machine's
  * data.

@@ -1,6 +1,6 @@
 /* route — metadata paths, and the client's address behind trusted proxies.
  *
- * DESIGN: paths arrive percent-encoded (daemon/http.c turns unescaping
+ * DESIGN: paths arrive percent-encoded (daemon/http/http.c turns unescaping
  * off) and none of ours needs an escape, so a '%' makes a route
  * MD_ROUTE_BAD. An EC2 path is normalised to its components joined by '/'
  * with no leading or trailing slash, so "/latest/meta-data/" and

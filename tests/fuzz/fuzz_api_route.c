@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/net.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -8,7 +8,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

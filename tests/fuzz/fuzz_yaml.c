@@ -1,4 +1,4 @@
-/* fuzz_yaml — libFuzzer target for common/yamljson.c and store/validate.c.
+/* fuzz_yaml — libFuzzer target for common/yamljson*.c and store/validate.c.
  *
  * Every input is loaded as a YAML stream. A refused input must come back
  * with a sane error (a position, a message). Each document that loads is

@@ -1,4 +1,4 @@
-/* check_api — the pure half of the admin API (daemon/api.c): the route
+/* check_api — the pure half of the admin API (daemon/api/api.c): the route
  * parser with tables of good and malformed paths, the query-string parser,
  * percent-decoding, errno -> status mapping, Status rendering, Content-Type
  * classification, the token compare and host:port splitting. */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/net.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 #include "tests/unit/unit.h"
 
 /* ---- routes ---- */

@@ -1,4 +1,4 @@
-/* check_config — unit tests for ironbell.yaml loading (daemon/config.c).
+/* check_config — unit tests for ironbell.yaml loading (daemon/config/config.c).
  *
  * The test includes config.c itself rather than linking libconfig.a, so it
  * can walk the key table: every row must be documented in
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.c"
+#include "daemon/config/config.c"
 #include "tests/unit/unit.h"
 
 #ifndef ARRAY_SIZE

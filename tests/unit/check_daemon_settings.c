@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"
 #include "ipxe/ipxe.h"

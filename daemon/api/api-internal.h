@@ -1,4 +1,4 @@
-/* api-internal — what daemon/http.c, daemon/handlers.c and daemon/watch.c
+/* api-internal — what daemon/http/http.c, daemon/api/handlers.c and daemon/api/watch.c
  * share; nobody outside daemon/ includes it.
  *
  * Threads: a request is handled start to end on one libmicrohttpd thread
@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 /* The most a response body held in memory may grow to (a list of every
  * object of a kind). */
@@ -54,7 +54,7 @@ struct api_reply {
 	struct api_watch *watch; /* owned; when set, body is unused */
 };
 
-/* ---- daemon/http.c ---- */
+/* ---- daemon/http/http.c ---- */
 
 /* The calling thread's store reader, created on first use and freed when
  * the thread ends. NULL on failure. */
@@ -67,7 +67,7 @@ bool api_stopping(struct api *api);
  * their last chunk before the connections are closed. */
 int api_watch_count(struct api *api, int delta); /* returns the new count */
 
-/* ---- daemon/handlers.c ---- */
+/* ---- daemon/api/handlers.c ---- */
 
 /* Handles a routed request whose method the route accepts. Always fills
  * rep (an error is a Status body). */
@@ -81,7 +81,7 @@ void api_reply_json(struct api_reply *rep, int code, const json_t *v);
 /* Fills rep with a text/plain body. */
 void api_reply_text(struct api_reply *rep, int code, const char *text);
 
-/* ---- daemon/watch.c ---- */
+/* ---- daemon/api/watch.c ---- */
 
 /* A watch of objects of kind k (in namespace ns, NULL: all; matching sel,
  * NULL: all; sel is taken over) starting after resourceVersion rv, or with

@@ -47,8 +47,8 @@
 
 #include "common/net.h"
 #include "common/num.h"
-#include "daemon/conf.h"
-#include "daemon/config-internal.h"
+#include "daemon/config/conf.h"
+#include "daemon/config/config-internal.h"
 #include "ipxe/ipxe.h"
 
 #define FIELD(m) offsetof(struct ib_config, m), sizeof(((struct ib_config *)0)->m)

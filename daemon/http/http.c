@@ -2,7 +2,7 @@
  * a unix socket and, when configured, on TCP with a bearer token; the
  * public listener (http.listen) that serves the machines being provisioned:
  * iPXE scripts and binaries, /httpboot, the OSIE files and the metadata
- * routes (daemon/public.c), with /healthz, /readyz and /metrics (unless
+ * routes (daemon/public/public.c), with /healthz, /readyz and /metrics (unless
  * http.public_metrics is false).
  *
  * DESIGN: every listening socket is bound here, not by libmicrohttpd, so a
@@ -19,7 +19,7 @@
  * CPU by default) on epoll: its handlers never block. The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
- * changes (daemon/watch.c), and a write blocks until its commit, neither of
+ * changes (daemon/api/watch.c), and a write blocks until its commit, neither of
  * which may stall other clients. Each thread that reads the store gets its
  * own store_reader on first use, kept in thread-specific data and freed by
  * the key's destructor when the thread ends; api_stop() joins every thread
@@ -31,7 +31,7 @@
  * swaps the pointer without freeing anything a request still reads.
  *
  * libmicrohttpd is told not to unescape the path or the query (a no-op
- * unescape callback): daemon/api.c makes every percent-encoding decision. */
+ * unescape callback): daemon/api/api.c makes every percent-encoding decision. */
 #include "config.h"
 
 #include <errno.h>
@@ -53,9 +53,9 @@
 
 #include "common/common.h"
 #include "common/net.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
-#include "daemon/public.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
+#include "daemon/public/public.h"
 
 #define ADMIN_MAX_CONNECTIONS 128
 #define PUBLIC_MAX_CONNECTIONS 1024
@@ -110,7 +110,7 @@ struct request {
 	struct buf body;
 	bool too_large;
 	bool responded;
-	bool public_;              /* a route of daemon/public.c, in public_route */
+	bool public_;              /* a route of daemon/public/public.c, in public_route */
 	struct public_route public_route;
 };
 
@@ -363,7 +363,7 @@ static enum MHD_Result query_cb(void *cls, enum MHD_ValueKind kind, const char *
 	return qi->e < 0 ? MHD_NO : MHD_YES;
 }
 
-/* A machine-facing route of the public listener (daemon/public.c): GET
+/* A machine-facing route of the public listener (daemon/public/public.c): GET
  * and HEAD only, answered once the request is complete (a response
  * queued on the first call makes libmicrohttpd close the connection
  * after it: no keep-alive). */

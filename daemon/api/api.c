@@ -4,7 +4,7 @@
  * DESIGN: everything here is a function of its arguments (plus the static
  * kind table of store/store.h), so that tests/unit/check_api.c and the
  * fuzz target tests/fuzz/fuzz_api_route.c drive it without sockets. The
- * listener shell (daemon/http.c) gives it the raw path and the raw query
+ * listener shell (daemon/http/http.c) gives it the raw path and the raw query
  * pairs: libmicrohttpd is told not to unescape anything, so the decisions
  * about percent-encoding are all made here, once:
  *   - a path is never decoded: '%' anywhere in it is malformed. Object names
@@ -20,7 +20,7 @@
 #include <strings.h>
 
 #include "common/num.h"
-#include "daemon/api.h"
+#include "daemon/api/api.h"
 
 #define API_MAX_SEGMENTS 8
 

@@ -21,7 +21,7 @@
 #include <yaml.h>
 
 #include "common/num.h"
-#include "daemon/config-internal.h"
+#include "daemon/config/config-internal.h"
 
 /* Writes s (n bytes) into out as an escaped string literal of at most
  * CFG_QUOTE_MAX characters of s, then "..." when cut: values are user text

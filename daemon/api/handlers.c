@@ -1,7 +1,7 @@
 /* handlers — what each admin API route does, between a parsed request
  * (struct api_ctx) and a reply (struct api_reply).
  *
- * DESIGN: the listener shell (daemon/http.c) has already authenticated the
+ * DESIGN: the listener shell (daemon/http/http.c) has already authenticated the
  * request, routed it, checked the method, parsed the query and read the
  * body (bounded by http.max_body). A handler parses the body by its
  * Content-Type, turns it into store ops or reads, and answers JSON: the
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "common/common.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
 
 #define CT_JSON "application/json"
 #define API_TRIM_MIN (1u << 20) /* bytes of a body or reply after which memory is trimmed */

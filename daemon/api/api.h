@@ -3,11 +3,11 @@
  * listeners that serve it.
  *
  * Two layers:
- *  - pure helpers (daemon/api.c): the route parser, the query-string parser,
+ *  - pure helpers (daemon/api/api.c): the route parser, the query-string parser,
  *    errno -> HTTP status mapping, Content-Type classification, the token
  *    compare. No sockets, no store; the unit tests and the fuzz target call
  *    them directly.
- *  - the shell (daemon/http.c, daemon/handlers.c, daemon/watch.c):
+ *  - the shell (daemon/http/http.c, daemon/api/handlers.c, daemon/api/watch.c):
  *    libmicrohttpd daemons for the admin unix socket, the optional admin TCP
  *    listener and the public listener, and the handlers that read and write
  *    the store.
@@ -168,7 +168,7 @@ enum api_content_type api_content_type_parse(const char *ct);
  * only on their lengths, not on where they differ. */
 bool api_token_equal(const char *given, size_t given_len, const char *want, size_t want_len);
 
-/* ---- the listeners (daemon/http.c) ---- */
+/* ---- the listeners (daemon/http/http.c) ---- */
 
 struct api;
 

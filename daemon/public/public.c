@@ -3,7 +3,7 @@
  * Boot answer (the pure parts are in ipxe/), and instance metadata (the
  * pure parts in metadata/).
  *
- * DESIGN: daemon/http.c parses the path with ipxe_route_parse() and hands
+ * DESIGN: daemon/http/http.c parses the path with ipxe_route_parse() and hands
  * a route of ours here on the request's first call; this file reads the
  * store (the thread's own reader) or opens the file, and builds the
  * libmicrohttpd response. Nothing here blocks on anything but the local
@@ -60,9 +60,9 @@
 #include "common/bootfile.h"
 #include "common/file.h"
 #include "common/ratelimit.h"
-#include "daemon/api-internal.h"
-#include "daemon/conf.h"
-#include "daemon/public.h"
+#include "daemon/api/api-internal.h"
+#include "daemon/config/conf.h"
+#include "daemon/public/public.h"
 #include "daemon/settings.h"
 #include "ipxe/ipxe.h"
 #include "store/store.h"

@@ -1,5 +1,5 @@
-/* config-internal — what daemon/config.c (the key tables and the loader)
- * and daemon/config-types.c (one parse function per value type) share.
+/* config-internal — what daemon/config/config.c (the key tables and the loader)
+ * and daemon/config/config-types.c (one parse function per value type) share.
  * Included only inside daemon/. */
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/conf.h"
+#include "daemon/config/conf.h"
 
 #define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
 #define CFG_TOKEN_MIN 32       /* bytes of the token, at least */

@@ -34,7 +34,7 @@
 #include <microhttpd.h>
 
 #include "common/common.h"
-#include "daemon/api-internal.h"
+#include "daemon/api/api-internal.h"
 
 enum watch_type {
 	WATCH_OBJECTS,

@@ -1,5 +1,5 @@
-/* public — the machine-facing routes of the public listener (daemon/public.c),
- * called by daemon/http.c. Included only inside daemon/. */
+/* public — the machine-facing routes of the public listener (daemon/public/public.c),
+ * called by daemon/http/http.c. Included only inside daemon/. */
 #pragma once
 
 #include <stdbool.h>
