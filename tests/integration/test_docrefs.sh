@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_docrefs — the tree documents itself: no file in it refers to a
-# document that is not in the tree, and every docs/*.md that a file names
-# exists. The project's own documents are README.md and docs/, and a
+# document that is not in the tree, every docs/*.md that a file names
+# exists, and the README's layout table and the tree agree (every folder at
+# the top and in daemon/ is in the table, and everything the table names is
+# there). The project's own documents are README.md and docs/, and a
 # comment that sends the reader elsewhere names one of them. Prints TAP;
 # each offender is printed as file:line.
 #
@@ -24,7 +26,7 @@ find . \( -name .git -o -name build -o -name 'build-*' -o -name _build -o -name 
 
 outside='(DESIGN|STYLE|tinkerbell|peers)[.]md|LAB''NOTES'
 
-echo "1..2"
+echo "1..3"
 echo "# $(wc -l <"$tmp/files") files checked"
 
 tr '\n' '\0' <"$tmp/files" | xargs -0 grep -HInEi -- "$outside" >"$tmp/hits" 2>/dev/null
@@ -51,6 +53,35 @@ if [ -s "$tmp/missing" ]; then
 	fails=$((fails + 1))
 else
 	echo "ok 2 - every docs/*.md named in the tree exists ($(cut -d: -f2 "$tmp/named" | sort -u | wc -l) named)"
+fi
+
+# The README's layout table: the fenced block after "## Layout of the
+# tree". A line "name/ ..." names a top-level folder; an indented one
+# "  name/ ..." or "  name.c ..." names a folder or file of daemon/, the
+# only folder the table opens.
+sed -n '/^## Layout of the tree/,/^## /p' README.md | sed -n '/^```/,/^```/p' >"$tmp/layout"
+sed -n 's|^\([a-z][A-Za-z0-9_-]*\)/ .*|\1|p' "$tmp/layout" | sort -u >"$tmp/table-top"
+sed -n 's|^  \([a-z][A-Za-z0-9_.-]*\)[ /].*|daemon/\1|p' "$tmp/layout" | sort -u >"$tmp/table-daemon"
+find . -mindepth 1 -maxdepth 1 -type d ! -name '.*' ! -name build ! -name 'build-*' \
+	! -name _build ! -name _inst ! -name autom4te.cache ! -name build-aux ! -name m4 |
+	sed 's|^\./||' | sort -u >"$tmp/tree-top"
+find daemon -mindepth 1 -maxdepth 1 -type d | sort -u >"$tmp/tree-daemon"
+: >"$tmp/disagree"
+comm -13 "$tmp/table-top" "$tmp/tree-top" | sed 's|$|/: in the tree, not in the table|' >>"$tmp/disagree"
+comm -23 "$tmp/table-top" "$tmp/tree-top" | sed 's|$|/: in the table, not in the tree|' >>"$tmp/disagree"
+comm -13 "$tmp/table-daemon" "$tmp/tree-daemon" | sed 's|$|/: in the tree, not in the table|' >>"$tmp/disagree"
+while IFS= read -r f; do
+	[ -e "$f" ] || echo "$f: in the table, not in the tree" >>"$tmp/disagree"
+done <"$tmp/table-daemon"
+if [ ! -s "$tmp/table-top" ]; then
+	echo "not ok 3 - the README's layout table and the tree agree (no table found)"
+	fails=$((fails + 1))
+elif [ -s "$tmp/disagree" ]; then
+	echo "not ok 3 - the README's layout table and the tree agree"
+	sed 's/^/# /' "$tmp/disagree"
+	fails=$((fails + 1))
+else
+	echo "ok 3 - the README's layout table and the tree agree ($(wc -l <"$tmp/table-top") folders, $(wc -l <"$tmp/table-daemon") in daemon/)"
 fi
 
 [ "$fails" -eq 0 ]
