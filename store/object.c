@@ -18,40 +18,27 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "common/mac.h"
 #include "common/num.h"
 #include "store/store-internal.h"
 
-#define MAC_MAX_BYTES 20 /* InfiniBand hardware addresses */
+_Static_assert(STORE_KEY_LEN >= MAC_MAX_LEN * 3, "a normal MAC fits a key");
 
 int store_norm_mac(const char *in, char out[STORE_KEY_LEN])
 {
 	static const char hex[] = "0123456789abcdef";
-	uint8_t b[MAC_MAX_BYTES];
-	size_t n = 0, i = 0;
-	char sep = 0;
+	uint8_t b[MAC_MAX_LEN];
+	int n;
 
 	if (!in)
 		return -EINVAL;
-	for (;;) {
-		if (n == MAC_MAX_BYTES)
-			return -EINVAL;
-		int hi = num_hex_digit(in[i]), lo = hi < 0 ? -1 : num_hex_digit(in[i + 1]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		b[n++] = (uint8_t)(hi << 4 | lo);
-		i += 2;
-		if (in[i] == '\0')
-			break;
-		if ((in[i] != ':' && in[i] != '-') || (sep && in[i] != sep))
-			return -EINVAL;
-		sep = in[i++];
-	}
-	if (n != 6 && n != MAC_MAX_BYTES)
-		return -EINVAL;
-	for (size_t k = 0; k < n; k++) {
+	n = mac_parse_hw(in, strlen(in), MAC_COLON | MAC_DASH, b);
+	if (n < 0)
+		return n;
+	for (size_t k = 0; k < (size_t)n; k++) {
 		out[3 * k] = hex[b[k] >> 4];
 		out[3 * k + 1] = hex[b[k] & 15];
-		out[3 * k + 2] = k + 1 < n ? ':' : '\0';
+		out[3 * k + 2] = k + 1 < (size_t)n ? ':' : '\0';
 	}
 	return 0;
 }

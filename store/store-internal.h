@@ -278,8 +278,9 @@ struct store_hw_keys {
  * is -EINVAL too. 0 on success. */
 int store_hw_keys_get(const json_t *obj, struct store_hw_keys *ret, char *err, size_t errlen);
 
-/* "AA-BB-cc:dd:ee:ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
- * InfiniBand-style addresses are accepted too). 0 or -EINVAL. */
+/* "AA-BB-cc-dd-ee-ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
+ * InfiniBand-style addresses are accepted too), as mac_parse_hw() reads
+ * them: colons or dashes, one kind throughout. 0 or -EINVAL. */
 int store_norm_mac(const char *in, char out[STORE_KEY_LEN]);
 /* An IPv4 or IPv6 address in its canonical text (inet_ntop); an
  * IPv4-mapped IPv6 address (::ffff:10.0.0.1) as its IPv4 address

@@ -459,6 +459,73 @@ START_TEST(test_mac_bad)
 	const uint8_t keep[6] = { 1, 2, 3, 4, 5, 6 };
 	ck_assert_msg(mac_parse(s, len, mac_bad[_i].seps, m) == -EINVAL, "case %d", _i);
 	ck_assert_mem_eq(m, keep, 6);
+	/* The parser that also takes InfiniBand addresses refuses them too. */
+	uint8_t hw[MAC_MAX_LEN];
+	memset(hw, 7, sizeof(hw));
+	ck_assert_msg(mac_parse_hw(s, len, mac_bad[_i].seps, hw) == -EINVAL, "case %d", _i);
+	for (size_t i = 0; i < sizeof(hw); i++)
+		ck_assert_uint_eq(hw[i], 7);
+}
+END_TEST
+
+#define IB_TEXT "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0C"
+static const uint8_t ib_bytes[MAC_MAX_LEN] = { 0x80, 0x00, 0x02, 0x08, 0xfe, 0x80, 0x00,
+					       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
+					       0xc9, 0x03, 0x00, 0x0a, 0x0b, 0x0c };
+
+/* mac_parse_hw: a MAC as mac_parse reads it, or a 20-byte InfiniBand
+ * address; the count of bytes comes back. */
+START_TEST(test_mac_hw_good)
+{
+	uint8_t m[MAC_MAX_LEN];
+	const uint8_t six[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	ck_assert_int_eq(mac_parse_hw("52:54:00:12:34:56", 17, MAC_COLON, m), 6);
+	ck_assert_mem_eq(m, six, 6);
+	ck_assert_int_eq(mac_parse_hw("52-54-00-12-34-56", 17, MAC_COLON | MAC_DASH, m), 6);
+	ck_assert_mem_eq(m, six, 6);
+	ck_assert_int_eq(mac_parse_hw(IB_TEXT, strlen(IB_TEXT), MAC_COLON, m), MAC_MAX_LEN);
+	ck_assert_mem_eq(m, ib_bytes, MAC_MAX_LEN);
+	char dash[] = IB_TEXT;
+	for (size_t i = 2; i + 1 < sizeof(dash); i += 3)
+		dash[i] = '-';
+	ck_assert_int_eq(mac_parse_hw(dash, strlen(dash), MAC_DASH, m), MAC_MAX_LEN);
+	ck_assert_mem_eq(m, ib_bytes, MAC_MAX_LEN);
+	/* Only len bytes are read. */
+	ck_assert_int_eq(mac_parse_hw(IB_TEXT "/x", strlen(IB_TEXT), MAC_COLON, m), MAC_MAX_LEN);
+}
+END_TEST
+
+/* The InfiniBand forms that are malformed, and the 20-byte text where
+ * only a 48-bit MAC goes. */
+static const struct {
+	const char *s;
+	unsigned seps;
+} mac_hw_bad[] = {
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b", MAC_COLON }, /* 19 */
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0c:0d", MAC_COLON }, /* 21 */
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0c:", MAC_COLON },
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b-0c", MAC_COLON | MAC_DASH },
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0g", MAC_COLON },
+	{ "80-00-02-08-fe-80-00-00-00-00-00-00-00-02-c9-03-00-0a-0b-0c", MAC_COLON },
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0c", 0 },
+	{ "800:0:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0c", MAC_COLON }, /* separator misplaced */
+	{ " 80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0", MAC_COLON }, /* shifted by a space */
+	{ "80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:0b:0c:0d:0e:0f:10", MAC_COLON },
+};
+
+START_TEST(test_mac_hw_bad)
+{
+	const char *s = mac_hw_bad[_i].s;
+	uint8_t m[MAC_MAX_LEN];
+	memset(m, 7, sizeof(m));
+	ck_assert_msg(mac_parse_hw(s, strlen(s), mac_hw_bad[_i].seps, m) == -EINVAL, "case %d",
+		      _i);
+	for (size_t i = 0; i < sizeof(m); i++)
+		ck_assert_uint_eq(m[i], 7);
+	/* mac_parse takes 48-bit MACs only. */
+	uint8_t six[6] = { 1, 2, 3, 4, 5, 6 };
+	ck_assert_int_eq(mac_parse(IB_TEXT, strlen(IB_TEXT), MAC_COLON, six), -EINVAL);
+	ck_assert_uint_eq(six[0], 1);
 }
 END_TEST
 
@@ -589,6 +656,8 @@ int main(void)
 	UNIT_TEST(tc, test_time);
 	UNIT_TEST(tc, test_mac_good);
 	tcase_add_loop_test(tc, test_mac_bad, 0, (int)ARRAY_SIZE(mac_bad));
+	UNIT_TEST(tc, test_mac_hw_good);
+	tcase_add_loop_test(tc, test_mac_hw_bad, 0, (int)ARRAY_SIZE(mac_hw_bad));
 	UNIT_TEST(tc, test_bootfile_alias);
 	UNIT_TEST(tc, test_ratelimit_bucket);
 	UNIT_TEST(tc, test_ratelimit_log);
