@@ -1,5 +1,5 @@
 noinst_LIBRARIES += libconfig.a
-libconfig_a_SOURCES = daemon/config/config.c daemon/config/config-types.c daemon/config/config-internal.h daemon/config/conf.h
+libconfig_a_SOURCES = daemon/config/config.c daemon/config/config-checks.c daemon/config/config-types.c daemon/config/config-internal.h daemon/config/conf.h
 libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 
 # The admin API: pure parsing (api.c) and the listener shell (http.c,

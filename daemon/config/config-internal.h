@@ -1,11 +1,13 @@
-/* config-internal — what daemon/config/config.c (the key tables and the loader)
- * and daemon/config/config-types.c (one parse function per value type) share.
- * Included only inside daemon/. */
+/* config-internal — what daemon/config/config.c (the key tables and the loader),
+ * daemon/config/config-types.c (one parse function per value type) and
+ * daemon/config/config-checks.c (the rules across keys, the files keys name)
+ * share. Included only inside daemon/. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yaml.h>
 
 #include "daemon/config/conf.h"
 
@@ -95,3 +97,49 @@ const char *cfg_quote(char *out, size_t outlen, const char *s, size_t n);
 bool cfg_is_digits(const char *s, size_t n);
 /* One entry per enum cfg_type. */
 extern const struct cfg_type_info cfg_types[CFG_TYPE_MAX];
+
+/* ---- the loader's state, shared with the checks (config-checks.c) ---- */
+
+struct cfg_set {
+	const struct cfg_key *row;
+	yaml_mark_t key_mark, value_mark; /* where a check's message points */
+};
+
+struct cfg_ctx {
+	const char *name;
+	char *err;
+	size_t errlen;
+	yaml_document_t *doc;
+	struct cfg_set set[CFG_MAX_SET]; /* the rows the file set, in file order */
+	size_t nset;
+};
+
+/* The tables the checks point into, for cfg_value_mark(). */
+extern const struct cfg_key cfg_api_keys[];
+extern const struct cfg_key cfg_ipxe_keys[];
+
+/* Formats into err (errlen bytes, NUL-terminated); nothing when err is
+ * NULL or errlen 0. */
+void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Writes "name:line:column: message" (m, 0-based, printed 1-based) into
+ * ctx's error buffer and returns -EINVAL. */
+int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Where the file put the value of the row called name in keys; the start
+ * of the file when it did not set it. The mark is borrowed from ctx (or
+ * static). */
+const yaml_mark_t *cfg_value_mark(const struct cfg_ctx *ctx, const struct cfg_key *keys,
+				  const char *name);
+
+/* Reads at most max bytes of the file at path into a new NUL-terminated
+ * buffer (*ret, owned by the caller; *ret_len bytes before the NUL).
+ * Returns 0, -EFBIG when it is larger, or a negative errno. With
+ * regular_only, anything but a regular file is -EBADF, checked before it is
+ * opened: opening a device or a FIFO can block or have effects. */
+int cfg_read_file(const char *path, size_t max, bool regular_only, char **ret, size_t *ret_len);
+/* Runs the rules across keys (cfg_checks[]) on c, just walked from ctx's
+ * file: they may fill fields the file does not set (api.token, the TLS
+ * PEMs, ipxe.script). 0, or the first rule's negative errno with the
+ * message written. */
+int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c);

@@ -13,9 +13,10 @@
  * into a bounded inline array, and a table type (dhcp.arch) each pair of a
  * mapping whose keys are data, so a snapshot holds no pointer but its
  * strings. Rules that tie several keys together (api.listen needs
- * api.token_file, and TLS unless it is a loopback address) are functions
- * in cfg_checks[], run after the walk with the location of every key that
- * was set.
+ * api.token_file, and TLS unless it is a loopback address) and those that
+ * read a file a key names are functions in cfg_checks[]
+ * (config-checks.c), run after the walk with the location of every key
+ * that was set.
  *
  * The file is read whole (at most CONFIG_MAX_SIZE bytes) and loaded with
  * libyaml's document loader, whose nodes carry their marks; aliases are not
@@ -31,7 +32,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -39,21 +39,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <unistd.h>
 #include <yaml.h>
 
-#include "common/net.h"
 #include "common/num.h"
 #include "daemon/config/conf.h"
 #include "daemon/config/config-internal.h"
-#include "ipxe/ipxe.h"
 
 #define FIELD(m) offsetof(struct ib_config, m), sizeof(((struct ib_config *)0)->m)
 
-static const struct cfg_key cfg_api_keys[] = {
+const struct cfg_key cfg_api_keys[] = {
 	{ "socket", CFG_SOCKET, FIELD(api.socket), 0, 0, "/run/ironbell/api.sock", NULL,
 	  "unix socket of the admin API" },
 	{ "socket_mode", CFG_MODE, FIELD(api.socket_mode), 0, 0777, "0660", NULL,
@@ -142,7 +137,7 @@ static const struct cfg_key cfg_tftp_keys[] = {
 	{ 0 }
 };
 
-static const struct cfg_key cfg_ipxe_keys[] = {
+const struct cfg_key cfg_ipxe_keys[] = {
 	{ "binary_dir", CFG_PATH, FIELD(ipxe.binary_dir), 0, 0, "/usr/lib/ipxe", NULL,
 	  "directory of the iPXE binaries, served over TFTP and at /ipxe/binary/" },
 	{ "script_template", CFG_PATH, FIELD(ipxe.script_template), 0, 0, NULL, NULL,
@@ -209,23 +204,8 @@ static const struct cfg_key cfg_top_keys[] = {
 
 /* ---- loading ---- */
 
-struct cfg_set {
-	const struct cfg_key *row;
-	yaml_mark_t key_mark, value_mark; /* where a check's message points */
-};
-
-struct cfg_ctx {
-	const char *name;
-	char *err;
-	size_t errlen;
-	yaml_document_t *doc;
-	struct cfg_set set[CFG_MAX_SET]; /* the rows the file set, in file order */
-	size_t nset;
-};
-
-static void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
+/* See config-internal.h. */
+void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || errlen == 0)
 		return;
@@ -235,10 +215,8 @@ static void cfg_errorf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Writes "name:line:column: message" and returns -EINVAL. */
-static int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
+/* See config-internal.h: "name:line:column: message", -EINVAL. */
+int cfg_error(struct cfg_ctx *ctx, const yaml_mark_t *m, const char *fmt, ...)
 {
 	char msg[CFG_MSG_MAX];
 	va_list ap;
@@ -471,10 +449,10 @@ static int walk_mapping(struct cfg_ctx *ctx, const struct cfg_key *keys, const c
 	return 0;
 }
 
-/* Where the file put the value of the row called name in keys; the start
- * of the file when it did not set it. */
-static const yaml_mark_t *cfg_value_mark(const struct cfg_ctx *ctx, const struct cfg_key *keys,
-					 const char *name)
+/* See config-internal.h: the first row called name that the walk
+ * recorded, or the start of the file. */
+const yaml_mark_t *cfg_value_mark(const struct cfg_ctx *ctx, const struct cfg_key *keys,
+				  const char *name)
 {
 	static const yaml_mark_t start;
 	const struct cfg_key *k = cfg_find(keys, name, strlen(name));
@@ -483,262 +461,6 @@ static const yaml_mark_t *cfg_value_mark(const struct cfg_ctx *ctx, const struct
 			return &ctx->set[i].value_mark;
 	return &start;
 }
-
-/* Reads at most max bytes of the file at path into a new NUL-terminated
- * buffer. Returns 0, -EFBIG when it is larger, or a negative errno. With
- * regular_only, anything but a regular file is -EBADF, checked before it is
- * opened: opening a device or a FIFO can block or have effects. */
-static int read_file(const char *path, size_t max, bool regular_only, char **ret, size_t *ret_len)
-{
-	struct stat st;
-	char *data = NULL;
-	size_t len = 0;
-	int r;
-	if (regular_only) {
-		if (stat(path, &st) < 0)
-			return -errno;
-		if (!S_ISREG(st.st_mode))
-			return -EBADF;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_only ? O_NONBLOCK : 0));
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (regular_only && !S_ISREG(st.st_mode)) {
-		r = -EBADF;
-		goto out;
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max) {
-		r = -EFBIG;
-		goto out;
-	}
-	data = malloc(max + 2);
-	if (!data) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t got = read(fd, data + len, max + 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-		if (len > max) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	data[len] = '\0';
-	*ret = data;
-	*ret_len = len;
-	data = NULL;
-	r = 0;
-out:
-	free(data);
-	close(fd);
-	return r;
-}
-
-/* Reads the file that row name of the api table names into *ret
- * (NUL-terminated, *ret_len bytes), refusing one that group or others may
- * touch when private. Returns 0, or a negative errno with the error
- * reported at that row's value. */
-static int api_file(struct cfg_ctx *ctx, const char *name, const char *path, size_t max,
-		    bool private_, char **ret, size_t *ret_len)
-{
-	char q[QUOTE_BUF];
-	const yaml_mark_t *m = cfg_value_mark(ctx, cfg_api_keys, name);
-	struct stat st;
-	int r;
-
-	cfg_quote(q, sizeof(q), path, strlen(path));
-	r = read_file(path, max, true, ret, ret_len);
-	if (r == -EBADF)
-		return cfg_error(ctx, m, "api.%s: %s is not a regular file", name, q);
-	if (r == -EFBIG)
-		return cfg_error(ctx, m, "api.%s: %s is larger than %zu bytes", name, q, max);
-	if (r == -ENOMEM) {
-		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
-		return r;
-	}
-	if (r < 0)
-		return cfg_error(ctx, m, "api.%s: cannot read %s: %s", name, q, strerror(-r));
-	if (private_ && stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
-		free(*ret);
-		*ret = NULL;
-		return cfg_error(ctx, m,
-				 "api.%s: %s may be read or written by its group or others "
-				 "(mode %04o): make it 0600",
-				 name, q, (unsigned)(st.st_mode & 07777));
-	}
-	return 0;
-}
-
-/* True when host (of a "host:port" that net_split_hostport split) names
- * the loopback interface only: 127.0.0.0/8, ::1 or localhost. */
-static bool is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	if (strcmp(host, "localhost") == 0)
-		return true;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-}
-
-/* api.tls_cert and api.tls_key: both or neither, read into api.tls_*_pem;
- * api.listen off the loopback interface needs them. */
-static int check_api_tls(struct cfg_ctx *ctx, struct ib_config *c)
-{
-	char host[256];
-	uint16_t port;
-	size_t len;
-	int r;
-
-	if (!c->api.tls_cert != !c->api.tls_key)
-		return cfg_error(
-			ctx,
-			cfg_value_mark(ctx, cfg_api_keys, c->api.tls_cert ? "tls_cert" : "tls_key"),
-			"api.tls_cert and api.tls_key go together: set both or neither");
-	if (c->api.listen && !c->api.tls_cert &&
-	    (net_split_hostport(c->api.listen, host, sizeof(host), &port) < 0 ||
-	     !is_loopback(host)))
-		return cfg_error(ctx, cfg_value_mark(ctx, cfg_api_keys, "listen"),
-				 "api.listen %s is not a loopback address: it needs TLS "
-				 "(api.tls_cert and api.tls_key)",
-				 c->api.listen);
-	if (!c->api.tls_cert)
-		return 0;
-	if ((r = api_file(ctx, "tls_cert", c->api.tls_cert, CFG_TLS_FILE_MAX, false,
-			  &c->api.tls_cert_pem, &len)) < 0)
-		return r;
-	return api_file(ctx, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true, &c->api.tls_key_pem,
-			&len);
-}
-
-/* api.listen needs a token; api.token_file is read into api.token: one
- * line of at least CFG_TOKEN_MIN visible characters, in a file that only
- * its owner may read. Then the TLS keys (check_api_tls). */
-static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
-{
-	char q[QUOTE_BUF];
-	const yaml_mark_t *tf = cfg_value_mark(ctx, cfg_api_keys, "token_file");
-	char *data = NULL;
-	size_t len = 0;
-	int r;
-
-	if (c->api.listen && !c->api.token_file) {
-		return cfg_error(ctx, cfg_value_mark(ctx, cfg_api_keys, "listen"),
-				 "api.listen is set but api.token_file is not: a TCP listener needs a bearer token");
-	}
-	if (!c->api.token_file)
-		return check_api_tls(ctx, c);
-	cfg_quote(q, sizeof(q), c->api.token_file, strlen(c->api.token_file));
-	r = read_file(c->api.token_file, CFG_TOKEN_MAX, true, &data, &len);
-	if (r == -EBADF)
-		return cfg_error(ctx, tf, "api.token_file: %s is not a regular file", q);
-	if (r == -EFBIG)
-		return cfg_error(ctx, tf, "api.token_file: %s is larger than %d bytes", q,
-				 CFG_TOKEN_MAX);
-	if (r == -ENOMEM) {
-		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
-		return r;
-	}
-	if (r < 0)
-		return cfg_error(ctx, tf, "api.token_file: cannot read %s: %s", q,
-				 strerror(-r));
-	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
-		data[--len] = '\0';
-	if (len == 0) {
-		r = cfg_error(ctx, tf, "api.token_file: %s is empty", q);
-		goto out;
-	}
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)data[i] <= 0x20 || (unsigned char)data[i] >= 0x7f) {
-			r = cfg_error(ctx, tf,
-				      "api.token_file: %s must hold one line of visible ASCII characters",
-				      q);
-			goto out;
-		}
-	if (len < CFG_TOKEN_MIN) {
-		r = cfg_error(ctx, tf,
-			      "api.token_file: the token in %s is %zu bytes long: it must have at "
-			      "least %d",
-			      q, len, CFG_TOKEN_MIN);
-		goto out;
-	}
-	struct stat st;
-	if (stat(c->api.token_file, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
-		r = cfg_error(ctx, tf,
-			      "api.token_file: %s may be read or written by its group or others "
-			      "(mode %04o): make it 0600",
-			      q, (unsigned)(st.st_mode & 07777));
-		goto out;
-	}
-	c->api.token = data;
-	data = NULL;
-	r = check_api_tls(ctx, c);
-out:
-	free(data);
-	return r;
-}
-
-/* store.commit_delay 0 turns the delay off; for the store, an option of 0
- * means its default. */
-static int check_store(struct cfg_ctx *ctx, struct ib_config *c)
-{
-	(void)ctx;
-	c->store.no_commit_delay = c->store.commit_delay == 0;
-	return 0;
-}
-
-/* ipxe.script_template is read into ipxe.script and checked: a template
- * the daemon could not render stops the load, with the file's own line and
- * column. */
-static int check_ipxe(struct cfg_ctx *ctx, struct ib_config *c)
-{
-	char q[QUOTE_BUF], why[256];
-	const yaml_mark_t *m = cfg_value_mark(ctx, cfg_ipxe_keys, "script_template");
-	char *data = NULL;
-	size_t len = 0;
-	int r;
-
-	if (!c->ipxe.script_template)
-		return 0;
-	cfg_quote(q, sizeof(q), c->ipxe.script_template, strlen(c->ipxe.script_template));
-	r = read_file(c->ipxe.script_template, IPXE_TEMPLATE_MAX, true, &data, &len);
-	if (r == -EBADF)
-		return cfg_error(ctx, m, "ipxe.script_template: %s is not a regular file", q);
-	if (r == -EFBIG)
-		return cfg_error(ctx, m, "ipxe.script_template: %s is larger than %d bytes", q,
-				 IPXE_TEMPLATE_MAX);
-	if (r == -ENOMEM) {
-		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
-		return r;
-	}
-	if (r < 0)
-		return cfg_error(ctx, m, "ipxe.script_template: cannot read %s: %s", q,
-				 strerror(-r));
-	if (ipxe_template_check(data, len, why, sizeof(why)) < 0) {
-		free(data);
-		return cfg_error(ctx, m, "ipxe.script_template: %s: %s", q, why);
-	}
-	c->ipxe.script = data;
-	c->ipxe.script_len = len;
-	return 0;
-}
-
-typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe };
 
 /* The first byte of the character at mark m (0-based line and column in
  * characters), or -1 past the end. */
@@ -834,12 +556,7 @@ static int cfg_parse(struct cfg_ctx *ctx, const char *text, size_t len, struct i
 		if (r < 0)
 			goto out;
 	}
-	for (size_t i = 0; i < sizeof(cfg_checks) / sizeof(cfg_checks[0]); i++) {
-		r = cfg_checks[i](ctx, c);
-		if (r < 0)
-			goto out;
-	}
-	r = 0;
+	r = cfg_run_checks(ctx, c);
 out:
 	ctx->doc = NULL;
 	if (have_next)
@@ -968,7 +685,7 @@ int config_load(const char *path, struct ib_config **ret, char *err, size_t errl
 		cfg_errorf(err, errlen, "no configuration file named");
 		return -EINVAL;
 	}
-	r = read_file(path, CONFIG_MAX_SIZE, false, &text, &len);
+	r = cfg_read_file(path, CONFIG_MAX_SIZE, false, &text, &len);
 	if (r == -EFBIG) {
 		cfg_errorf(err, errlen, "%s: file is larger than %d bytes", path, CONFIG_MAX_SIZE);
 		return r;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,7 +127,7 @@ static char *read_src(const char *rel)
 	size_t len = 0;
 	ck_assert_msg(top != NULL, "top_srcdir is not set");
 	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	ck_assert_msg(read_file(p, 1 << 20, true, &data, &len) == 0, "cannot read %s", p);
+	ck_assert_msg(cfg_read_file(p, 1 << 20, true, &data, &len) == 0, "cannot read %s", p);
 	return data;
 }
 
