@@ -6,9 +6,9 @@ SYSLOG_LIBS = libsyslog.a
 
 check_PROGRAMS += tests/unit/check_syslog
 TESTS += tests/unit/check_syslog
-tests_unit_check_syslog_SOURCES = tests/unit/check_syslog.c tests/unit/unit.h
+tests_unit_check_syslog_SOURCES = tests/unit/check_syslog.c tests/unit/unit.h tests/unit/store_fixture.h
 tests_unit_check_syslog_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_check_syslog_LDADD = $(SYSLOG_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+tests_unit_check_syslog_LDADD = $(SYSLOG_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 # The message parser's fuzz target (see tests/fuzz/local.mk).
 check_PROGRAMS += tests/fuzz/fuzz_syslog_replay

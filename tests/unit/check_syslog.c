@@ -2,17 +2,30 @@
  * logger in both formats, busybox syslogd, rsyslog) and on malformed
  * datagrams; the cleaning of a message for an event (valid UTF-8, cut
  * between characters) and the event's message; the token bucket of each
- * source (common/ratelimit.h) at syslog's rate and burst. */
+ * source (common/ratelimit.h) at syslog's rate and burst; and the server
+ * itself, started from settings built here (no YAML) on a store of its
+ * own, turning a datagram from 127.0.0.1 into an event of the Hardware
+ * that owns that address. */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "common/ratelimit.h"
+#include "syslog/syslog-server.h"
 #include "syslog/syslog.h"
 #include "tests/unit/unit.h"
+
+#define FIXTURE_NAME "check_syslog"
+#include "tests/unit/store_fixture.h"
 
 static bool slice_is(const struct syslog_slice *s, const char *want)
 {
@@ -237,6 +250,103 @@ START_TEST(test_bucket)
 }
 END_TEST
 
+/* ---- the server, from settings built by hand ---- */
+
+#define SERVER_PORT_TRIES 64 /* ports tried for a free one */
+#define SERVER_WAIT_ROUNDS 500 /* rounds of 10 ms waiting for an event */
+
+/* Sends text to port on 127.0.0.1 from a socket bound to the address
+ * from (so the server sees that source). */
+static void send_from(const char *from, uint16_t port, const char *text)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET }, dst = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(inet_pton(AF_INET, from, &src.sin_addr), 1);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	dst.sin_port = htons(port);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(sendto(fd, text, strlen(text), 0, (struct sockaddr *)&dst, sizeof(dst)),
+			 (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* The events of every object, oldest first, once there are at least want
+ * of them (a bounded wait: the server and the store's writer run on their
+ * own threads). */
+static json_t *wait_events(size_t want)
+{
+	json_t *ev = NULL;
+	for (int i = 0; i < SERVER_WAIT_ROUNDS; i++) {
+		json_decref(ev);
+		ev = NULL;
+		ck_assert_int_eq(store_sync(st), 0);
+		ck_assert_int_eq(store_events(rd, 0, STORE_KIND_MAX, NULL, NULL, 100, &ev), 0);
+		if (json_array_size(ev) >= want)
+			break;
+		poll(NULL, 0, 10);
+	}
+	return ev;
+}
+
+START_TEST(test_server_from_settings)
+{
+	struct syslog_settings set = { .listen = "no port", .rate = 50, .burst = 200,
+				       .max_message = 480 };
+	struct syslog_server *srv = NULL;
+	char listen[32], err[256] = "";
+	uint16_t port = 0;
+	int e = -EADDRINUSE;
+
+	/* a Hardware that owns 127.0.0.1, where the datagrams come from */
+	json_t *hw = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:{s:s, s:{s:s, s:s}}}]}}",
+			       "apiVersion", "tinkerbell.org/v1alpha1", "kind", "Hardware",
+			       "metadata", "name", "m1", "namespace", "default", "spec",
+			       "interfaces", "dhcp", "mac", "52:54:00:00:00:01", "ip", "address",
+			       "127.0.0.1", "netmask", "255.0.0.0");
+	struct store_op op = { .type = STORE_OP_CREATE, .kind = STORE_KIND_HARDWARE, .body = hw };
+	ck_assert_msg(store_write1(st, &op) == 0, "%s", op.message);
+	store_op_clear(&op);
+	json_decref(hw);
+
+	/* a listen address that is not host:port is refused, with why */
+	ck_assert_int_eq(syslog_server_new(st, &set, &srv, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(srv);
+	ck_assert_msg(strstr(err, "\"no port\"") != NULL, "%s", err);
+
+	/* a free port on the loopback */
+	for (unsigned k = 0; k < SERVER_PORT_TRIES && e == -EADDRINUSE; k++) {
+		port = (uint16_t)(20000 + ((unsigned)getpid() * 7 + k * 131) % 40000);
+		snprintf(listen, sizeof(listen), "127.0.0.1:%u", port);
+		set.listen = listen;
+		e = syslog_server_new(st, &set, &srv, err, sizeof(err));
+	}
+	ck_assert_msg(e == 0, "%s", err);
+	/* the settings were copied: the caller's may go */
+	memset(listen, 0, sizeof(listen));
+	set.listen = NULL;
+	ck_assert_int_eq(syslog_server_start(srv, err, sizeof(err)), 0);
+
+	/* from 127.0.0.2, which no Hardware owns: not kept; then from
+	 * 127.0.0.1. One socket receives both in order, so once the second
+	 * is an event the first has been handled. */
+	send_from("127.0.0.2", port, "<13>Nov 24 23:50:01 stray tag: nobody's");
+	send_from("127.0.0.1", port, "<12>Nov 24 23:50:01 node1 tink-agent[42]: action done");
+	json_t *ev = wait_events(1);
+	ck_assert_uint_eq(json_array_size(ev), 1);
+	const json_t *e0 = json_array_get(ev, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "kind")), "Hardware");
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "namespace")), "default");
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "name")), "m1");
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "reason")), "Syslog");
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "type")), "Warning");
+	ck_assert_str_eq(json_string_value(json_object_get(e0, "message")),
+			 "warning tink-agent[42]: action done");
+	json_decref(ev);
+	syslog_server_free(srv);
+}
+END_TEST
+
 static Suite *syslog_suite(void)
 {
 	Suite *s = suite_create("syslog");
@@ -248,6 +358,11 @@ static Suite *syslog_suite(void)
 	UNIT_TEST(tc, test_clean_utf8);
 	UNIT_TEST(tc, test_event_text);
 	UNIT_TEST(tc, test_bucket);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("server");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	UNIT_TEST(tc, test_server_from_settings);
 	suite_add_tcase(s, tc);
 	return s;
 }
