@@ -89,37 +89,41 @@ out:
 	return r;
 }
 
-/* Reads the file that row name of the api table names into *ret
- * (NUL-terminated, *ret_len bytes), refusing one that group or others may
- * touch when private. Returns 0, or a negative errno with the error
- * reported at that row's value. */
-static int api_file(struct cfg_ctx *ctx, const char *name, const char *path, size_t max,
-		    bool private_, char **ret, size_t *ret_len)
+/* Reads the file (at most max bytes, a regular file) that row name of
+ * the table keys of section names into *ret (NUL-terminated, *ret_len
+ * bytes, the caller's), refusing one that group or others may touch when
+ * private. Returns 0, or a negative errno with the error reported at that
+ * row's value. */
+static int key_file(struct cfg_ctx *ctx, const char *section, const struct cfg_key *keys,
+		    const char *name, const char *path, size_t max, bool private_, char **ret,
+		    size_t *ret_len)
 {
 	char q[QUOTE_BUF];
-	const yaml_mark_t *m = cfg_value_mark(ctx, cfg_api_keys, name);
+	const yaml_mark_t *m = cfg_value_mark(ctx, keys, name);
 	struct stat st;
 	int r;
 
 	cfg_quote(q, sizeof(q), path, strlen(path));
 	r = cfg_read_file(path, max, true, ret, ret_len);
 	if (r == -EBADF)
-		return cfg_error(ctx, m, "api.%s: %s is not a regular file", name, q);
+		return cfg_error(ctx, m, "%s.%s: %s is not a regular file", section, name, q);
 	if (r == -EFBIG)
-		return cfg_error(ctx, m, "api.%s: %s is larger than %zu bytes", name, q, max);
+		return cfg_error(ctx, m, "%s.%s: %s is larger than %zu bytes", section, name, q,
+				 max);
 	if (r == -ENOMEM) {
 		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
 		return r;
 	}
 	if (r < 0)
-		return cfg_error(ctx, m, "api.%s: cannot read %s: %s", name, q, strerror(-r));
+		return cfg_error(ctx, m, "%s.%s: cannot read %s: %s", section, name, q,
+				 strerror(-r));
 	if (private_ && stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
 		free(*ret);
 		*ret = NULL;
 		return cfg_error(ctx, m,
-				 "api.%s: %s may be read or written by its group or others "
+				 "%s.%s: %s may be read or written by its group or others "
 				 "(mode %04o): make it 0600",
-				 name, q, (unsigned)(st.st_mode & 07777));
+				 section, name, q, (unsigned)(st.st_mode & 07777));
 	}
 	return 0;
 }
@@ -160,11 +164,11 @@ static int check_api_tls(struct cfg_ctx *ctx, struct ib_config *c)
 				 c->api.listen);
 	if (!c->api.tls_cert)
 		return 0;
-	if ((r = api_file(ctx, "tls_cert", c->api.tls_cert, CFG_TLS_FILE_MAX, false,
-			  &c->api.tls_cert_pem, &len)) < 0)
+	if ((r = key_file(ctx, "api", cfg_api_keys, "tls_cert", c->api.tls_cert, CFG_TLS_FILE_MAX,
+			  false, &c->api.tls_cert_pem, &len)) < 0)
 		return r;
-	return api_file(ctx, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true, &c->api.tls_key_pem,
-			&len);
+	return key_file(ctx, "api", cfg_api_keys, "tls_key", c->api.tls_key, CFG_TLS_FILE_MAX, true,
+			&c->api.tls_key_pem, &len);
 }
 
 /* api.listen needs a token; api.token_file is read into api.token: one
@@ -185,19 +189,11 @@ static int check_api(struct cfg_ctx *ctx, struct ib_config *c)
 	if (!c->api.token_file)
 		return check_api_tls(ctx, c);
 	cfg_quote(q, sizeof(q), c->api.token_file, strlen(c->api.token_file));
-	r = cfg_read_file(c->api.token_file, CFG_TOKEN_MAX, true, &data, &len);
-	if (r == -EBADF)
-		return cfg_error(ctx, tf, "api.token_file: %s is not a regular file", q);
-	if (r == -EFBIG)
-		return cfg_error(ctx, tf, "api.token_file: %s is larger than %d bytes", q,
-				 CFG_TOKEN_MAX);
-	if (r == -ENOMEM) {
-		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
-		return r;
-	}
+	/* Whether others may read it is checked last, as it always was. */
+	r = key_file(ctx, "api", cfg_api_keys, "token_file", c->api.token_file, CFG_TOKEN_MAX,
+		     false, &data, &len);
 	if (r < 0)
-		return cfg_error(ctx, tf, "api.token_file: cannot read %s: %s", q,
-				 strerror(-r));
+		return r;
 	while (len > 0 && (data[len - 1] == '\n' || data[len - 1] == '\r'))
 		data[--len] = '\0';
 	if (len == 0) {
@@ -257,19 +253,10 @@ static int check_ipxe(struct cfg_ctx *ctx, struct ib_config *c)
 	if (!c->ipxe.script_template)
 		return 0;
 	cfg_quote(q, sizeof(q), c->ipxe.script_template, strlen(c->ipxe.script_template));
-	r = cfg_read_file(c->ipxe.script_template, IPXE_TEMPLATE_MAX, true, &data, &len);
-	if (r == -EBADF)
-		return cfg_error(ctx, m, "ipxe.script_template: %s is not a regular file", q);
-	if (r == -EFBIG)
-		return cfg_error(ctx, m, "ipxe.script_template: %s is larger than %d bytes", q,
-				 IPXE_TEMPLATE_MAX);
-	if (r == -ENOMEM) {
-		cfg_errorf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(ENOMEM));
-		return r;
-	}
+	r = key_file(ctx, "ipxe", cfg_ipxe_keys, "script_template", c->ipxe.script_template,
+		     IPXE_TEMPLATE_MAX, false, &data, &len);
 	if (r < 0)
-		return cfg_error(ctx, m, "ipxe.script_template: cannot read %s: %s", q,
-				 strerror(-r));
+		return r;
 	if (ipxe_template_check(data, len, why, sizeof(why)) < 0) {
 		free(data);
 		return cfg_error(ctx, m, "ipxe.script_template: %s: %s", q, why);
