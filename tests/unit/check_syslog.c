@@ -271,6 +271,12 @@ static void send_from(const char *from, uint16_t port, const char *text)
 	close(fd);
 }
 
+/* The string member key of o, or NULL. */
+static const char *str_of(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
 /* The events of every object, oldest first, once there are at least want
  * of them (a bounded wait: the server and the store's writer run on their
  * own threads). */
@@ -335,13 +341,12 @@ START_TEST(test_server_from_settings)
 	json_t *ev = wait_events(1);
 	ck_assert_uint_eq(json_array_size(ev), 1);
 	const json_t *e0 = json_array_get(ev, 0);
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "kind")), "Hardware");
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "namespace")), "default");
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "name")), "m1");
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "reason")), "Syslog");
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "type")), "Warning");
-	ck_assert_str_eq(json_string_value(json_object_get(e0, "message")),
-			 "warning tink-agent[42]: action done");
+	ck_assert_str_eq(str_of(e0, "kind"), "Hardware");
+	ck_assert_str_eq(str_of(e0, "namespace"), "default");
+	ck_assert_str_eq(str_of(e0, "name"), "m1");
+	ck_assert_str_eq(str_of(e0, "reason"), "Syslog");
+	ck_assert_str_eq(str_of(e0, "type"), "Warning");
+	ck_assert_str_eq(str_of(e0, "message"), "warning tink-agent[42]: action done");
 	json_decref(ev);
 	syslog_server_free(srv);
 }
