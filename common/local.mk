@@ -3,7 +3,7 @@ libcommon_a_SOURCES = \
 	common/common.h common/buf.c common/buf.h common/cursor.h \
 	common/file.c common/file.h common/log.c common/log.h common/metrics.c common/metrics.h \
 	common/net.c common/net.h common/num.c common/num.h common/time.c \
-	common/yamljson.c common/yamljson.h
+	common/jsonarr.c common/jsonarr.h common/yamljson.c common/yamljson.h
 libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 COMMON_LIBS = libcommon.a $(JANSSON_LIBS) $(YAML_LIBS) $(SYSTEMD_LIBS) $(PTHREAD_LIBS)
 

@@ -1,4 +1,5 @@
-/* fuzz_yaml — libFuzzer target for common/yamljson.c and store/validate.c.
+/* fuzz_yaml — libFuzzer target for common/yamljson.c, common/jsonarr.c
+ * and store/validate.c.
  *
  * Every input is loaded as a YAML stream. A refused input must come back
  * with a sane error (a position, a message). Each document that loads is
@@ -6,7 +7,11 @@
  * the original: yj_dump's quoting and yj_load's typing must agree. Each
  * document then goes through store_validate() for every kind (and
  * store_validate_status() for its status), which must either accept it
- * or give a message. Any disagreement abort()s, so libFuzzer reports it. */
+ * or give a message. The input is also walked as a JSON array by
+ * jsonarr_each(), which must agree with json_loadb() of the whole: what
+ * the walk takes, json_loadb() takes, with the same elements, each equal
+ * to its own text parsed again. Any disagreement abort()s, so libFuzzer
+ * reports it. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +20,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/jsonarr.h"
 #include "common/yamljson.h"
 #include "store/store.h"
 #include "tests/fuzz/fuzz.h"
@@ -78,6 +84,31 @@ out:
 	buf_free(&out);
 }
 
+static int array_element(json_t *v, const char *text, size_t len, size_t index, void *userdata)
+{
+	json_t *again = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_equal(v, again) || (userdata && !json_equal(v, json_array_get(userdata, index))))
+		abort();
+	json_decref(again);
+	return 0;
+}
+
+static void check_array(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	json_t *whole = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
+	int r = jsonarr_each((const char *)data, size, JSON_REJECT_DUPLICATES, array_element,
+			     json_is_array(whole) ? whole : NULL);
+	if (r != 0 && r != -ENOMSG && r != -EBADMSG)
+		abort();
+	/* An element may nest as deep as a whole text: one level more. */
+	if (r == 0 && !json_is_array(whole) && !(!whole && strstr(je.text, "depth")))
+		abort();
+	if (r == -ENOMSG && json_is_array(whole))
+		abort();
+	json_decref(whole);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *docs = NULL;
@@ -86,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FUZZ_YAML_MAX_INPUT)
 		return 0;
+	check_array(data, size);
 	int r = yj_load((const char *)data, size, &docs, &lines, &e);
 	if (r < 0) {
 		check_error(r, &e);
