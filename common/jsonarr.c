@@ -46,8 +46,8 @@ static int one_element(struct rd *r, size_t flags, jsonarr_fn fn, size_t index, 
 		return -EBADMSG;
 	size_t used = je.position > 0 ? (size_t)je.position : 0;
 	int e = -EBADMSG;
-	if ((json_is_object(v) || json_is_array(v)) && used >= 2 &&
-	    rd_bytes(r, used, &text) == 0 && (text[used - 1] == '}' || text[used - 1] == ']'))
+	if ((json_is_object(v) || json_is_array(v)) && used >= 2 && rd_bytes(r, used, &text) == 0 &&
+	    (text[used - 1] == '}' || text[used - 1] == ']'))
 		e = fn(v, (const char *)text, used, index, userdata);
 	json_decref(v);
 	return e;

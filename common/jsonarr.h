@@ -18,8 +18,7 @@
  * call returns; json_incref() it to keep it) and its text, len bytes
  * inside the data given to jsonarr_each(). Returns 0 to go on, or a
  * negative errno that stops the walk. */
-typedef int (*jsonarr_fn)(json_t *v, const char *text, size_t len, size_t index,
-			  void *userdata);
+typedef int (*jsonarr_fn)(json_t *v, const char *text, size_t len, size_t index, void *userdata);
 
 /* Calls fn for each element of the JSON array that is the whole of data
  * (len bytes; JSON whitespace around it allowed), in order. flags are

@@ -552,7 +552,7 @@ static void reply_apply_result(struct api_reply *rep, const struct store_op *ops
 struct apply {
 	struct store_op *ops;
 	size_t n, cap;
-	size_t seen; /* objects in the body, also past API_MAX_APPLY_ITEMS */
+	size_t seen;  /* objects in the body, also past API_MAX_APPLY_ITEMS */
 	int bad_code; /* 0, or the status of the first object refused */
 	char bad_field[32];
 	char bad_msg[1024];
@@ -690,7 +690,8 @@ static void handle_apply(const struct api_ctx *ctx, struct api_reply *rep)
 	 * it is stored: wait for them every API_APPLY_EVENTS_QUEUED, rather
 	 * than queue tens of thousands at once. */
 	for (i = 0; i < a.n; i++)
-		if (record_event(ctx, &a.ops[i], "apply") && ++queued % API_APPLY_EVENTS_QUEUED == 0)
+		if (record_event(ctx, &a.ops[i], "apply") &&
+		    ++queued % API_APPLY_EVENTS_QUEUED == 0)
 			store_sync(ctx->store);
 	reply_apply_result(rep, a.ops, a.n);
 out:
