@@ -10,8 +10,9 @@
  * or give a message. The input is also walked as a JSON array by
  * jsonarr_each(), which must agree with json_loadb() of the whole: what
  * the walk takes, json_loadb() takes, with the same elements, each equal
- * to its own text parsed again. Any disagreement abort()s, so libFuzzer
- * reports it. */
+ * to its own text parsed again. yj_load_each() must give the documents
+ * yj_load() gives, or fail where it fails. Any disagreement abort()s, so
+ * libFuzzer reports it. */
 #include "config.h"
 
 #include <errno.h>
@@ -109,6 +110,29 @@ static void check_array(const uint8_t *data, size_t size)
 	json_decref(whole);
 }
 
+static int each_doc(json_t *doc, size_t line, void *userdata)
+{
+	(void)line;
+	return json_array_append(userdata, doc);
+}
+
+/* yj_load_each() against yj_load()'s result r, docs and error e. */
+static void check_each(const uint8_t *data, size_t size, int r, const json_t *docs,
+		       const struct yj_error *e)
+{
+	json_t *got = json_array();
+	struct yj_error e2;
+	if (!got)
+		return;
+	int r2 = yj_load_each((const char *)data, size, each_doc, got, &e2);
+	if (r != -ENOMEM && r2 != -ENOMEM &&
+	    (r2 != r || (r == 0 && !json_equal(docs, got)) ||
+	     (r < 0 && (e->document != e2.document || e->line != e2.line ||
+			e->column != e2.column || strcmp(e->message, e2.message) != 0))))
+		abort();
+	json_decref(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *docs = NULL;
@@ -119,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	check_array(data, size);
 	int r = yj_load((const char *)data, size, &docs, &lines, &e);
+	check_each(data, size, r, docs, &e);
 	if (r < 0) {
 		check_error(r, &e);
 		return 0;
