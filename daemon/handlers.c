@@ -569,9 +569,10 @@ static void apply_clear(struct apply *a)
 }
 
 /* Adds object i of the body: it, parsed, and, when the op is to carry
- * text instead, its text (len bytes, inside the request body). 0, or
- * -ENOMEM. */
-static int apply_item(struct apply *a, json_t *it, const char *text, size_t len, size_t i)
+ * text instead, its text (len bytes), inside the request body or, with
+ * copy, copied into the op's allocation. 0, or -ENOMEM. */
+static int apply_item(struct apply *a, json_t *it, const char *text, size_t len, size_t i,
+		      bool copy)
 {
 	const char *kind = obj_str(it, "kind"), *name = meta_str(it, "name");
 	const char *ns = meta_str(it, "namespace");
@@ -606,12 +607,14 @@ static int apply_item(struct apply *a, json_t *it, const char *text, size_t len,
 		a->cap = cap;
 	}
 	size_t nsl = strlen(ns) + 1, nl = name ? strlen(name) + 1 : 0;
-	char *names = malloc(nsl + nl);
+	char *names = malloc(nsl + nl + (copy ? len : 0));
 	if (!names)
 		return -ENOMEM;
 	memcpy(names, ns, nsl);
 	if (name)
 		memcpy(names + nsl, name, nl);
+	if (copy && text)
+		text = memcpy(names + nsl + nl, text, len);
 	a->ops[a->n++] = (struct store_op){ .type = STORE_OP_APPLY,
 					    .kind = k,
 					    .namespace_ = names,
@@ -625,15 +628,61 @@ static int apply_item(struct apply *a, json_t *it, const char *text, size_t len,
 
 static int apply_element(json_t *v, const char *text, size_t len, size_t index, void *userdata)
 {
-	return apply_item(userdata, v, text, len, index);
+	return apply_item(userdata, v, text, len, index, false);
+}
+
+/* A YAML body, read a document at a time. */
+struct apply_yaml {
+	struct apply *a;
+	json_t *items; /* the trees kept: what is not an object or not JSON */
+	size_t i;      /* objects so far */
+};
+
+/* One object of a YAML document: its op carries a copy of its compact
+ * JSON; the tree goes when the document does. One that JSON cannot
+ * carry (a YAML .inf, or not an object at all) is kept as a tree, for
+ * the store or the checks to refuse as before. */
+static int apply_yaml_object(struct apply_yaml *y, json_t *it)
+{
+	char *t = json_is_object(it) ? json_dumps(it, JSON_COMPACT) : NULL;
+	int e;
+	if (t)
+		e = apply_item(y->a, it, t, strlen(t), y->i++, true);
+	else if (json_array_append(y->items, it) < 0)
+		e = -ENOMEM;
+	else
+		e = apply_item(y->a, it, NULL, 0, y->i++, false);
+	free(t);
+	return e;
+}
+
+/* The objects of a document: an array's elements, a List's items, or
+ * the document itself (as collect_items() takes them). */
+static int apply_yaml_doc(json_t *doc, size_t line, void *userdata)
+{
+	const char *kind = obj_str(doc, "kind");
+	json_t *inner = json_object_get(doc, "items"), *it;
+	size_t i;
+	int e = 0;
+
+	(void)line;
+	if (!json_is_array(doc) && kind && strcmp(kind, "List") == 0 && json_is_array(inner))
+		doc = inner;
+	if (!json_is_array(doc))
+		return apply_yaml_object(userdata, doc);
+	json_array_foreach (doc, i, it)
+		if ((e = apply_yaml_object(userdata, it)) < 0)
+			break;
+	return e;
 }
 
 /* Reads the body into a's ops. A JSON array (what `ironbell apply`
  * sends) is walked element by element: each object is parsed, checked
  * and dropped, its op keeping its text, so that no tree of the whole body
- * exists. Anything else (YAML, one object, a List, or what the walk does
- * not take) is parsed whole into items, whose trees the ops borrow. On
- * failure fills rep and returns a negative errno. */
+ * exists. A YAML stream is read a document at a time, each object's op
+ * keeping a copy of its JSON. Anything else (one JSON object, a List, or
+ * what the walk does not take) is parsed whole into items, whose trees
+ * the ops borrow. On failure fills rep and returns a negative errno. */
 static int load_apply(const struct api_ctx *ctx, struct api_reply *rep, struct apply *a,
 		      json_t *items)
 {
@@ -644,13 +693,24 @@ static int load_apply(const struct api_ctx *ctx, struct api_reply *rep, struct a
 	if (ctx->ctype == API_CT_JSON || ctx->ctype == API_CT_NONE || ctx->ctype == API_CT_OTHER)
 		e = jsonarr_each(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, apply_element,
 				 a);
+	if (ctx->ctype == API_CT_YAML && ctx->body_len) {
+		struct apply_yaml y = { .a = a, .items = items };
+		struct yj_error ye;
+		e = yj_load_each(ctx->body, ctx->body_len, apply_yaml_doc, &y, &ye);
+		if (e < 0 && e != -ENOMEM) {
+			api_reply_error(rep, 400, NULL, NULL,
+					"invalid YAML in document %zu at line %zu, column %zu: %s",
+					ye.document, ye.line, ye.column, ye.message);
+			return -EINVAL;
+		}
+	}
 	if (e == -ENOMSG || e == -EBADMSG) {
 		apply_clear(a);
 		e = load_apply_items(ctx, rep, items);
 		if (e < 0)
 			return e;
 		json_array_foreach (items, i, it)
-			if ((e = apply_item(a, it, NULL, 0, i)) < 0)
+			if ((e = apply_item(a, it, NULL, 0, i, false)) < 0)
 				break;
 	}
 	if (e < 0) {
