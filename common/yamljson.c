@@ -182,6 +182,8 @@ struct yj_loader {
 	bool in_document;
 	json_t *root; /* the finished root of the current document */
 	json_t *docs;
+	yj_each_fn each; /* when set, documents go to it rather than docs */
+	void *userdata;
 	size_t *lines;
 	size_t nlines, alines;
 	size_t doc_line;
@@ -555,6 +557,11 @@ static int yj_on_document_end(struct yj_loader *ld)
 		json_decref(root);
 		return 0;
 	}
+	if (ld->each) {
+		int r = ld->each(root, ld->doc_line, ld->userdata);
+		json_decref(root);
+		return r;
+	}
 	if (ld->nlines == ld->alines) {
 		size_t n = ld->alines ? ld->alines * 2 : 4;
 		size_t *p = reallocarray(ld->lines, n, sizeof(*p));
@@ -611,11 +618,17 @@ static int yj_on_event(struct yj_loader *ld, const yaml_event_t *ev)
 	}
 }
 
-int yj_load(const char *data, size_t len, json_t **ret_docs, size_t **ret_lines,
-	    struct yj_error *err)
+/* yj_load() and yj_load_each(): with each, documents go to it and
+ * ret_docs and ret_lines are not written. */
+static int yj_load_stream(const char *data, size_t len, yj_each_fn each, void *userdata,
+			  json_t **ret_docs, size_t **ret_lines, struct yj_error *err)
 {
 	struct yj_error dummy;
-	struct yj_loader ld = { .data = data, .len = len, .err = err ? err : &dummy };
+	struct yj_loader ld = { .data = data,
+				.len = len,
+				.err = err ? err : &dummy,
+				.each = each,
+				.userdata = userdata };
 	yaml_parser_t p;
 	yaml_event_t ev;
 	bool done = false;
@@ -645,6 +658,8 @@ int yj_load(const char *data, size_t len, json_t **ret_docs, size_t **ret_lines,
 			goto out;
 		}
 	}
+	if (each)
+		goto out;
 	*ret_docs = ld.docs;
 	ld.docs = NULL;
 	if (ret_lines) {
@@ -664,6 +679,17 @@ out:
 	free(ld.lines);
 	yaml_parser_delete(&p);
 	return r;
+}
+
+int yj_load(const char *data, size_t len, json_t **ret_docs, size_t **ret_lines,
+	    struct yj_error *err)
+{
+	return yj_load_stream(data, len, NULL, NULL, ret_docs, ret_lines, err);
+}
+
+int yj_load_each(const char *data, size_t len, yj_each_fn fn, void *userdata, struct yj_error *err)
+{
+	return yj_load_stream(data, len, fn, userdata, NULL, NULL, err);
 }
 
 int yj_load_one(const char *data, size_t len, json_t **ret, struct yj_error *err)

@@ -37,6 +37,15 @@ struct yj_error {
 int yj_load(const char *data, size_t len, json_t **ret_docs, size_t **ret_lines,
 	    struct yj_error *err);
 
+/* The same, handing each kept document to fn as soon as it is complete
+ * (doc borrowed, freed when fn returns: json_incref() it to keep it;
+ * line where it starts), so that one document's tree exists at a time.
+ * fn returns 0 to go on, or a negative errno that stops the stream and is
+ * returned (err->message says "out of memory" for -ENOMEM, else is
+ * empty). Documents before a syntax error have been given to fn. */
+typedef int (*yj_each_fn)(json_t *doc, size_t line, void *userdata);
+int yj_load_each(const char *data, size_t len, yj_each_fn fn, void *userdata, struct yj_error *err);
+
 /* Parses exactly one document (JSON or YAML). More than one is -EINVAL. */
 int yj_load_one(const char *data, size_t len, json_t **ret, struct yj_error *err);
 

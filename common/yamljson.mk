@@ -21,8 +21,8 @@ if ENABLE_FUZZ
 # The code under test is compiled in, so libFuzzer sees its coverage.
 noinst_PROGRAMS += tests/fuzz/fuzz_yaml
 tests_fuzz_fuzz_yaml_SOURCES = tests/fuzz/fuzz_yaml.c tests/fuzz/fuzz.h \
-	common/yamljson.c store/validate.c store/validate-values.c store/crd-tables.c \
-	store/kinds.c
+	common/yamljson.c common/jsonarr.c store/validate.c store/validate-values.c \
+	store/crd-tables.c store/kinds.c
 tests_fuzz_fuzz_yaml_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_yaml_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_yaml_LDADD = $(COMMON_LIBS)

@@ -649,6 +649,7 @@ int store_op_exec(struct store *s, struct store_op *op)
 {
 	struct opctx c;
 	struct current cur = { 0 };
+	json_t *parsed = NULL;
 	int e;
 
 	op->error = 0;
@@ -656,9 +657,14 @@ int store_op_exec(struct store *s, struct store_op *op)
 	op->object = NULL;
 	op->rv = 0;
 	op->message[0] = '\0';
+	/* A body given as text is a tree only while its op runs; one that
+	 * does not parse is no object, which resolve() refuses. */
+	if (!op->body && op->body_text)
+		op->body = parsed = json_loadb(op->body_text, op->body_text_len,
+					       JSON_REJECT_DUPLICATES, NULL);
 	e = resolve(op, &c);
 	if (e < 0)
-		return e;
+		goto out;
 	e = load_current(s, &c, &cur);
 	if (e == -EIO) {
 		e = db_error(s, op, &c);
@@ -691,6 +697,10 @@ int store_op_exec(struct store *s, struct store_op *op)
 	}
 out:
 	json_decref(cur.obj);
+	if (parsed) {
+		op->body = NULL;
+		json_decref(parsed);
+	}
 	if (e < 0 && !op->error)
 		store_op_fail(op, e, "failed");
 	if (op->object) {

@@ -130,6 +130,12 @@ struct store_op {
 	json_t *body;           /* borrowed; the object, or the merge patch; an
 				 * APPLY fills the CRD defaults into it
 				 * (store_default()) */
+	const char *body_text;  /* when body is NULL: the same as JSON text of
+				 * body_text_len bytes, borrowed; the writer parses
+				 * it when the op runs and frees the tree after, so
+				 * that a large atomic write holds its objects as
+				 * text (a tenth of their trees) */
+	size_t body_text_len;
 	const char *resource_version; /* precondition for REPLACE/STATUS/DELETE, or NULL;
 				       * for REPLACE, metadata.resourceVersion in body
 				       * counts too */

@@ -1,4 +1,5 @@
-/* fuzz_yaml — libFuzzer target for common/yamljson*.c and store/validate.c.
+/* fuzz_yaml — libFuzzer target for common/yamljson*.c, common/jsonarr.c
+ * and store/validate.c.
  *
  * Every input is loaded as a YAML stream. A refused input must come back
  * with a sane error (a position, a message). Each document that loads is
@@ -7,8 +8,12 @@
  * document then goes through store_validate() for every kind (and
  * store_validate_status() for its status), which must either accept it
  * or give a message, and through store_default(), after which an object
- * that was valid must still be. Any disagreement abort()s, so libFuzzer
- * reports it. */
+ * that was valid must still be. The input is also walked as a JSON array by
+ * jsonarr_each(), which must agree with json_loadb() of the whole: what
+ * the walk takes, json_loadb() takes, with the same elements, each equal
+ * to its own text parsed again. yj_load_each() must give the documents
+ * yj_load() gives, or fail where it fails. Any disagreement abort()s, so
+ * libFuzzer reports it. */
 #include "config.h"
 
 #include <errno.h>
@@ -17,6 +22,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/jsonarr.h"
 #include "common/yamljson.h"
 #include "store/store.h"
 #include "tests/fuzz/fuzz.h"
@@ -92,6 +98,54 @@ out:
 	buf_free(&out);
 }
 
+static int array_element(json_t *v, const char *text, size_t len, size_t index, void *userdata)
+{
+	json_t *again = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_equal(v, again) || (userdata && !json_equal(v, json_array_get(userdata, index))))
+		abort();
+	json_decref(again);
+	return 0;
+}
+
+static void check_array(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	json_t *whole = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &je);
+	int r = jsonarr_each((const char *)data, size, JSON_REJECT_DUPLICATES, array_element,
+			     json_is_array(whole) ? whole : NULL);
+	if (r != 0 && r != -ENOMSG && r != -EBADMSG)
+		abort();
+	/* An element may nest as deep as a whole text: one level more. */
+	if (r == 0 && !json_is_array(whole) && !(!whole && strstr(je.text, "depth")))
+		abort();
+	if (r == -ENOMSG && json_is_array(whole))
+		abort();
+	json_decref(whole);
+}
+
+static int each_doc(json_t *doc, size_t line, void *userdata)
+{
+	(void)line;
+	return json_array_append(userdata, doc);
+}
+
+/* yj_load_each() against yj_load()'s result r, docs and error e. */
+static void check_each(const uint8_t *data, size_t size, int r, const json_t *docs,
+		       const struct yj_error *e)
+{
+	json_t *got = json_array();
+	struct yj_error e2;
+	if (!got)
+		return;
+	int r2 = yj_load_each((const char *)data, size, each_doc, got, &e2);
+	if (r != -ENOMEM && r2 != -ENOMEM &&
+	    (r2 != r || (r == 0 && !json_equal(docs, got)) ||
+	     (r < 0 && (e->document != e2.document || e->line != e2.line ||
+			e->column != e2.column || strcmp(e->message, e2.message) != 0))))
+		abort();
+	json_decref(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *docs = NULL;
@@ -100,7 +154,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > FUZZ_YAML_MAX_INPUT)
 		return 0;
+	check_array(data, size);
 	int r = yj_load((const char *)data, size, &docs, &lines, &e);
+	check_each(data, size, r, docs, &e);
 	if (r < 0) {
 		check_error(r, &e);
 		return 0;

@@ -12,6 +12,7 @@
 
 #include "common/bootfile.h"
 #include "common/common.h"
+#include "common/jsonarr.h"
 #include "common/mac.h"
 #include "common/ratelimit.h"
 #include "common/utf8.h"
@@ -636,6 +637,93 @@ START_TEST(test_ratelimit_log)
 }
 END_TEST
 
+/* jsonarr_each: elements one by one, each with its own bytes; anything
+ * json_loadb() would refuse, or that is not an array of objects and
+ * arrays, is refused too. */
+static int jsonarr_collect(json_t *v, const char *text, size_t len, size_t index, void *userdata)
+{
+	json_t *again = json_loadb(text, len, 0, NULL);
+	int e = json_equal(v, again) && index == json_array_size(userdata) ? 0 : -EPROTO;
+	json_decref(again);
+	return e < 0 ? e : json_array_append(userdata, v);
+}
+
+static int jsonarr_stop(json_t *v, const char *text, size_t len, size_t index, void *userdata)
+{
+	(void)v, (void)text, (void)len, (void)userdata;
+	return index == 1 ? -ECANCELED : 0;
+}
+
+static const struct {
+	const char *in;
+	int ret;
+} jsonarr_cases[] = {
+	{ "[]", 0 },
+	{ " \t\r\n[ ]\n", 0 },
+	{ "[{}]", 0 },
+	{ "[{\"a\":1},[1,2],{\"b\":\"}]\"}]", 0 },
+	{ "[ {\"a\" : [ {} ] } ,\n {\"c\":\"\\u00e9\xc3\xa9\"} ]  ", 0 },
+	{ "", -ENOMSG },
+	{ "   ", -ENOMSG },
+	{ "{}", -ENOMSG },
+	{ "x[]", -ENOMSG },
+	{ "\xef\xbb\xbf[]", -ENOMSG },
+	{ "[", -EBADMSG },
+	{ "[ ", -EBADMSG },
+	{ "[{}", -EBADMSG },
+	{ "[{},", -EBADMSG },
+	{ "[{},]", -EBADMSG },
+	{ "[,{}]", -EBADMSG },
+	{ "[{}{}]", -EBADMSG },
+	{ "[{} {}]", -EBADMSG },
+	{ "[1]", -EBADMSG },
+	{ "[{}, \"s\"]", -EBADMSG },
+	{ "[null]", -EBADMSG },
+	{ "[{\"a\":}]", -EBADMSG },
+	{ "[{\"a\":1,\"a\":2}]", -EBADMSG },
+	{ "[{\"a\":\"\xff\"}]", -EBADMSG },
+	{ "[{}] x", -EBADMSG },
+	{ "[{}]]", -EBADMSG },
+};
+
+START_TEST(test_jsonarr)
+{
+	const char *in = jsonarr_cases[_i].in;
+	size_t len = strlen(in);
+	json_t *got = json_array();
+	int e = jsonarr_each(in, len, JSON_REJECT_DUPLICATES, jsonarr_collect, got);
+	ck_assert_msg(e == jsonarr_cases[_i].ret, "%s: %d", in, e);
+	if (e == 0) {
+		json_t *whole = json_loadb(in, len, JSON_REJECT_DUPLICATES, NULL);
+		ck_assert_msg(json_equal(whole, got), "%s", in);
+		json_decref(whole);
+	} else if (e == -EBADMSG) {
+		/* Refused whole too, unless for a scalar element. */
+		json_t *whole = json_loadb(in, len, JSON_REJECT_DUPLICATES, NULL), *v;
+		bool scalar = false;
+		size_t i;
+		json_array_foreach (whole, i, v)
+			scalar |= !json_is_object(v) && !json_is_array(v);
+		ck_assert_msg(!whole || scalar, "%s: json_loadb takes it", in);
+		json_decref(whole);
+	}
+	json_decref(got);
+}
+END_TEST
+
+START_TEST(test_jsonarr_embedded)
+{
+	/* Bytes past len are not read; a NUL inside is refused. */
+	static const char in[] = "[{\"a\":1}]garbage";
+	ck_assert_int_eq(jsonarr_each(in, 9, 0, jsonarr_stop, NULL), 0);
+	ck_assert_int_eq(jsonarr_each(in, 8, 0, jsonarr_stop, NULL), -EBADMSG);
+	static const char nul[] = "[{}]\0";
+	ck_assert_int_eq(jsonarr_each(nul, sizeof(nul) - 1, 0, jsonarr_stop, NULL), -EBADMSG);
+	/* fn's error stops the walk. */
+	ck_assert_int_eq(jsonarr_each("[{},{},{}]", 10, 0, jsonarr_stop, NULL), -ECANCELED);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -661,6 +749,8 @@ int main(void)
 	UNIT_TEST(tc, test_bootfile_alias);
 	UNIT_TEST(tc, test_ratelimit_bucket);
 	UNIT_TEST(tc, test_ratelimit_log);
+	tcase_add_loop_test(tc, test_jsonarr, 0, (int)ARRAY_SIZE(jsonarr_cases));
+	UNIT_TEST(tc, test_jsonarr_embedded);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }

@@ -702,6 +702,48 @@ START_TEST(test_no_object)
 }
 END_TEST
 
+/* body_text: an op may carry its object as JSON text, parsed by the
+ * writer while the op runs (an apply of many objects holds texts, not
+ * trees); the op's body stays NULL, and text that is not a JSON object is
+ * refused like a body that is not one, rolling back its atomic write. */
+START_TEST(test_body_text)
+{
+	json_t *b = hw("t1", "aa:bb:cc:dd:ee:41", NULL), *got = NULL;
+	char *text = json_dumps(b, JSON_COMPACT);
+	const char *bad = "{\"apiVersion\": [";
+	struct store_op ops[2] = {
+		{ .type = STORE_OP_APPLY, .kind = STORE_KIND_HARDWARE, .no_object = true },
+		{ .type = STORE_OP_APPLY, .kind = STORE_KIND_HARDWARE, .name = "t2" },
+	};
+	ops[0].body_text = text;
+	ops[0].body_text_len = strlen(text);
+	ops[1].body_text = bad;
+	ops[1].body_text_len = strlen(bad);
+	ck_assert_int_eq(store_write(st, ops, 2, true), -EINVAL);
+	ck_assert_int_eq(ops[0].error, -ECANCELED);
+	ck_assert_msg(strstr(ops[1].message, "not an object"), "%s", ops[1].message);
+	ck_assert_ptr_null(ops[1].body);
+	ck_assert_int_eq(store_get(rd, STORE_KIND_HARDWARE, "default", "t1", &got), -ENOENT);
+	ck_assert_int_eq(store_write(st, ops, 1, true), 0);
+	ck_assert_int_eq(ops[0].result, STORE_RESULT_CREATED);
+	ck_assert_ptr_null(ops[0].body);
+	ck_assert_ptr_null(ops[0].object);
+	ck_assert_int_eq(store_get(rd, STORE_KIND_HARDWARE, "default", "t1", &got), 0);
+	const char *mac = NULL;
+	ck_assert_int_eq(json_unpack(got, "{s:{s:[{s:{s:s}}]}}", "spec", "interfaces", "dhcp",
+				     "mac", &mac),
+			 0);
+	ck_assert_str_eq(mac, "aa:bb:cc:dd:ee:41");
+	ck_assert_uint_eq(obj_rv(got), ops[0].rv);
+	/* The same text again: unchanged. */
+	ck_assert_int_eq(store_write(st, ops, 1, true), 0);
+	ck_assert_int_eq(ops[0].result, STORE_RESULT_UNCHANGED);
+	json_decref(got);
+	json_decref(b);
+	free(text);
+}
+END_TEST
+
 /* ---- batches ---- */
 
 static void batch3(struct store_op ops[3], json_t *bodies[3])
@@ -2025,6 +2067,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_validation_refused);
 	UNIT_TEST(tc, test_apply_results);
 	UNIT_TEST(tc, test_no_object);
+	UNIT_TEST(tc, test_body_text);
 	UNIT_TEST(tc, test_stale_rv);
 	UNIT_TEST(tc, test_unique_across_objects);
 	UNIT_TEST(tc, test_unique_within_object);

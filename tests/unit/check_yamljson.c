@@ -209,6 +209,61 @@ START_TEST(test_multi_document)
 }
 END_TEST
 
+/* yj_load_each: the documents yj_load() gives, one at a time, with their
+ * lines; those before a syntax error are given, then the error; the
+ * callback's error stops the stream. */
+struct each_got {
+	json_t *docs;
+	size_t lines[8], n, stop_at;
+};
+
+static int each_doc(json_t *doc, size_t line, void *userdata)
+{
+	struct each_got *g = userdata;
+	if (g->n == g->stop_at)
+		return -ECANCELED;
+	if (g->n < 8)
+		g->lines[g->n] = line;
+	g->n++;
+	return json_array_append(g->docs, doc);
+}
+
+START_TEST(test_load_each)
+{
+	static const char yaml[] = "kind: Hardware\n---\n# only comments\n---\nnull\n--- \n"
+				   "kind: Template\n---\n[1, 2]\n";
+	static const char bad[] = "a: 1\n---\nb: [\n---\nc: 3\n";
+	struct each_got g = { .docs = json_array(), .stop_at = 99 };
+	json_t *docs = NULL;
+	size_t *lines = NULL;
+	struct yj_error e;
+
+	ck_assert_int_eq(yj_load(yaml, sizeof(yaml) - 1, &docs, &lines, &e), 0);
+	ck_assert_int_eq(yj_load_each(yaml, sizeof(yaml) - 1, each_doc, &g, &e), 0);
+	ck_assert(json_equal(docs, g.docs));
+	ck_assert_uint_eq(g.n, 3);
+	for (size_t i = 0; i < g.n; i++)
+		ck_assert_uint_eq(g.lines[i], lines[i]);
+	json_decref(docs);
+	free(lines);
+
+	json_array_clear(g.docs);
+	g.n = 0;
+	ck_assert_int_eq(yj_load_each(bad, sizeof(bad) - 1, each_doc, &g, &e), -EINVAL);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_uint_eq(e.document, 2);
+	ck_assert_uint_eq(e.line, 4);
+	ck_assert_str_ne(e.message, "");
+
+	json_array_clear(g.docs);
+	g.n = 0;
+	g.stop_at = 1;
+	ck_assert_int_eq(yj_load_each(yaml, sizeof(yaml) - 1, each_doc, &g, &e), -ECANCELED);
+	ck_assert_uint_eq(g.n, 1);
+	json_decref(g.docs);
+}
+END_TEST
+
 START_TEST(test_load_one)
 {
 	json_t *v = NULL;
@@ -460,6 +515,7 @@ static Suite *yamljson_suite(void)
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bads) / sizeof(bads[0])));
 	UNIT_TEST(tc, test_byte_bounded);
 	UNIT_TEST(tc, test_multi_document);
+	UNIT_TEST(tc, test_load_each);
 	UNIT_TEST(tc, test_load_one);
 	UNIT_TEST(tc, test_alias_bomb);
 	UNIT_TEST(tc, test_depth);
