@@ -55,18 +55,22 @@ struct current {
 
 void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
 {
+	char msg[STORE_OP_MESSAGE_MAX];
 	va_list ap;
 	op->error = error;
 	op->result = STORE_RESULT_NONE;
 	json_decref(op->object);
 	op->object = NULL;
+	/* Formatted before the old message is freed: an argument may be it. */
 	va_start(ap, fmt);
-	vsnprintf(op->message, sizeof(op->message), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	free(op->message);
+	op->message = strdup(msg); /* NULL without memory: an empty message */
 }
 
 /* The validation errors of one object, all of them (store_validate()):
- * less than op->message, which the object's kind and names precede, and
+ * less than STORE_OP_MESSAGE_MAX, which the object's kind and names precede, and
  * than the admin API's answer, which names the object once more. */
 #define OPS_MAX_VALIDATE_MESSAGE 768
 
@@ -656,7 +660,8 @@ int store_op_exec(struct store *s, struct store_op *op)
 	op->result = STORE_RESULT_NONE;
 	op->object = NULL;
 	op->rv = 0;
-	op->message[0] = '\0';
+	free(op->message);
+	op->message = NULL;
 	/* A body given as text is a tree only while its op runs; one that
 	 * does not parse is no object, which resolve() refuses. */
 	if (!op->body && op->body_text)

@@ -304,7 +304,9 @@ const char *store_meta_str(const json_t *obj, const char *key);
 /* Runs op against s->db (writer thread, inside a savepoint). Fills
  * op->error, result, object, message. Returns op->error. */
 int store_op_exec(struct store *s, struct store_op *op);
-/* Sets op->error and op->message (printf-style) and drops op->object. */
+/* Sets op->error and op->message (printf-style, cut to less than
+ * STORE_OP_MESSAGE_MAX bytes, a heap string that replaces the one op held)
+ * and drops op->object. */
 void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Prepares the writer's statements. 0 or a negative errno. */

@@ -150,10 +150,18 @@ struct store_op {
 	json_t *object;          /* new reference: the object as stored (the last
 				  * state, for DELETE); caller json_decref()s */
 	uint64_t rv;             /* that object's resourceVersion, also with no_object */
-	char message[1024];      /* on error: what and why, naming the object,
-				  * e.g. `hardware "default/b": spec.interfaces[0].dhcp.mac
-				  * "aa:..:01" is already used by hardware "default/a"` */
+	char *message;           /* NULL, or on error a heap string of less than
+				  * STORE_OP_MESSAGE_MAX bytes: what and why, naming
+				  * the object, e.g. `hardware "default/b":
+				  * spec.interfaces[0].dhcp.mac "aa:..:01" is already
+				  * used by hardware "default/a"`; owned by the op,
+				  * freed by store_op_clear(); read it through
+				  * store_op_message(). NULL when the op succeeded, so
+				  * that a large atomic write pays nothing for it */
 };
+
+/* The longest op message, with its terminating NUL: a longer one is cut. */
+#define STORE_OP_MESSAGE_MAX 1024
 
 /* Queues ops to the writer and waits until they are committed or refused.
  * With atomic, all ops are in one savepoint: if any fails, none is applied,
@@ -177,8 +185,14 @@ int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic);
 /* Convenience: a single op. */
 int store_write1(struct store *s, struct store_op *op);
 
-/* Releases the json references an op holds (op->object). */
+/* Releases what an op holds (op->object, op->message) and sets them to
+ * NULL, so that the op may run again. op may be NULL. */
 void store_op_clear(struct store_op *op);
+
+/* op's error message: op->message, or "" when it has none (it succeeded,
+ * or the message could not be allocated). Valid until op is cleared or
+ * run again. */
+const char *store_op_message(const struct store_op *op);
 
 /* The longest event message, in bytes: room for a syslog text of up to
  * 65535 bytes (syslog.max_message's largest) with its prefix. */

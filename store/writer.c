@@ -123,7 +123,7 @@ static void cancel_others(struct store_op *ops, size_t n, size_t failed)
 			continue;
 		store_op_fail(&ops[j], -ECANCELED,
 			      "not applied: op %zu of the same atomic write failed: %s", failed,
-			      ops[failed].message);
+			      store_op_message(&ops[failed]));
 	}
 }
 
@@ -553,6 +553,13 @@ void store_op_clear(struct store_op *op)
 		return;
 	json_decref(op->object);
 	op->object = NULL;
+	free(op->message);
+	op->message = NULL;
+}
+
+const char *store_op_message(const struct store_op *op)
+{
+	return op->message ? op->message : "";
 }
 
 int store_sync(struct store *s)

@@ -270,7 +270,7 @@ static void write_one(const struct api_ctx *ctx, struct api_reply *rep, struct s
 		op->name = rt->name;
 	int e = store_write1(ctx->store, op);
 	if (e < 0) {
-		reply_errno(rep, op->error ? op->error : e, op->message);
+		reply_errno(rep, op->error ? op->error : e, store_op_message(op));
 	} else {
 		record_event(ctx, op, api_method_name(ctx->method));
 		api_reply_json(rep, code, op->object);
@@ -496,7 +496,7 @@ static void apply_failed(struct api_reply *rep, struct store_op *ops, size_t n, 
 			break;
 		}
 	const char *kind = store_kind_info(ops[bad].kind)->kind, *name = ops[bad].name;
-	const char *ns = ops[bad].namespace_;
+	const char *ns = ops[bad].namespace_, *msg = store_op_message(&ops[bad]);
 	int err = ops[bad].error ? ops[bad].error : e;
 	int code;
 	const char *reason;
@@ -505,7 +505,7 @@ static void apply_failed(struct api_reply *rep, struct store_op *ops, size_t n, 
 	snprintf(field, sizeof(field), "items[%zu]", bad);
 	api_reply_error(rep, code, reason, field, "%s \"%s/%s\" (item %zu): %s",
 			kind ? kind : "object", ns ? ns : "default", name ? name : "", bad,
-			ops[bad].message[0] ? ops[bad].message : strerror(-err));
+			*msg ? msg : strerror(-err));
 }
 
 /* Replies 200 with the ApplyResult of ops: each item rendered on its own

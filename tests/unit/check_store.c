@@ -193,7 +193,8 @@ START_TEST(test_crud_kinds)
 	ck_assert_int_eq(
 		run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, template_obj("t1", tpl_data), &op),
 		-EEXIST);
-	ck_assert_str_eq(op.message, "template \"default/t1\": already exists");
+	ck_assert_str_eq(store_op_message(&op), "template \"default/t1\": already exists");
+	store_op_clear(&op);
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW,
 				  json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:{s:s}}}",
 					    "apiVersion", "tinkerbell.org/v1alpha1", "kind",
@@ -254,7 +255,8 @@ START_TEST(test_crud_kinds)
 	ck_assert_int_eq(
 		run(STORE_OP_DELETE, STORE_KIND_MACHINE, "default", "m1", NULL, NULL, NULL, &op),
 		-ENOENT);
-	ck_assert_str_eq(op.message, "machine \"default/m1\": not found");
+	ck_assert_str_eq(store_op_message(&op), "machine \"default/m1\": not found");
+	store_op_clear(&op);
 	ck_assert_int_eq(run_take(STORE_OP_REPLACE, STORE_KIND_TEMPLATE,
 				  template_obj("nope", tpl_data), NULL),
 			 -ENOENT);
@@ -299,26 +301,30 @@ START_TEST(test_validation_refused)
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("Bad_Name", "aa:bb:cc:dd:ee:01", NULL), &op),
 			 -EINVAL);
-	ck_assert_msg(strncmp(op.message, "hardware \"default/Bad_Name\": ", 29) == 0, "%s",
-		      op.message);
+	ck_assert_msg(strncmp(store_op_message(&op), "hardware \"default/Bad_Name\": ", 29) == 0,
+		      "%s", store_op_message(&op));
 	ck_assert_ptr_null(op.object);
+	store_op_clear(&op);
 	json_t *got;
 	ck_assert_int_eq(store_hardware_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), -ENOENT);
 	/* the kind in the body must be the op's */
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE,
 				  hw("x", "aa:bb:cc:dd:ee:01", NULL), &op),
 			 -EINVAL);
+	store_op_clear(&op);
 	/* a body naming another namespace than the op's */
 	json_t *t = template_obj("t", tpl_data);
 	ck_assert_int_eq(
 		run(STORE_OP_CREATE, STORE_KIND_TEMPLATE, "other", NULL, t, NULL, NULL, &op),
 		-EINVAL);
-	ck_assert_ptr_nonnull(strstr(op.message, "does not match"));
+	ck_assert_ptr_nonnull(strstr(store_op_message(&op), "does not match"));
+	store_op_clear(&op);
 	json_decref(t);
 	json_t *noname = json_pack("{s:s, s:s, s:{}}", "apiVersion", "tinkerbell.org/v1alpha1",
 				   "kind", "Template", "spec");
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, noname, &op), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(op.message, "metadata.name is required"));
+	ck_assert_ptr_nonnull(strstr(store_op_message(&op), "metadata.name is required"));
+	store_op_clear(&op);
 }
 END_TEST
 
@@ -405,10 +411,13 @@ START_TEST(test_stale_rv)
 	/* the same rv again is stale, through the body and through the op */
 	b = json_deep_copy(v1);
 	ck_assert_int_eq(run_take(STORE_OP_REPLACE, STORE_KIND_TEMPLATE, b, &op), -ESTALE);
-	ck_assert_msg(strstr(op.message, "the object has been modified; please apply your changes "
-					 "to the latest version and try again"),
-		      "%s", op.message);
-	ck_assert_msg(strncmp(op.message, "template \"default/t\": ", 22) == 0, "%s", op.message);
+	ck_assert_msg(strstr(store_op_message(&op),
+			     "the object has been modified; please apply your changes "
+			     "to the latest version and try again"),
+		      "%s", store_op_message(&op));
+	ck_assert_msg(strncmp(store_op_message(&op), "template \"default/t\": ", 22) == 0, "%s",
+		      store_op_message(&op));
+	store_op_clear(&op);
 	ck_assert_int_eq(
 		run(STORE_OP_DELETE, STORE_KIND_TEMPLATE, "default", "t", NULL, old, NULL, NULL),
 		-ESTALE);
@@ -443,22 +452,27 @@ START_TEST(test_unique_across_objects)
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("b", "aa:bb:cc:dd:ee:01", "10.0.0.2"), &op),
 			 -EADDRINUSE);
-	ck_assert_str_eq(op.message,
+	ck_assert_str_eq(store_op_message(&op),
 			 "hardware \"default/b\": spec.interfaces[0].dhcp.mac "
 			 "\"aa:bb:cc:dd:ee:01\" is already used by hardware \"default/a\"");
+	store_op_clear(&op);
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("b", "aa:bb:cc:dd:ee:02", "10.0.0.1"), &op),
 			 -EADDRINUSE);
-	ck_assert_str_eq(op.message, "hardware \"default/b\": spec.interfaces[0].dhcp.ip.address "
-				     "\"10.0.0.1\" is already used by hardware \"default/a\"");
+	ck_assert_str_eq(store_op_message(&op),
+			 "hardware \"default/b\": spec.interfaces[0].dhcp.ip.address "
+			 "\"10.0.0.1\" is already used by hardware \"default/a\"");
+	store_op_clear(&op);
 	json_t *b = hw("b", "aa:bb:cc:dd:ee:02", "10.0.0.2");
 	set_instance_id(b, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9");
 	ck_assert_int_eq(
 		run(STORE_OP_CREATE, STORE_KIND_HARDWARE, "other", NULL, b, NULL, NULL, &op),
 		-EADDRINUSE);
-	ck_assert_str_eq(op.message, "hardware \"other/b\": spec.metadata.instance.id "
-				     "\"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9\" is already used by "
-				     "hardware \"default/a\"");
+	ck_assert_str_eq(store_op_message(&op),
+			 "hardware \"other/b\": spec.metadata.instance.id "
+			 "\"0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9\" is already used by "
+			 "hardware \"default/a\"");
+	store_op_clear(&op);
 	/* nothing of the refused objects stayed */
 	uint64_t n;
 	ck_assert_int_eq(store_count(rd, STORE_KIND_HARDWARE, &n), 0);
@@ -476,8 +490,11 @@ START_TEST(test_unique_within_object)
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw2("a", "aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:01"), &op),
 			 -EINVAL);
-	ck_assert_msg(strncmp(op.message, "hardware \"default/a\": ", 22) == 0, "%s", op.message);
-	ck_assert_msg(strstr(op.message, "spec.interfaces[1].dhcp.mac"), "%s", op.message);
+	ck_assert_msg(strncmp(store_op_message(&op), "hardware \"default/a\": ", 22) == 0, "%s",
+		      store_op_message(&op));
+	ck_assert_msg(strstr(store_op_message(&op), "spec.interfaces[1].dhcp.mac"), "%s",
+		      store_op_message(&op));
+	store_op_clear(&op);
 	json_t *got;
 	ck_assert_int_eq(store_hardware_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), -ENOENT);
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
@@ -584,8 +601,10 @@ START_TEST(test_ip_v4_mapped)
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("b", "aa:bb:cc:dd:ee:02", "::ffff:10.0.0.1"), &op),
 			 -EADDRINUSE);
-	ck_assert_msg(strstr(op.message, "\"10.0.0.1\" is already used by hardware \"default/a\""),
-		      "%s", op.message);
+	ck_assert_msg(strstr(store_op_message(&op),
+			     "\"10.0.0.1\" is already used by hardware \"default/a\""),
+		      "%s", store_op_message(&op));
+	store_op_clear(&op);
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("b", "aa:bb:cc:dd:ee:02", "::FFFF:0a00:0002"), NULL),
 			 0);
@@ -639,6 +658,8 @@ START_TEST(test_swap_macs_atomic)
 	ck_assert_int_eq(store_write(st, ops, 2, true), -EADDRINUSE);
 	ck_assert_int_eq(ops[0].error, -EADDRINUSE);
 	ck_assert_int_eq(ops[1].error, -ECANCELED);
+	store_op_clear(&ops[0]);
+	store_op_clear(&ops[1]);
 	ck_assert_int_eq(store_hardware_by_mac(rd, "aa:bb:cc:dd:ee:01", &got), 0);
 	ck_assert_str_eq(obj_name(got), "a");
 	json_decref(got);
@@ -702,6 +723,37 @@ START_TEST(test_no_object)
 }
 END_TEST
 
+/* An op pays for its message only when it fails (store.h, struct
+ * store_op): an atomic write of tens of thousands of ops carries no
+ * message buffer in each. The message is the op's own string, gone with
+ * store_op_clear() or when the op runs again. */
+START_TEST(test_op_message)
+{
+	json_t *t = template_obj("msg", tpl_data);
+	struct store_op op = { .type = STORE_OP_CREATE, .kind = STORE_KIND_TEMPLATE, .body = t };
+	ck_assert_uint_lt(sizeof(struct store_op), 256);
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	ck_assert_ptr_null(op.message);
+	ck_assert_str_eq(store_op_message(&op), "");
+	store_op_clear(&op);
+	ck_assert_int_eq(store_write1(st, &op), -EEXIST);
+	ck_assert_str_eq(store_op_message(&op), "template \"default/msg\": already exists");
+	/* the same op run again, and it succeeds: no message left over */
+	op.type = STORE_OP_APPLY;
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	ck_assert_int_eq(op.result, STORE_RESULT_UNCHANGED);
+	ck_assert_ptr_null(op.message);
+	store_op_clear(&op);
+	op.type = STORE_OP_CREATE;
+	ck_assert_int_eq(store_write1(st, &op), -EEXIST);
+	ck_assert_ptr_nonnull(op.message);
+	store_op_clear(&op);
+	ck_assert_ptr_null(op.message);
+	ck_assert_str_eq(store_op_message(&op), "");
+	json_decref(t);
+}
+END_TEST
+
 /* body_text: an op may carry its object as JSON text, parsed by the
  * writer while the op runs (an apply of many objects holds texts, not
  * trees); the op's body stays NULL, and text that is not a JSON object is
@@ -721,8 +773,10 @@ START_TEST(test_body_text)
 	ops[1].body_text_len = strlen(bad);
 	ck_assert_int_eq(store_write(st, ops, 2, true), -EINVAL);
 	ck_assert_int_eq(ops[0].error, -ECANCELED);
-	ck_assert_msg(strstr(ops[1].message, "not an object"), "%s", ops[1].message);
+	ck_assert_msg(strstr(store_op_message(&ops[1]), "not an object"), "%s",
+		      store_op_message(&ops[1]));
 	ck_assert_ptr_null(ops[1].body);
+	store_op_clear(&ops[1]);
 	ck_assert_int_eq(store_get(rd, STORE_KIND_HARDWARE, "default", "t1", &got), -ENOENT);
 	ck_assert_int_eq(store_write(st, ops, 1, true), 0);
 	ck_assert_int_eq(ops[0].result, STORE_RESULT_CREATED);
@@ -768,8 +822,14 @@ START_TEST(test_atomic_batch)
 	ck_assert_int_eq(ops[0].error, -ECANCELED);
 	ck_assert_int_eq(ops[1].error, -ECANCELED);
 	ck_assert_int_eq(ops[2].error, -EADDRINUSE);
+	char want[STORE_OP_MESSAGE_MAX];
+	snprintf(want, sizeof(want), "not applied: op 2 of the same atomic write failed: %s",
+		 store_op_message(&ops[2]));
+	ck_assert_str_eq(store_op_message(&ops[0]), want);
+	ck_assert_str_eq(store_op_message(&ops[1]), want);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_ptr_null(ops[i].object);
+		store_op_clear(&ops[i]);
 		json_decref(bodies[i]);
 	}
 	ck_assert_int_eq(store_count(rd, STORE_KIND_HARDWARE, &n), 0);
@@ -800,7 +860,8 @@ START_TEST(test_nonatomic_batch)
 	ck_assert_int_eq(ops[0].result, STORE_RESULT_CREATED);
 	ck_assert_int_eq(ops[1].error, 0);
 	ck_assert_int_eq(ops[2].error, -EADDRINUSE);
-	ck_assert_msg(strstr(ops[2].message, "hardware \"default/a\""), "%s", ops[2].message);
+	ck_assert_msg(strstr(store_op_message(&ops[2]), "hardware \"default/a\""), "%s",
+		      store_op_message(&ops[2]));
 	ck_assert_uint_eq(obj_rv(ops[1].object), obj_rv(ops[0].object) + 1);
 	for (int i = 0; i < 3; i++) {
 		store_op_clear(&ops[i]);
@@ -870,9 +931,10 @@ START_TEST(test_kube_owned)
 		run(STORE_OP_CREATE, STORE_KIND_TEMPLATE, NULL, NULL, t, NULL, "kube", NULL), 0);
 	ck_assert_int_eq(run(STORE_OP_APPLY, STORE_KIND_TEMPLATE, NULL, NULL, t, NULL, NULL, &op),
 			 -EPERM);
-	ck_assert_msg(strstr(op.message, "template \"default/k\"") &&
-			      strstr(op.message, "owned by Kubernetes"),
-		      "%s", op.message);
+	ck_assert_msg(strstr(store_op_message(&op), "template \"default/k\"") &&
+			      strstr(store_op_message(&op), "owned by Kubernetes"),
+		      "%s", store_op_message(&op));
+	store_op_clear(&op);
 	ck_assert_int_eq(run(STORE_OP_DELETE, STORE_KIND_TEMPLATE, "default", "k", NULL, NULL,
 			     "local", NULL),
 			 -EPERM);
@@ -1458,6 +1520,7 @@ START_TEST(test_migration_v1)
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("c", "aa:bb:cc:dd:ee:01", NULL), &op),
 			 -EADDRINUSE);
+	store_op_clear(&op);
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
 				  hw("c", "aa:bb:cc:dd:ee:03", NULL), &op),
 			 0);
@@ -1626,9 +1689,10 @@ START_TEST(test_full_batch_rolled_back)
 			ck_assert_int_eq(o->error, -EIO);
 			ck_assert_int_eq(o->result, STORE_RESULT_NONE);
 			ck_assert_ptr_null(o->object);
-			ck_assert_msg(strstr(o->message, "the database refused the write: ") ==
-					      o->message,
-				      "%s", o->message);
+			const char *msg = store_op_message(o);
+			ck_assert_msg(strstr(msg, "the database refused the write: ") == msg, "%s",
+				      msg);
+			store_op_clear(o);
 			json_decref(q[i].bodies[j]);
 		}
 	}
@@ -1658,6 +1722,7 @@ START_TEST(test_full_batch_rolled_back)
 	ck_assert_int_eq(
 		run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, big_template("huge", 2000000), &op),
 		-EIO);
+	store_op_clear(&op);
 	/* space is back */
 	ck_assert_int_eq(store_test_exec_writer(st, "PRAGMA max_page_count = 1073741823"), 0);
 	ck_assert_int_eq(
@@ -2067,6 +2132,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_validation_refused);
 	UNIT_TEST(tc, test_apply_results);
 	UNIT_TEST(tc, test_no_object);
+	UNIT_TEST(tc, test_op_message);
 	UNIT_TEST(tc, test_body_text);
 	UNIT_TEST(tc, test_stale_rv);
 	UNIT_TEST(tc, test_unique_across_objects);

@@ -311,7 +311,7 @@ START_TEST(test_server_from_settings)
 			       "interfaces", "dhcp", "mac", "52:54:00:00:00:01", "ip", "address",
 			       "127.0.0.1", "netmask", "255.0.0.0");
 	struct store_op op = { .type = STORE_OP_CREATE, .kind = STORE_KIND_HARDWARE, .body = hw };
-	ck_assert_msg(store_write1(st, &op) == 0, "%s", op.message);
+	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
 	store_op_clear(&op);
 	json_decref(hw);
 

@@ -69,16 +69,16 @@ static double apply_all(struct store *s, uint32_t n, uint32_t batch, enum store_
 						    .kind = STORE_KIND_HARDWARE,
 						    .body = make_hw(base + j) };
 		int e = store_write(s, ops, m, true);
+		if (e < 0)
+			fprintf(stderr, "bench_store: apply: %s\n", store_op_message(&ops[0]));
 		for (uint32_t j = 0; j < m; j++) {
 			if (ops[j].result == want)
 				(*ret_want)++;
 			json_decref(ops[j].body);
 			store_op_clear(&ops[j]);
 		}
-		if (e < 0) {
-			fprintf(stderr, "bench_store: apply: %s\n", ops[0].message);
+		if (e < 0)
 			goto out;
-		}
 	}
 	secs = (double)(now_mono_ns() - t0) / 1e9;
 out:
