@@ -44,8 +44,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "common/common.h"
-#include "daemon/api/api.h"
 #include "daemon/config/conf.h"
+#include "daemon/http/http.h"
 #include "daemon/privilege.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp-server.h"

@@ -1,12 +1,19 @@
-/* server-internal — the DHCP server's sockets (dhcp/sock.c), shared by the
- * files of the server shell only. */
+/* server-internal — shared by the files of the server shell only: the
+ * DHCP server's sockets (dhcp/sock.c), the subnets of each interface
+ * (dhcp/link.c), and the server thread's state and the functions its four
+ * files (dhcp/server.c, server-hosts.c, server-acks.c, server-rx.c) call
+ * in one another. */
 #pragma once
 
 #include <netinet/in.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ratelimit.h"
+#include "dhcp/dhcp-server.h"
 #include "dhcp/dhcp.h"
 
 #define DHCP_SERVER_PORT 67
@@ -115,3 +122,197 @@ void dhcp_links_changed(struct dhcp_links *l);
 const struct dhcp_link *dhcp_links_get(struct dhcp_links *l, int ifindex, const char **ret_name);
 /* "a.b.c.d/n, ..." of link into out (cap bytes, truncated). */
 void dhcp_link_str(const struct dhcp_link *link, char *out, size_t cap);
+
+/* ---- the server thread (dhcp/server.c, server-hosts.c, server-acks.c,
+ * server-rx.c) ---- */
+
+struct metric;
+struct store;
+struct store_completion;
+struct store_reader;
+struct store_subscription;
+
+#define DHCP_MAX_SOCKS (2 * DHCP_SETTINGS_MAX_INTERFACES)
+#define DHCP_INFLIGHT_MAX 1024  /* leases being committed (ACKs parked) */
+#define DHCP_CFG_CACHE 16       /* policy configurations, by local address */
+
+/* Completion tags: 1..DHCP_INFLIGHT_MAX a parked ACK's slot + 1; a
+ * RELEASE or DECLINE carries its MAC. */
+#define TAG_EXPIRE UINT64_MAX
+#define TAG_RELEASE (1ull << 62) /* | the MAC's 48 bits */
+
+/* Drop reasons beyond the codec's (enum dhcp_bad). */
+enum {
+	DROP_OVERSIZE = DHCP_BAD_MAX, /* a datagram over DHCP_MAX_MESSAGE */
+	DROP_NO_ADDRESS,              /* no server address for the interface */
+	DROP_INTERNAL,                /* the policy or the writer failed */
+	DROP_QUEUE_FULL,              /* DHCP_INFLIGHT_MAX leases in flight */
+	DROP_LEASE_FAILED,            /* the store refused the lease */
+	DROP_SEND_FAILED,             /* sendmsg failed */
+	DROP_REPLY_TOO_LARGE,         /* a relay's option 82 leaves no room */
+	DROP_MAX
+};
+
+/* Where and how a reply goes. */
+struct target {
+	const struct dhcp_sock *sock; /* the socket the request came in on */
+	enum dhcp_dest dest;
+	uint32_t ip;       /* destination */
+	uint16_t port;     /* destination port */
+	int ifindex;       /* the request's interface */
+	uint32_t local_ip; /* our address on it */
+	uint8_t chaddr[6];
+};
+
+/* A reply held for the next sendmmsg on its socket (dhcp_srv_tx_flush). */
+struct queued {
+	const struct dhcp_sock *sock;
+	struct dhcp_tx tx; /* tx.data points at pkt */
+	enum dhcp_msg_type type;
+	uint32_t to;   /* the client's address, for the log */
+	uint64_t t_ns; /* the request's receive time, or 0 */
+	uint8_t pkt[DHCP_MAX_PACKET];
+};
+
+/* An ACK waiting for its lease to be committed. */
+struct parked {
+	bool used;
+	struct target to;
+	uint64_t t_ns; /* when the request arrived */
+	uint32_t yiaddr, giaddr;
+	struct dhcp_lease_mark mark; /* the lease being written */
+	uint64_t owner;              /* its Hardware: dhcp_leases_owner */
+	uint16_t len;
+	char hw[DHCP_HOST_NAMESPACE_MAX + DHCP_HOST_NAME_MAX + 2];
+	uint8_t pkt[DHCP_MAX_PACKET];
+};
+
+struct why_metric {
+	const char *why;
+	struct metric *m;
+};
+
+struct cfg_slot {
+	bool used;
+	uint32_t local_ip;
+	int error; /* dhcp_settings_policy's */
+	struct dhcp_policy_config cfg;
+};
+
+struct dhcp_server {
+	struct store *store;
+	struct dhcp_settings set; /* a copy */
+	struct dhcp_sock socks[DHCP_MAX_SOCKS];
+	size_t nsocks;
+	int raw_fd; /* -1: none (no CAP_NET_RAW): unicast becomes broadcast */
+	int ep, stop_fd, timer_fd;
+	struct store_completion *cq;
+	struct store_subscription *sub;
+	pthread_t thread;
+	bool started;
+	sem_t ready;
+	int start_error;
+	char start_msg[256];
+
+	/* the thread's own */
+	struct store_reader *reader;
+	struct dhcp_hosts *hosts;
+	struct dhcp_leases *leases; /* what is on disk, for lease reuse */
+	uint64_t rv; /* of the last change applied to hosts */
+	bool sync_more; /* changes may be left to read after S->rv */
+	bool expiring;
+	/* The latest time given to the store's expiry: leases that expired
+	 * by then may be gone from disk, whatever the clock says now. */
+	int64_t expired_by;
+	bool stopping;
+	struct cfg_slot cfgs[DHCP_CFG_CACHE];
+	unsigned next_cfg;
+	struct parked *parked; /* DHCP_INFLIGHT_MAX slots */
+	uint32_t free_slots[DHCP_INFLIGHT_MAX];
+	size_t nfree;
+	struct ratelimit rl_unknown, rl_misc, rl_subnet, rl_nak, rl_release;
+	struct dhcp_links *links; /* NULL: no subnet check (dhcp.subnet_check, proxy) */
+	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
+	uint8_t tx[DHCP_MAX_PACKET];
+	struct queued txq[DHCP_TX_BATCH]; /* replies to send at the end of the turn */
+	size_t ntxq;
+	struct dhcp_packet req;
+	struct dhcp_reply reply;
+	struct dhcp_host host;
+	struct dhcp_decision dec;
+
+	/* metrics */
+	struct metric *m_rx[DHCP_MSG_TYPE_MAX], *m_tx[DHCP_MSG_TYPE_MAX];
+	struct metric *m_drop[DROP_MAX];
+	struct why_metric m_why[64];
+	size_t nwhy;
+	struct metric *m_reply_seconds, *m_hosts, *m_hosts_bytes, *m_leases_committed,
+		*m_leases_expired, *m_leases_reused;
+};
+
+/* -- dhcp/server.c -- */
+
+/* The text "aa:bb:cc:dd:ee:ff" of the MAC m into out. */
+void dhcp_srv_mac_str(const uint8_t *m, char out[18]);
+/* The wall clock, in seconds since the epoch. */
+int64_t dhcp_srv_now_s(void);
+/* True when one more line may be logged through the token bucket rl
+ * (DHCP_LOG_BURST lines, then DHCP_LOG_RATE a second), after a line
+ * saying how many were not, if some were not. */
+bool dhcp_srv_rl_allow(struct ratelimit *rl);
+/* Counts a datagram dropped for reason (an enum dhcp_bad, or a DROP_). */
+void dhcp_srv_drop(struct dhcp_server *S, int reason);
+
+/* -- dhcp/server-hosts.c: the reservation table, the leases on disk -- */
+
+/* Loads every Hardware of the store into the (cleared) reservation table
+ * and sets S->rv to the store's version it was read at. 0, or the store's
+ * negative errno (logged). */
+int dhcp_srv_hosts_load(struct dhcp_server *S);
+/* Applies one page (DHCP_CHANGES_PAGE) of the Hardware changes committed
+ * since S->rv, and sets S->sync_more when there may be more: the loop
+ * calls again after the datagrams waiting. Reloads the whole table when
+ * retention dropped changes before they were read. Errors are logged. */
+void dhcp_srv_hosts_sync(struct dhcp_server *S);
+/* Reads the bound leases of the store into S->leases, as marks for lease
+ * reuse. 0, or a negative errno (logged). */
+int dhcp_srv_leases_load(struct dhcp_server *S);
+
+/* -- dhcp/server-acks.c: leases, parked ACKs, sending -- */
+
+/* Sends the replies held this turn (S->txq): one sendmmsg for each run of
+ * them on the same socket, counting each as sent or dropped. */
+void dhcp_srv_tx_flush(struct dhcp_server *S);
+/* Sends the reply pkt (len bytes, copied) of type to where t says:
+ * through the packet socket at once, or held in S->txq for this turn's
+ * dhcp_srv_tx_flush(). Counts it; t_ns is the request's receive time (0:
+ * none) for the reply-time histogram. */
+void dhcp_srv_send_reply(struct dhcp_server *S, const struct target *t, const uint8_t *pkt,
+			 size_t len, enum dhcp_msg_type type, uint64_t t_ns);
+/* Logs (info) the ACK of yiaddr to t's client, via the relay giaddr (0:
+ * none), for the Hardware hw ("ns/name" or "none"); reused is the seconds
+ * left of a lease handed out again (lease reuse), UINT32_MAX for an
+ * infinite one, or 0. */
+void dhcp_srv_log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw,
+		      uint32_t reused);
+/* Parks the ACK that S->tx holds (len bytes, for the request S->req, the
+ * decision S->dec and the Hardware S->host) in a free slot and queues its
+ * lease to the store; dhcp_srv_drain() sends it once the lease is on
+ * disk. With no slot free, or the lease refused by the queue, the ACK is
+ * dropped (counted). */
+void dhcp_srv_park_ack(struct dhcp_server *S, const struct target *t, size_t len, uint64_t t_ns);
+/* Records the RELEASE (decline false) or DECLINE of S->req by the client
+ * of the Hardware S->host: logs it, stores an event for a DECLINE, and
+ * queues the lease's new state to the store. */
+void dhcp_srv_record_release(struct dhcp_server *S, bool decline);
+/* Takes the writer's results from S->cq: sends the parked ACKs whose lease
+ * is on disk (and drops those whose lease was refused), updates the lease
+ * marks, and ends the expiry sweep in flight. */
+void dhcp_srv_drain(struct dhcp_server *S);
+
+/* -- dhcp/server-rx.c: one request -- */
+
+/* Reads the datagrams waiting on sock, DHCP_RX_BURST at most (epoll is
+ * level-triggered: the other sockets get their turn), and handles each:
+ * parse, look up, decide, reply or park its ACK. */
+void dhcp_srv_read_socket(struct dhcp_server *S, const struct dhcp_sock *sock);

@@ -1,5 +1,7 @@
-/* api-internal — what daemon/http/http.c, daemon/api/handlers.c and daemon/api/watch.c
- * share; nobody outside daemon/ includes it.
+/* api-internal — what the admin API's handlers (daemon/api/handlers.c,
+ * daemon/api/watch.c) offer the transport (daemon/http/http.c) and share;
+ * nobody outside daemon/ includes it. What the transport offers them is in
+ * daemon/http/http.h.
  *
  * Threads: a request is handled start to end on one libmicrohttpd thread
  * (a connection thread on the admin listeners, a pool thread on the public
@@ -14,6 +16,8 @@
 
 #include "common/buf.h"
 #include "daemon/api/api.h"
+
+struct api;
 
 /* The most a response body held in memory may grow to (a list of every
  * object of a kind). */
@@ -53,19 +57,6 @@ struct api_reply {
 	struct buf body;
 	struct api_watch *watch; /* owned; when set, body is unused */
 };
-
-/* ---- daemon/http/http.c ---- */
-
-/* The calling thread's store reader, created on first use and freed when
- * the thread ends. NULL on failure. */
-struct store_reader *api_thread_reader(struct api *api);
-bool api_is_ready(struct api *api);
-/* The eventfd that becomes readable when the API stops (watches poll it). */
-int api_stop_fd(struct api *api);
-bool api_stopping(struct api *api);
-/* Counts the watch streams that are open, so that a stop can let them send
- * their last chunk before the connections are closed. */
-int api_watch_count(struct api *api, int delta); /* returns the new count */
 
 /* ---- daemon/api/handlers.c ---- */
 

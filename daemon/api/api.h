@@ -1,16 +1,15 @@
 /* api — the admin API of ironbelld (Kubernetes-style CRUD and watch for
- * every kind, apply, events, version, health, metrics) and the HTTP
- * listeners that serve it.
+ * every kind, apply, events, version, health, metrics). The HTTP
+ * listeners that serve it are the transport's (daemon/http/http.h).
  *
  * Two layers:
  *  - pure helpers (daemon/api/api.c): the route parser, the query-string parser,
  *    errno -> HTTP status mapping, Content-Type classification, the token
  *    compare. No sockets, no store; the unit tests and the fuzz target call
  *    them directly.
- *  - the shell (daemon/http/http.c, daemon/api/handlers.c, daemon/api/watch.c):
- *    libmicrohttpd daemons for the admin unix socket, the optional admin TCP
- *    listener and the public listener, and the handlers that read and write
- *    the store.
+ *  - the handlers (daemon/api/handlers.c, daemon/api/watch.c), which read
+ *    and write the store for the requests the transport routes to them
+ *    (daemon/api/api-internal.h).
  *
  * See the admin API contract (man/ironbelld.8, "ADMIN API"). */
 #pragma once
@@ -21,8 +20,6 @@
 
 #include "common/buf.h"
 #include "store/store.h"
-
-struct ib_config;
 
 /* ---- limits ---- */
 
@@ -167,37 +164,3 @@ enum api_content_type api_content_type_parse(const char *ct);
 /* Compares a presented secret with the expected one in time that depends
  * only on their lengths, not on where they differ. */
 bool api_token_equal(const char *given, size_t given_len, const char *want, size_t want_len);
-
-/* ---- the listeners (daemon/http/http.c) ---- */
-
-struct api;
-
-/* Creates the API over an open store with the config snapshot cfg (the api
- * takes ownership of cfg). Binds nothing yet. NULL on ENOMEM. */
-struct api *api_new(struct store *store, struct ib_config *cfg);
-/* Binds the admin unix socket, the admin TCP listener (when configured)
- * and the public listener, and starts no thread (so that the daemon can
- * drop its privileges in between). On failure returns a negative errno and
- * writes a message naming the address to err; what was bound is closed
- * again by api_free(). A second call does nothing. */
-int api_bind(struct api *api, char *err, size_t errlen);
-/* Binds (api_bind(), when not done yet) and starts those listeners, the
- * admin TCP one over TLS when api.tls_cert is set. On failure returns a
- * negative errno and writes a message naming the address to err; what was
- * started is stopped again by api_free(). */
-int api_start(struct api *api, char *err, size_t errlen);
-/* Marks the API ready (/readyz 200) or not. */
-void api_set_ready(struct api *api, bool ready);
-/* Replaces the config snapshot (ownership taken). Requests in flight keep
- * the snapshot they started with; the old one is freed when the last of
- * them ends. Applies what can change live (max body, token, socket mode). */
-void api_set_config(struct api *api, struct ib_config *cfg);
-/* A reference to the current snapshot; release it with api_config_put(). */
-const struct ib_config *api_config_get(struct api *api);
-void api_config_put(struct api *api, const struct ib_config *cfg);
-/* Ends every watch stream, stops the listeners (waiting for their threads,
- * which frees their store readers), and removes the unix socket. Safe to
- * call twice. */
-void api_stop(struct api *api);
-/* Stops if needed and frees. Accepts NULL. The store stays open. */
-void api_free(struct api *api);

@@ -27,6 +27,7 @@
 #include "common/jsonarr.h"
 #include "daemon/api/api-internal.h"
 #include "daemon/config/conf.h"
+#include "daemon/http/http.h"
 
 #define CT_JSON "application/json"
 #define API_TRIM_MIN (1u << 20) /* bytes of a body or reply after which memory is trimmed */

@@ -35,6 +35,7 @@
 
 #include "common/common.h"
 #include "daemon/api/api-internal.h"
+#include "daemon/http/http.h"
 
 enum watch_type {
 	WATCH_OBJECTS,

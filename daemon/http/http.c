@@ -55,6 +55,7 @@
 #include "common/net.h"
 #include "daemon/api/api-internal.h"
 #include "daemon/config/conf.h"
+#include "daemon/http/http.h"
 #include "daemon/public/public.h"
 
 #define ADMIN_MAX_CONNECTIONS 128

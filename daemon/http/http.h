@@ -1,0 +1,68 @@
+/* http — the HTTP transport of ironbelld (daemon/http/http.c): the
+ * listeners on libmicrohttpd (the admin unix socket, the optional admin
+ * TCP listener over TLS, the public listener), the configuration snapshot
+ * each request holds, and the store reader of each listener thread.
+ *
+ * struct api is the listeners' state. daemon/main.c creates, binds,
+ * starts, reconfigures and stops it; the handlers the transport calls (the
+ * admin API's, daemon/api/, and the machine-facing routes,
+ * daemon/public/) ask it for their thread's store reader and whether it
+ * is ready or stopping. What the transport calls of the admin API is the
+ * API's: daemon/api/api.h (routes, statuses) and daemon/api/api-internal.h
+ * (the handlers, the watch stream). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct api;
+struct ib_config;
+struct store;
+struct store_reader;
+
+/* ---- the listeners (daemon/main.c) ---- */
+
+/* Creates the API over an open store with the config snapshot cfg (the api
+ * takes ownership of cfg). Binds nothing yet. NULL on ENOMEM. */
+struct api *api_new(struct store *store, struct ib_config *cfg);
+/* Binds the admin unix socket, the admin TCP listener (when configured)
+ * and the public listener, and starts no thread (so that the daemon can
+ * drop its privileges in between). On failure returns a negative errno and
+ * writes a message naming the address to err; what was bound is closed
+ * again by api_free(). A second call does nothing. */
+int api_bind(struct api *api, char *err, size_t errlen);
+/* Binds (api_bind(), when not done yet) and starts those listeners, the
+ * admin TCP one over TLS when api.tls_cert is set. On failure returns a
+ * negative errno and writes a message naming the address to err; what was
+ * started is stopped again by api_free(). */
+int api_start(struct api *api, char *err, size_t errlen);
+/* Marks the API ready (/readyz 200) or not. */
+void api_set_ready(struct api *api, bool ready);
+/* Replaces the config snapshot (ownership taken). Requests in flight keep
+ * the snapshot they started with; the old one is freed when the last of
+ * them ends. Applies what can change live (max body, token, socket mode). */
+void api_set_config(struct api *api, struct ib_config *cfg);
+/* A reference to the current snapshot; release it with api_config_put(). */
+const struct ib_config *api_config_get(struct api *api);
+void api_config_put(struct api *api, const struct ib_config *cfg);
+/* Ends every watch stream, stops the listeners (waiting for their threads,
+ * which frees their store readers), and removes the unix socket. Safe to
+ * call twice. */
+void api_stop(struct api *api);
+/* Stops if needed and frees. Accepts NULL. The store stays open. */
+void api_free(struct api *api);
+
+/* ---- for the handlers (daemon/api/, daemon/public/) ---- */
+
+/* The calling thread's store reader, created on first use and freed when
+ * the thread ends. NULL on failure. */
+struct store_reader *api_thread_reader(struct api *api);
+/* What api_set_ready() last said (false until then). */
+bool api_is_ready(struct api *api);
+/* The eventfd that becomes readable when the API stops (watches poll it). */
+int api_stop_fd(struct api *api);
+/* True once api_stop() has begun. */
+bool api_stopping(struct api *api);
+/* Counts the watch streams that are open, so that a stop can let them send
+ * their last chunk before the connections are closed. */
+int api_watch_count(struct api *api, int delta); /* returns the new count */
