@@ -111,11 +111,11 @@ void dhcp_srv_send_reply(struct dhcp_server *S, const struct target *t, const ui
 
 /* reused: the seconds left of a lease handed out again (lease reuse), or
  * 0. */
-void dhcp_srv_log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw,
-		      uint32_t reused)
+void dhcp_srv_log_ack(struct dhcp_server *S, const struct target *t, uint32_t yiaddr,
+		      uint32_t giaddr, const char *hw, uint32_t reused)
 {
 	char mac[18], ip[16], via[16], left[48] = "";
-	if (!log_enabled(LOG_LVL_INFO))
+	if (!log_enabled(LOG_LVL_INFO) || !dhcp_srv_rl_allow_ack(S))
 		return;
 	dhcp_srv_mac_str(t->chaddr, mac);
 	dhcp_ip_str(yiaddr, ip);
@@ -286,7 +286,7 @@ void dhcp_srv_drain(struct dhcp_server *S)
 				if (done[i].count)
 					dhcp_leases_ip_taken(S->leases, p->yiaddr, p->to.chaddr);
 				dhcp_srv_send_reply(S, &p->to, p->pkt, p->len, DHCP_ACK, p->t_ns);
-				dhcp_srv_log_ack(&p->to, p->yiaddr, p->giaddr, p->hw, 0);
+				dhcp_srv_log_ack(S, &p->to, p->yiaddr, p->giaddr, p->hw, 0);
 			} else {
 				dhcp_leases_done(S->leases, p->to.chaddr, p->yiaddr, NULL, 0);
 			}

@@ -230,7 +230,7 @@ struct dhcp_server {
 	struct parked *parked; /* DHCP_INFLIGHT_MAX slots */
 	uint32_t free_slots[DHCP_INFLIGHT_MAX];
 	size_t nfree;
-	struct ratelimit rl_unknown, rl_misc, rl_subnet, rl_nak, rl_release;
+	struct ratelimit rl_unknown, rl_misc, rl_subnet, rl_nak, rl_release, rl_ack;
 	struct dhcp_links *links; /* NULL: no subnet check (dhcp.subnet_check, proxy) */
 	uint8_t rx[DHCP_RX_BATCH][DHCP_MAX_MESSAGE + 1];
 	uint8_t tx[DHCP_MAX_PACKET];
@@ -260,6 +260,9 @@ int64_t dhcp_srv_now_s(void);
  * (DHCP_LOG_BURST lines, then DHCP_LOG_RATE a second), after a line
  * saying how many were not, if some were not. */
 bool dhcp_srv_rl_allow(struct ratelimit *rl);
+/* The same for the ACK lines, through S->rl_ack (DHCP_LOG_ACK_BURST lines,
+ * then DHCP_LOG_ACK_RATE a second). */
+bool dhcp_srv_rl_allow_ack(struct dhcp_server *S);
 /* Counts a datagram dropped for reason (an enum dhcp_bad, or a DROP_). */
 void dhcp_srv_drop(struct dhcp_server *S, int reason);
 
@@ -289,12 +292,12 @@ void dhcp_srv_tx_flush(struct dhcp_server *S);
  * none) for the reply-time histogram. */
 void dhcp_srv_send_reply(struct dhcp_server *S, const struct target *t, const uint8_t *pkt,
 			 size_t len, enum dhcp_msg_type type, uint64_t t_ns);
-/* Logs (info) the ACK of yiaddr to t's client, via the relay giaddr (0:
- * none), for the Hardware hw ("ns/name" or "none"); reused is the seconds
- * left of a lease handed out again (lease reuse), UINT32_MAX for an
- * infinite one, or 0. */
-void dhcp_srv_log_ack(const struct target *t, uint32_t yiaddr, uint32_t giaddr, const char *hw,
-		      uint32_t reused);
+/* Logs (info, through S's ACK bucket) the ACK of yiaddr to t's client, via
+ * the relay giaddr (0: none), for the Hardware hw ("ns/name" or "none");
+ * reused is the seconds left of a lease handed out again (lease reuse),
+ * UINT32_MAX for an infinite one, or 0. */
+void dhcp_srv_log_ack(struct dhcp_server *S, const struct target *t, uint32_t yiaddr,
+		      uint32_t giaddr, const char *hw, uint32_t reused);
 /* Parks the ACK that S->tx holds (len bytes, for the request S->req, the
  * decision S->dec and the Hardware S->host) in a free slot and queues its
  * lease to the store; dhcp_srv_drain() sends it once the lease is on

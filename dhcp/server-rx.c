@@ -228,7 +228,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 		if (log_enabled(LOG_LVL_INFO)) {
 			snprintf(hw, sizeof(hw), "%s%s%s", h ? h->namespace_ : "", h ? "/" : "",
 				 h ? h->name : "none");
-			dhcp_srv_log_ack(&t, S->dec.yiaddr, S->req.giaddr, hw, reused);
+			dhcp_srv_log_ack(S, &t, S->dec.yiaddr, S->req.giaddr, hw, reused);
 		}
 	} else
 		log_debug("dhcp", "%s to %02x:%02x:%02x:%02x:%02x:%02x (%s)",

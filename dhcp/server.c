@@ -34,13 +34,16 @@
  * At stop, the loop reads no more requests but waits (at most
  * DHCP_STOP_WAIT_MS) for the leases being committed, and sends their ACKs.
  *
- * Logs: one line per ACK (info); per NAK (info), DECLINE (warn), RELEASE
- * (info), unknown client (info) and client whose reservation is on none
- * of its interface's subnets (link.c, warn), each kind through its own
- * token bucket (common/ratelimit.h: DHCP_LOG_BURST lines, then
- * DHCP_LOG_RATE a second), since anyone on the link can send them in a
- * flood; the next line let through after some were held back is preceded
- * by how many. Malformed packets at debug (they are counted). Metrics:
+ * Logs: one line per ACK (info), through a token bucket wide enough for a
+ * rack that boots at once (DHCP_LOG_ACK_BURST lines, then
+ * DHCP_LOG_ACK_RATE a second: a flood of REQUESTs in a reserved MAC's name
+ * is ACKed from the lease on disk at no other cost); per NAK (info),
+ * DECLINE (warn), RELEASE (info), unknown client (info) and client whose
+ * reservation is on none of its interface's subnets (link.c, warn), each
+ * kind through its own bucket (common/ratelimit.h: DHCP_LOG_BURST lines,
+ * then DHCP_LOG_RATE a second), since anyone on the link can send them in
+ * a flood; the next line let through after some were held back is
+ * preceded by how many. Malformed packets at debug (they are counted). Metrics:
  * see man/ironbelld.8, "DHCP".
  *
  * The thread's code is in four files, which share its state (struct
@@ -75,6 +78,8 @@
 #define DHCP_STOP_WAIT_MS 5000  /* at stop, for the leases being committed */
 #define DHCP_LOG_BURST 10       /* rate-limited log lines at once ... */
 #define DHCP_LOG_RATE 1         /* ... then this many per second */
+#define DHCP_LOG_ACK_BURST 500  /* ACK lines at once: a rack that boots together ... */
+#define DHCP_LOG_ACK_RATE 50    /* ... then this many per second */
 #define DHCP_MARK_SWEEP 1024  /* lease marks examined per expiry tick */
 
 enum {
@@ -108,6 +113,12 @@ int64_t dhcp_srv_now_s(void)
 bool dhcp_srv_rl_allow(struct ratelimit *rl)
 {
 	return ratelimit_log(rl, now_mono_ns(), DHCP_LOG_RATE, DHCP_LOG_BURST, "dhcp");
+}
+
+bool dhcp_srv_rl_allow_ack(struct dhcp_server *S)
+{
+	return ratelimit_log(&S->rl_ack, now_mono_ns(), DHCP_LOG_ACK_RATE, DHCP_LOG_ACK_BURST,
+			     "dhcp");
 }
 
 void dhcp_srv_drop(struct dhcp_server *S, int reason)

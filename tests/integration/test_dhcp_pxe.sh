@@ -215,6 +215,35 @@ done
 file_has "$IB_LOG" 'dhcp.*[0-9]+ similar lines suppressed'
 is "$?" 0 "a later NAK is logged with the count of lines suppressed"
 
+# ---- a flood of REQUESTs that get an ACK ----
+
+# REQUESTs in a reserved MAC's name for its own address are ACKed from the
+# lease on disk, at no other cost: their log lines go through a bucket
+# wide enough for a rack that boots at once (500 lines), then 50 a second.
+AFLOOD=2000
+sup0=$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")
+ack0=$(metric 'ironbell_dhcp_sent_total{type="ack"}')
+alines0=$(grep -c 'msg="ACK 192\.168\.77\.21 to 02:00:00:00:00:01' "$IB_LOG")
+pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.21 --broadcast --count $AFLOOD --wait 5
+like "$out" "\"sent\": $AFLOOD" "a flood of $AFLOOD INIT-REBOOT REQUESTs for the reserved address went out"
+ack1=$(metric 'ironbell_dhcp_sent_total{type="ack"}')
+ok "each got an ACK ($ack0 -> $ack1)" test "$((ack1 - ack0))" -ge $((AFLOOD / 2))
+alines1=$(grep -c 'msg="ACK 192\.168\.77\.21 to 02:00:00:00:00:01' "$IB_LOG")
+ok "the ACKs' log lines are rate-limited: $((alines1 - alines0)) for $((ack1 - ack0)) ACKs" \
+	test "$((alines1 - alines0))" -lt "$((ack1 - ack0))"
+# The next ACK line let through (during the flood, as the bucket refills,
+# or after it) is preceded by how many were held back.
+i=0
+while [ $i -lt 10 ] &&
+	[ "$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")" -le "$sup0" ]; do
+	sleep 1
+	pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.21 --broadcast --wait 1
+	i=$((i + 1))
+done
+sup1=$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")
+ok "the ACK lines held back are counted in the log ($((sup1 - sup0)) lines say how many)" \
+	test "$sup1" -gt "$sup0"
+
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
 ok "no sanitizer report in the daemon's log" ib_log_clean
