@@ -44,6 +44,11 @@ int buf_append(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
+int buf_dump_cb(const char *p, size_t n, void *data)
+{
+	return buf_append(data, p, n) < 0 ? -1 : 0;
+}
+
 int buf_puts(struct buf *b, const char *s)
 {
 	return buf_append(b, s, strlen(s));

@@ -24,6 +24,10 @@ int buf_puts(struct buf *b, const char *s);
 int buf_putc(struct buf *b, char c);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* A sink for jansson's json_dump_callback(): appends the n bytes at p to
+ * the struct buf that data points to. Returns 0, or -1 (the dump stops)
+ * when the buffer is full or memory runs out. */
+int buf_dump_cb(const char *p, size_t n, void *data);
 /* Appends s as a JSON string literal (with quotes and escapes). */
 int buf_put_json_string(struct buf *b, const char *s, size_t n);
 /* Empties b, keeping its allocation. */

@@ -338,11 +338,6 @@ int md_nocloud(const json_t *hw, enum md_nocloud_file f, struct buf *out)
 	}
 }
 
-static int dump_cb(const char *p, size_t n, void *data)
-{
-	return buf_append(data, p, n) < 0 ? -1 : 0;
-}
-
 int md_hegel_json(const json_t *hw, struct buf *out)
 {
 	const json_t *storage = json_object_get(
@@ -354,7 +349,7 @@ int md_hegel_json(const json_t *hw, struct buf *out)
 	int e = 0;
 	if (!doc)
 		return -ENOMEM;
-	if (json_dump_callback(doc, dump_cb, out, JSON_COMPACT) < 0 || buf_putc(out, '\n') < 0)
+	if (json_dump_callback(doc, buf_dump_cb, out, JSON_COMPACT) < 0 || buf_putc(out, '\n') < 0)
 		e = -E2BIG;
 	json_decref(doc);
 	return e;

@@ -71,6 +71,22 @@ void api_reply_error(struct api_reply *rep, int code, const char *reason, const 
 void api_reply_json(struct api_reply *rep, int code, const json_t *v);
 /* Fills rep with a text/plain body. */
 void api_reply_text(struct api_reply *rep, int code, const char *text);
+/* The string member k of obj (borrowed from obj), or NULL. */
+const char *api_obj_str(const json_t *obj, const char *k);
+/* The string member k of obj's metadata (borrowed from obj), or NULL. */
+const char *api_meta_str(const json_t *obj, const char *k);
+/* kubectl's word for what a write did: "created", "configured",
+ * "unchanged" or "deleted". */
+const char *api_result_name(enum store_result r);
+/* Queues an audit event (who did what, through via) for a write op that
+ * changed an object; true when one was queued. */
+bool api_record_event(const struct api_ctx *ctx, const struct store_op *op, const char *via);
+
+/* ---- daemon/api/apply.c ---- */
+
+/* POST /apply: every object of the body in one atomic write; replies with
+ * an ApplyResult, or the first error. */
+void api_handle_apply(const struct api_ctx *ctx, struct api_reply *rep);
 
 /* ---- daemon/api/watch.c ---- */
 

@@ -113,18 +113,13 @@ void api_watch_free(void *cls)
 	free(w);
 }
 
-static int dump_cb(const char *p, size_t n, void *data)
-{
-	return buf_append(data, p, n) < 0 ? -1 : 0;
-}
-
 /* Appends {"type": type, "object": obj}\n. */
 static int put_line(struct api_watch *w, const char *type, const json_t *obj)
 {
 	int e = buf_puts(&w->pending, "{\"type\":");
 	e |= buf_put_json_string(&w->pending, type, strlen(type));
 	e |= buf_puts(&w->pending, ",\"object\":");
-	if (e < 0 || json_dump_callback(obj, dump_cb, &w->pending, JSON_COMPACT) < 0)
+	if (e < 0 || json_dump_callback(obj, buf_dump_cb, &w->pending, JSON_COMPACT) < 0)
 		return -ENOMEM;
 	return buf_puts(&w->pending, "}\n");
 }
