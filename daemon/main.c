@@ -48,9 +48,9 @@
 #include "daemon/http/http.h"
 #include "daemon/privilege.h"
 #include "daemon/settings.h"
-#include "dhcp/dhcp-server.h"
-#include "syslog/syslog-server.h"
-#include "tftp/tftp-server.h"
+#include "dhcp/dhcp.h"
+#include "syslog/syslog.h"
+#include "tftp/tftp.h"
 #include "store/store.h"
 
 #define EXIT_USAGE 2

@@ -19,11 +19,11 @@
 #include "common/num.h"
 #include "daemon/config/conf.h"
 #include "daemon/settings.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "ipxe/ipxe.h"
 #include "metadata/metadata.h"
-#include "syslog/syslog-server.h"
-#include "tftp/tftp-server.h"
+#include "syslog/syslog.h"
+#include "tftp/tftp.h"
 
 _Static_assert((int)CONFIG_DHCP_RESERVATION == (int)DHCP_MODE_RESERVATION &&
 		       (int)CONFIG_DHCP_PROXY == (int)DHCP_MODE_PROXY &&

@@ -153,7 +153,7 @@ static int decode_names(const uint8_t *d, size_t n, char (*ret)[DHCP_MAX_DOMAIN 
 			size_t *ret_n);
 
 /* The option-level check of one known option (RFC 2132 and the RFCs in
- * dhcp.h); unknown codes are always DHCP_OK. */
+ * dhcp-codec.h); unknown codes are always DHCP_OK. */
 static enum dhcp_bad check_option(const struct dhcp_packet *p, uint8_t code, const uint8_t *d,
 				  size_t n)
 {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 
 /* A write cursor over a caller's buffer: the mirror of common/cursor.h's
  * struct rd. Every write checks the room left first and advances only on

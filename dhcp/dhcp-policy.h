@@ -1,13 +1,13 @@
 /* dhcp-policy — the DHCP server's decisions, as a pure function.
  *
- * dhcp_policy() takes a parsed request (dhcp.h), a compact read-only view
+ * dhcp_policy() takes a parsed request (dhcp-codec.h), a compact read-only view
  * of the Hardware interface that owns the client's MAC (struct dhcp_host,
  * built by dhcp_host_from_hardware from the stored JSON) and the server's
  * configuration, and says whether to answer, with what, and why not. It
  * opens no socket, reads no store and keeps no state: the server thread,
  * the tests and the fuzzers call it the same way.
  *
- * Conventions as in dhcp.h: IPv4 addresses are uint32_t in host byte order,
+ * Conventions as in dhcp-codec.h: IPv4 addresses are uint32_t in host byte order,
  * 0 meaning "not set".
  */
 #pragma once
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 
 struct json_t; /* jansson */
 

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "common/mac.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/map.h"
 
 /* ---- entries and owners ---- */

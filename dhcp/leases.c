@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/map.h"
 
 struct mark {

@@ -2,7 +2,7 @@
 # the server thread (sockets, reservation table, leases).
 noinst_LIBRARIES += libdhcp.a
 libdhcp_a_SOURCES = \
-	dhcp/dhcp.h dhcp/dhcp-internal.h \
+	dhcp/dhcp-codec.h dhcp/dhcp-internal.h \
 	dhcp/codec.c dhcp/write.c
 DHCP_LIBS = libdhcp.a
 include dhcp/policy.mk

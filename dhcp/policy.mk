@@ -3,7 +3,7 @@
 # host.c reads Hardware JSON and uses common/num.c: link $(DHCP_LIBS)
 # before $(COMMON_LIBS).
 libdhcp_a_SOURCES += dhcp/dhcp-policy.h dhcp/policy.c dhcp/host.c dhcp/settings.c \
-	dhcp/dhcp-server.h dhcp/server-internal.h dhcp/map.h dhcp/map.c dhcp/hosts.c \
+	dhcp/dhcp.h dhcp/server-internal.h dhcp/map.h dhcp/map.c dhcp/hosts.c \
 	dhcp/leases.c dhcp/sock.c dhcp/link.c \
 	dhcp/server.c
 # The server thread's other files (dhcp/server.c's DESIGN comment).

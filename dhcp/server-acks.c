@@ -24,7 +24,7 @@
 
 #include "common/common.h"
 #include "common/ratelimit.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/map.h"
 #include "dhcp/server-internal.h"
 #include "store/store.h"

@@ -23,7 +23,7 @@
 
 #include "common/common.h"
 #include "common/mac.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
 #include "store/store.h"
 

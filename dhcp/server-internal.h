@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "common/ratelimit.h"
-#include "dhcp/dhcp-server.h"
 #include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68

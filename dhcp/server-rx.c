@@ -21,7 +21,7 @@
 
 #include "common/common.h"
 #include "common/ratelimit.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
 
 #define DHCP_RX_BURST 64 /* datagrams read from one socket per wakeup */

@@ -69,7 +69,7 @@
 
 #include "common/common.h"
 #include "common/ratelimit.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
 #include "store/store.h"
 

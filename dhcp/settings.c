@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 
 int dhcp_policy_set_base_url(struct dhcp_policy_config *cfg, const char *base)
 {

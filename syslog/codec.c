@@ -19,7 +19,7 @@
 
 #include "common/cursor.h"
 #include "common/utf8.h"
-#include "syslog/syslog.h"
+#include "syslog/syslog-codec.h"
 
 const char *syslog_bad_name(enum syslog_bad why)
 {

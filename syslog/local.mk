@@ -1,6 +1,6 @@
 # The syslog receiver: the parser and rate limiter (pure) and the thread.
 noinst_LIBRARIES += libsyslog.a
-libsyslog_a_SOURCES = syslog/syslog.h syslog/syslog-server.h syslog/codec.c syslog/server.c
+libsyslog_a_SOURCES = syslog/syslog-codec.h syslog/syslog.h syslog/codec.c syslog/server.c
 libsyslog_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 SYSLOG_LIBS = libsyslog.a
 

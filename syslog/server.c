@@ -42,8 +42,8 @@
 #include "common/net.h"
 #include "common/ratelimit.h"
 #include "store/store.h"
-#include "syslog/syslog-server.h"
 #include "syslog/syslog.h"
+#include "syslog/syslog-codec.h"
 
 #define SYSLOG_MAX_SOURCES 4096
 #define SYSLOG_CACHE 1024

@@ -18,7 +18,7 @@
 
 #include "common/cursor.h"
 #include "common/num.h"
-#include "tftp/tftp.h"
+#include "tftp/tftp-codec.h"
 
 const char *tftp_bad_name(enum tftp_bad why)
 {

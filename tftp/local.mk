@@ -1,7 +1,7 @@
 # TFTP: the codec and negotiation (pure), file resolution, and the server
 # thread.
 noinst_LIBRARIES += libtftp.a
-libtftp_a_SOURCES = tftp/tftp.h tftp/tftp-internal.h tftp/tftp-server.h \
+libtftp_a_SOURCES = tftp/tftp-codec.h tftp/tftp-internal.h tftp/tftp.h \
 	tftp/codec.c tftp/files.c tftp/netascii.c tftp/server.c
 TFTP_LIBS = libtftp.a
 

@@ -64,7 +64,7 @@
 #include "common/net.h"
 #include "common/ratelimit.h"
 #include "tftp/tftp-internal.h"
-#include "tftp/tftp-server.h"
+#include "tftp/tftp.h"
 
 #define TFTP_TICK_MS 10
 #define TFTP_RTO_MIN_MS 50     /* the shortest adaptive retransmission timeout */

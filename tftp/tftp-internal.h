@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "tftp/tftp.h"
+#include "tftp/tftp-codec.h"
 
 /* Cleans a requested name into out (outlen bytes): leading '/' and a
  * leading "<mac>/" component dropped; refuses (-EINVAL) an empty name, an

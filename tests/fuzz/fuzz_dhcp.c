@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 #include "tests/fuzz/fuzz.h"
 
 static struct dhcp_packet req, back;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "syslog/syslog.h"
+#include "syslog/syslog-codec.h"
 #include "tests/fuzz/fuzz.h"
 
 static void inside(const struct syslog_slice *s, const uint8_t *d, size_t n)

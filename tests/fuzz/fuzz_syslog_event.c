@@ -15,7 +15,7 @@
 
 #include "common/utf8.h"
 #include "store/store.h"
-#include "syslog/syslog.h"
+#include "syslog/syslog-codec.h"
 #include "tests/fuzz/fuzz.h"
 
 #define MAX_MESSAGE_MIN 480 /* syslog.max_message's range */

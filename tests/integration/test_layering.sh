@@ -10,6 +10,9 @@
 #     kube/ agent/ once they exist) includes only the headers of common/,
 #     store/ and its own folder.
 #  3. common/ includes only common/; store/ only common/ and store/.
+#  4. Outside its folder, a part is known by its one public header, named
+#     after it (dhcp/dhcp.h, tftp/tftp.h, ...): only the tests (tests/)
+#     include its other headers (the codec, the policy, the internals).
 #
 # System headers (<...>) and autoheader's "config.h" are always allowed.
 # An #include of a project header with <...> counts as one with "...".
@@ -65,8 +68,8 @@ existing=""
 for p in $parts; do
 	[ -d "$p" ] && existing="$existing $p"
 done
-# rule 1, one line per existing part, common/, store/
-count=$((1 + $(echo $existing | wc -w) + 2))
+# rule 1, one line per existing part, common/, store/, rule 4
+count=$((1 + $(echo $existing | wc -w) + 2 + 1))
 echo "1..$count"
 echo "# $nfiles C files, $(wc -l <"$tmp/includes") project includes checked"
 
@@ -116,5 +119,12 @@ done
 # 3. common/ and store/
 folder_rule common common
 folder_rule store common store
+
+# 4. a part's headers other than its public one, outside its folder
+for p in $existing; do
+	grep -E "^[^:]+:[0-9]+:$p/" "$tmp/includes" | grep -v "^$p/" | grep -v '^tests/' |
+		grep -vE "^[^:]+:[0-9]+:$p/$p[.]h\$"
+done >"$tmp/hits"
+report "outside its folder, a part is included only by its public header (tests aside)"
 
 [ "$fails" -eq 0 ]

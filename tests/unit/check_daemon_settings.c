@@ -11,12 +11,12 @@
 
 #include "daemon/config/conf.h"
 #include "daemon/settings.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "ipxe/ipxe.h"
 #include "metadata/metadata.h"
-#include "syslog/syslog-server.h"
+#include "syslog/syslog.h"
 #include "tests/unit/unit.h"
-#include "tftp/tftp-server.h"
+#include "tftp/tftp.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 

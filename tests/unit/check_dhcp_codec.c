@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 #include "tests/unit/dhcp_builder.h"
 #include "tests/unit/unit.h"
 

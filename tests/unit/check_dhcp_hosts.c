@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "dhcp/dhcp-policy.h"
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
 #include "tests/unit/unit.h"
 

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dhcp/dhcp-server.h"
+#include "dhcp/dhcp.h"
 #include "tests/unit/unit.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))

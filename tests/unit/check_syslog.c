@@ -20,8 +20,8 @@
 #include <jansson.h>
 
 #include "common/ratelimit.h"
-#include "syslog/syslog-server.h"
 #include "syslog/syslog.h"
+#include "syslog/syslog-codec.h"
 #include "tests/unit/unit.h"
 
 #define FIXTURE_NAME "check_syslog"

@@ -16,7 +16,7 @@
 
 #include "common/bootfile.h"
 #include "tftp/tftp-internal.h"
-#include "tftp/tftp-server.h"
+#include "tftp/tftp.h"
 #include "tests/unit/unit.h"
 
 #define PKT(...) ((const uint8_t[]){ __VA_ARGS__ }), sizeof((const uint8_t[]){ __VA_ARGS__ })

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dhcp/dhcp.h"
+#include "dhcp/dhcp-codec.h"
 
 struct tp {
 	uint8_t b[DHCP_MAX_MESSAGE + 16]; /* room past the limit, for oversize cases */
