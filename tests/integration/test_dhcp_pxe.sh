@@ -191,58 +191,50 @@ done
 is "$got" "[('offer', '10.90.12.109'), ('ack', '10.90.12.109')]" \
 	"with 10.90.0.1/16 on srv0 too, the last of them gets its address"
 
-# ---- a flood of REQUESTs that get a NAK ----
+# ---- floods of REQUESTs ----
+
+# flood TYPE ADDRESS COUNT WAIT: COUNT INIT-REBOOT REQUESTs in $MAC's name
+# for ADDRESS, at once; each must get its TYPE (nak or ack), and the lines
+# the daemon logs of them are counted: $sent_n replies of that type (by
+# the metric), $lines_n log lines, and, after at most 10 more single
+# REQUESTs a second apart, $sup_n new lines saying how many were held back
+# (the next line let through after some were is preceded by that count).
+flood() {
+	_type=$1 _ip=$2 _count=$3 _wait=$4
+	_TYPE=$(echo "$_type" | tr a-z A-Z)
+	_pat="msg=\"$_TYPE $(echo "$_ip" | sed 's/\./\\./g') to $MAC"
+	_sup='dhcp.*[0-9]+ similar lines suppressed'
+	_s0=$(grep -Ec "$_sup" "$IB_LOG")
+	_m0=$(metric "ironbell_dhcp_sent_total{type=\"$_type\"}")
+	_l0=$(grep -c "$_pat" "$IB_LOG")
+	pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot "$_ip" --broadcast --count "$_count" --wait "$_wait"
+	like "$out" "\"sent\": $_count" "a flood of $_count INIT-REBOOT REQUESTs for $_ip went out"
+	sent_n=$(($(metric "ironbell_dhcp_sent_total{type=\"$_type\"}") - _m0))
+	ok "each got its $_TYPE ($sent_n sent)" test "$sent_n" -ge $((_count / 2))
+	lines_n=$(($(grep -c "$_pat" "$IB_LOG") - _l0))
+	_i=0
+	while [ $_i -lt 10 ] && [ "$(grep -Ec "$_sup" "$IB_LOG")" -le "$_s0" ]; do
+		sleep 1
+		pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot "$_ip" --broadcast --wait 1
+		_i=$((_i + 1))
+	done
+	sup_n=$(($(grep -Ec "$_sup" "$IB_LOG") - _s0))
+}
 
 # Anyone on the link can send REQUESTs for the wrong address in a reserved
 # MAC's name: each gets its NAK, but the log lines about them are
-# rate-limited, then one says how many were left out.
-FLOOD=300
-nak0=$(metric 'ironbell_dhcp_sent_total{type="nak"}')
-lines0=$(grep -c 'msg="NAK 192\.168\.77\.99 to 02:00:00:00:00:01' "$IB_LOG")
-pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.99 --broadcast --count $FLOOD --wait 3
-like "$out" '"sent": 300' "a flood of $FLOOD INIT-REBOOT REQUESTs for a wrong address went out"
-nak1=$(metric 'ironbell_dhcp_sent_total{type="nak"}')
-ok "each got a NAK ($nak0 -> $nak1)" test "$((nak1 - nak0))" -ge $((FLOOD / 2))
-lines1=$(grep -c 'msg="NAK 192\.168\.77\.99 to 02:00:00:00:00:01' "$IB_LOG")
-ok "the NAKs' log lines are rate-limited: $((lines1 - lines0)) for $FLOOD NAKs" \
-	test "$((lines1 - lines0))" -le 30
-i=0
-while [ $i -lt 10 ] && ! file_has "$IB_LOG" 'dhcp.*[0-9]+ similar lines suppressed'; do
-	sleep 1
-	pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.99 --broadcast --wait 1
-	i=$((i + 1))
-done
-file_has "$IB_LOG" 'dhcp.*[0-9]+ similar lines suppressed'
-is "$?" 0 "a later NAK is logged with the count of lines suppressed"
-
-# ---- a flood of REQUESTs that get an ACK ----
+# rate-limited (10, then one a second).
+flood nak 192.168.77.99 300 3
+ok "the NAKs' log lines are rate-limited: $lines_n for $sent_n NAKs" test "$lines_n" -le 30
+ok "a later NAK line says how many were held back ($sup_n such lines)" test "$sup_n" -gt 0
 
 # REQUESTs in a reserved MAC's name for its own address are ACKed from the
 # lease on disk, at no other cost: their log lines go through a bucket
 # wide enough for a rack that boots at once (500 lines), then 50 a second.
-AFLOOD=2000
-sup0=$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")
-ack0=$(metric 'ironbell_dhcp_sent_total{type="ack"}')
-alines0=$(grep -c 'msg="ACK 192\.168\.77\.21 to 02:00:00:00:00:01' "$IB_LOG")
-pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.21 --broadcast --count $AFLOOD --wait 5
-like "$out" "\"sent\": $AFLOOD" "a flood of $AFLOOD INIT-REBOOT REQUESTs for the reserved address went out"
-ack1=$(metric 'ironbell_dhcp_sent_total{type="ack"}')
-ok "each got an ACK ($ack0 -> $ack1)" test "$((ack1 - ack0))" -ge $((AFLOOD / 2))
-alines1=$(grep -c 'msg="ACK 192\.168\.77\.21 to 02:00:00:00:00:01' "$IB_LOG")
-ok "the ACKs' log lines are rate-limited: $((alines1 - alines0)) for $((ack1 - ack0)) ACKs" \
-	test "$((alines1 - alines0))" -lt "$((ack1 - ack0))"
-# The next ACK line let through (during the flood, as the bucket refills,
-# or after it) is preceded by how many were held back.
-i=0
-while [ $i -lt 10 ] &&
-	[ "$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")" -le "$sup0" ]; do
-	sleep 1
-	pxe "$CLI" -i eth0 --mac "$MAC" --init-reboot 192.168.77.21 --broadcast --wait 1
-	i=$((i + 1))
-done
-sup1=$(grep -Ec 'dhcp.*[0-9]+ similar lines suppressed' "$IB_LOG")
-ok "the ACK lines held back are counted in the log ($((sup1 - sup0)) lines say how many)" \
-	test "$sup1" -gt "$sup0"
+flood ack 192.168.77.21 2000 5
+ok "the ACKs' log lines are rate-limited: $lines_n for $sent_n ACKs" test "$lines_n" -lt "$sent_n"
+ok "the ACK lines held back are counted in the log ($sup_n lines say how many)" \
+	test "$sup_n" -gt 0
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
