@@ -1,7 +1,8 @@
 /* log — journal or logfmt output. See log.h.
  *
- * The level is a plain int read without a lock on the hot path (a stale read
- * only means one line more or less during a reload); the output itself is
+ * The level is an int read and written with relaxed atomics, without a lock
+ * on the hot path (a stale read only means one line more or less during a
+ * reload); the output itself is
  * serialized by a mutex so lines from several threads never interleave. */
 #include "config.h"
 

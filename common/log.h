@@ -50,7 +50,9 @@ void log_write(enum log_level level, const char *subsystem, const struct log_fie
 extern int log_level_current;
 static inline bool log_enabled(enum log_level l)
 {
-	return (int)l <= log_level_current;
+	/* Relaxed: any recent value will do, but the read must be atomic, as
+	 * log_set_level's store is (a reload changes it under the threads). */
+	return (int)l <= __atomic_load_n(&log_level_current, __ATOMIC_RELAXED);
 }
 
 #define log_error(sub, ...) log_write(LOG_LVL_ERROR, sub, 0, __VA_ARGS__)
