@@ -30,9 +30,11 @@
 #   Flag Invalid", "Options apply to only next boot" and "BIOS PC
 #   Compatible (legacy) boot" whatever was set (options=efiboot
 #   included), so only the "Boot Device Selector" line is asserted.
-# - ipmi_sim waits for the hook; a hook slower than ipmitool's retry
-#   timeout gets the same command twice, so the hook's calls are checked
-#   by what appears in them, in order, never by how many times.
+# - ipmi_sim blocks while the hook runs. A hook that took 2 s (tried by
+#   hand) ran twice for one "chassis power on": ipmitool sent the request
+#   again after its 1 s timeout and ipmi_sim ran the hook for each copy.
+#   So the hook's calls are checked by what appears in them, in order,
+#   never by how many times.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
