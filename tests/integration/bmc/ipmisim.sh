@@ -22,7 +22,9 @@
 #
 # tests/integration/bmc/README says how to run the simulator by hand.
 
-IPMISIM_SRC=$top_srcdir/tests/integration/bmc
+# Absolute: the hook's command line goes into lan.conf as it is, and a
+# top_srcdir given by hand may be relative.
+IPMISIM_SRC=$(cd "$top_srcdir/tests/integration/bmc" && pwd) || IPMISIM_SRC=
 IPMISIM_PORT=
 IPMISIM_DIR=
 IPMISIM_PID=
@@ -31,6 +33,7 @@ IPMISIM_PID=
 IPMISIM_START_TRIES=${IPMISIM_START_TRIES:-20}
 
 ipmisim_require() {
+	[ -n "$IPMISIM_SRC" ] || skip_all "no tests/integration/bmc under $top_srcdir"
 	command -v ipmi_sim >/dev/null 2>&1 || skip_all "ipmi_sim is not installed (package openipmi)"
 	command -v ipmitool >/dev/null 2>&1 || skip_all "ipmitool is not installed"
 	command -v timeout >/dev/null 2>&1 || skip_all "timeout (coreutils) is not installed"
