@@ -7,7 +7,8 @@
 # checked in ipmitool's output and in the state the chassis_control hook
 # keeps; a wrong password and an unknown user fail in RAKP with nothing
 # changed; cipher suite 17 is refused; a port where no BMC listens makes
-# ipmitool give up after its own retries.
+# ipmitool give up after its own retries; a hook that refuses the change
+# gives errors; a second simulator keeps a machine of its own.
 #
 # What ipmi_sim 2.0.33 and ipmitool 1.8.19 (Debian 12) were seen to do,
 # which the assertions take as given:
@@ -181,6 +182,43 @@ is "$rc" 1 "no BMC on the port: ipmitool exits 1 by itself"
 like "$err" "Get Auth Capabilities error" "no BMC on the port: the first request is never answered"
 like "$err" "^Error: Unable to establish IPMI v2 / RMCP\+ session" "no BMC on the port: no session"
 
-ok "ipmi_sim still runs" ib_alive "$IPMISIM_PID"
+# A BMC that refuses the change: ipmi_sim answers "Unspecified error".
+# ipmitool exits 1 for Chassis Control but 0 for the boot device, having
+# printed the failure: only reading the device back tells.
+ipmisim_refuse on
+state=$(ipmisim_state)
+mark
+ipmi chassis power on
+is "$rc" 1 "a refused power on: ipmitool exits 1"
+like "$err" "^Set Chassis Power Control to Up/On failed: Unspecified error" "a refused power on: ipmitool says it failed"
+like "$(since)" "set power 1" "a refused power on: the hook was asked"
+is "$(ipmisim_state)" "$state" "a refused power on: nothing changed"
+ipmi chassis bootdev disk
+is "$rc" 0 "a refused boot device: ipmitool still exits 0"
+like "$err" "^Set Chassis Boot Parameter 5 failed: Unspecified error" "a refused boot device: ipmitool says it failed"
+is "$(ipmisim_state)" "$state" "a refused boot device: nothing changed"
+ipmi chassis bootparam get 5
+like "$out" "Boot Device Selector : Force PXE\$" "a refused boot device: parameter 5 still reads back PXE"
+ipmisim_refuse off
+
+# A second simulator beside the first: each keeps its own machine.
+first=$IPMISIM_DIR
+first_state=$(ipmisim_state)
+first_port=$IPMISIM_PORT
+first_pid=$IPMISIM_PID
+ipmisim_start "" other other-pw || bail_out "a second ipmi_sim did not start"
+isnt_port() { [ "$IPMISIM_PORT" != "$first_port" ]; }
+ok "the second simulator has a port of its own" isnt_port
+run ipmitool -I lanplus -C 3 -H 127.0.0.1 -p "$IPMISIM_PORT" \
+	-U other -P other-pw -N 2 -R 3 chassis power on
+is "$rc $out" "0 Chassis Power Control: Up/On" "the second simulator: power on"
+is "$(ipmisim_state)" "power:1 boot:none" "the second simulator: its power is 1"
+is "$(ipmisim_state "$first")" "$first_state" "the first simulator: unchanged"
+run ipmitool -I lanplus -C 3 -H 127.0.0.1 -p "$IPMISIM_PORT" \
+	-U "$U" -P "$P" -N 2 -R 3 chassis power status
+is "$rc" 1 "the second simulator knows only its own user"
+
+ok "the first ipmi_sim still runs" ib_alive "$first_pid"
+ok "the second ipmi_sim still runs" ib_alive "$IPMISIM_PID"
 
 tap_done

@@ -16,7 +16,8 @@
 # reader never sees half of it. Every call is also appended to STATE.log
 # ("get power", "set reset 1", ...), for the tests to count what ran.
 # An error is one line on standard output (ipmi_sim reads it) and exit
-# status 1, with the state unchanged.
+# status 1, with the state unchanged. While the file STATE.refuse exists,
+# every "set" is such an error (a BMC that refuses a change).
 
 state=$1
 [ -n "$state" ] || { echo "no state file given"; exit 1; }
@@ -54,6 +55,11 @@ set) ;;
 	exit 1
 	;;
 esac
+
+if [ -e "$state.refuse" ]; then
+	echo "refused: $state.refuse exists"
+	exit 1
+fi
 
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || { echo "no value for $1"; exit 1; }

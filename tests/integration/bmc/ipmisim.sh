@@ -10,6 +10,7 @@
 #                                IPMISIM_DIR and IPMISIM_PID
 #   ipmisim_state [DIR]          prints "power:P boot:B"
 #   ipmisim_calls [DIR]          prints the hook's calls, one a line
+#   ipmisim_refuse on|off [DIR]  makes the hook refuse every change, or not
 #   ipmisim_free_udp_port        prints a UDP port free on 127.0.0.1
 #
 # Each simulator gets its own directory, $IB_TMP/ipmisim.PORT (lan.conf,
@@ -131,4 +132,14 @@ ipmisim_state() {
 ipmisim_calls() {
 	cat "${1:-$IPMISIM_DIR}/chassis.log" 2>/dev/null
 	return 0
+}
+
+# ipmisim_refuse on|off [DIR]: from now on the hook refuses (on) or makes
+# (off) every change; ipmi_sim then answers the command with an error.
+ipmisim_refuse() {
+	case $1 in
+	on) : >"${2:-$IPMISIM_DIR}/chassis.refuse" ;;
+	off) rm -f "${2:-$IPMISIM_DIR}/chassis.refuse" ;;
+	*) return 1 ;;
+	esac
 }
