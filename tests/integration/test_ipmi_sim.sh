@@ -36,6 +36,10 @@
 #   again after its 1 s timeout and ipmi_sim ran the hook for each copy.
 #   So the hook's calls are checked by what appears in them, in order,
 #   never by how many times.
+# - When the hook fails (exit 1), ipmi_sim answers "Unspecified error".
+#   ipmitool then exits 1 for Chassis Control ("Set Chassis Power Control
+#   to Up/On failed: Unspecified error") but 0 for the boot device, after
+#   printing "Set Chassis Boot Parameter 5 failed: Unspecified error".
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -70,7 +74,7 @@ is "$(ipmisim_state)" "power:0 boot:none" "the simulated machine starts off, wit
 mark
 ipmi chassis power status
 is "$rc $out" "0 Chassis Power is off" "power status: off"
-is "$(since)" "get power" "power status asks the hook for the power only"
+like "$(since)" "^get power(,get power)*$" "power status asks the hook for the power only"
 
 mark
 ipmi chassis power on
@@ -133,12 +137,12 @@ bootdev() {
 	fi
 	is "$rc $out" "0 Set Boot Device to $1" "$_what: ipmitool says so"
 	is "$(ipmisim_state)" "power:0 boot:$2" "$_what: the hook's boot is $2"
-	like "$(since)" "^get boot,set boot $2$" "$_what: the hook read the device, then set it"
+	like "$(since)" "^get boot(,get boot)*,set boot $2(,set boot $2)*$" "$_what: the hook read the device, then set it"
 	mark
 	ipmi chassis bootparam get 5
 	is "$rc" 0 "$_what: bootparam get 5 succeeds"
 	like "$out" "Boot Device Selector : $3\$" "$_what: parameter 5 reads back $3"
-	is "$(since)" "get boot" "$_what: reading parameter 5 asks the hook"
+	like "$(since)" "^get boot(,get boot)*$" "$_what: reading parameter 5 asks the hook"
 }
 
 bootdev pxe pxe "Force PXE"
