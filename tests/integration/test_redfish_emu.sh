@@ -31,8 +31,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 	-addext subjectAltName=IP:127.0.0.1 >"$IB_TMP/openssl.log" 2>&1 ||
 	bail_out "openssl cannot make a certificate"
 
-USER=admin
-PASS=s3cret-pw
+BMC_USER='admin'
+BMC_PASS=s3cret-pw
 
 # emu_start NAME ARGS...: starts an emulator on a free port (it binds port
 # 0 and writes the port it got), sets EMU_PID and EMU_URL.
@@ -40,8 +40,8 @@ emu_start() {
 	_name=$1
 	shift
 	rm -f "$IB_TMP/$_name.port"
-	"$PY" "$EMU" --cert "$CERT" --key "$KEY" --user "$USER" \
-		--password "$PASS" --port-file "$IB_TMP/$_name.port" "$@" \
+	"$PY" "$EMU" --cert "$CERT" --key "$KEY" --user "$BMC_USER" \
+		--password "$BMC_PASS" --port-file "$IB_TMP/$_name.port" "$@" \
 		>>"$IB_TMP/$_name.log" 2>&1 </dev/null &
 	EMU_PID=$!
 	ib_bg "$EMU_PID"
@@ -66,8 +66,8 @@ print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$2" 2>/dev/null
 rft() {
 	_u=$1
 	shift
-	run redfishtool -r "${_u#https://}" -S Always -A Session -u "$USER" \
-		-p "$PASS" -T 20 "$@"
+	run redfishtool -r "${_u#https://}" -S Always -A Session -u "$BMC_USER" \
+		-p "$BMC_PASS" -T 20 "$@"
 }
 
 # code ARGS...: curl, prints only the HTTP status code; the body is in
@@ -88,16 +88,16 @@ curl -s --max-time 10 -o /dev/null "$A/redfish/v1"
 is "$?" 60 "without the certificate curl refuses the self-signed one"
 is "$(code "$A/redfish/v1/Systems")" 401 "the Systems collection needs authentication"
 like "$(cat "$IB_TMP/headers")" '^WWW-Authenticate: Basic' "401 names Basic"
-is "$(code -u "$USER:$PASS" "$A/redfish/v1/Systems")" 200 "Basic auth"
-is "$(code -u "$USER:wrong" "$A/redfish/v1/Systems")" 401 "a wrong password gets 401 (Basic)"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems")" 200 "Basic auth"
+is "$(code -u "$BMC_USER:wrong" "$A/redfish/v1/Systems")" 401 "a wrong password gets 401 (Basic)"
 is "$(code -H 'Content-Type: application/json' \
-	-d "{\"UserName\":\"$USER\",\"Password\":\"wrong\"}" \
+	-d "{\"UserName\":\"$BMC_USER\",\"Password\":\"wrong\"}" \
 	"$A/redfish/v1/SessionService/Sessions")" 401 "a wrong password gets 401 (session login)"
 like "$(cat "$IB_TMP/body")" '"MessageId": "Base\.[0-9.]+\.NoValidSession"' "401 has a Redfish error body"
 
 # A session by hand: 201 + X-Auth-Token + Location, used, then deleted.
 is "$(code -H 'Content-Type: application/json' \
-	-d "{\"UserName\":\"$USER\",\"Password\":\"$PASS\"}" \
+	-d "{\"UserName\":\"$BMC_USER\",\"Password\":\"$BMC_PASS\"}" \
 	"$A/redfish/v1/SessionService/Sessions")" 201 "session login gets 201"
 TOKEN=$(sed -n 's/^X-Auth-Token: *\([0-9a-f]*\).*/\1/p' "$IB_TMP/headers")
 LOC=$(sed -n 's/^Location: *\([^[:space:]]*\).*/\1/p' "$IB_TMP/headers")
@@ -140,7 +140,7 @@ is "$(st "$A" systems/1/Boot/BootSourceOverrideEnabled)" Once "boot override ena
 is "$(st "$A" systems/1/IfMatchPatches)" 1 "redfishtool sent back the ETag in If-Match"
 is "$(st "$A" sessions)" 0 "redfishtool deleted its sessions"
 
-run redfishtool -r "${A#https://}" -S Always -A Basic -u "$USER" -p wrong -T 20 -I 1 Systems get
+run redfishtool -r "${A#https://}" -S Always -A Basic -u "$BMC_USER" -p wrong -T 20 -I 1 Systems get
 if [ "$rc" -ne 0 ]; then pass "redfishtool with a wrong password fails"; else fail "redfishtool with a wrong password fails" "$out"; fi
 
 # ---- sushy ----
@@ -191,7 +191,7 @@ try:
 except sushy.exceptions.AccessError as e:
     print("wrongpw", e.status_code)
 EOF
-run "$PY" "$IB_TMP/sushy_a.py" "$A" "$USER" "$PASS" "$CERT"
+run "$PY" "$IB_TMP/sushy_a.py" "$A" "$BMC_USER" "$BMC_PASS" "$CERT"
 is "$rc" 0 "the sushy script ran"
 [ "$rc" -eq 0 ] || diag "$err"
 like "$out" '^session /redfish/v1/SessionService/Sessions/[0-9]+$' "sushy logged in with a session"
@@ -209,25 +209,25 @@ like "$out" '^wrongpw 401$' "sushy with a wrong password gets 401"
 is "$(st "$A" sessions)" 0 "sushy deleted its session"
 
 # ---- ETags ----
-is "$(code -u "$USER:$PASS" "$A/redfish/v1/Systems/1")" 200 "GET a system"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 200 "GET a system"
 ETAG=$(sed -n 's/^ETag: *\(.*[^[:space:]]\).*/\1/p' "$IB_TMP/headers")
 like "$ETAG" '^W/"[0-9a-f]+"$' "the system has an ETag"
-is "$(code -u "$USER:$PASS" -X PATCH -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json' \
 	-H 'If-Match: W/"deadbeef"' \
 	-d '{"Boot":{"BootSourceOverrideTarget":"Hdd"}}' \
 	"$A/redfish/v1/Systems/1")" 412 "PATCH with a stale If-Match gets 412"
 like "$(cat "$IB_TMP/body")" '"MessageId": "Base\.[0-9.]+\.PreconditionFailed"' "412 has a Redfish error body"
 is "$(st "$A" systems/1/Boot/BootSourceOverrideTarget)" Pxe "the 412 changed nothing"
-is "$(code -u "$USER:$PASS" -X PATCH -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json' \
 	-H "If-Match: $ETAG" \
 	-d '{"Boot":{"BootSourceOverrideTarget":"Hdd"}}' \
 	"$A/redfish/v1/Systems/1")" 200 "PATCH with the served ETag gets 200"
 is "$(st "$A" systems/1/Boot/BootSourceOverrideTarget)" Hdd "the PATCH took"
-is "$(code -u "$USER:$PASS" -X PATCH -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json' \
 	-H "If-Match: $ETAG" \
 	-d '{"Boot":{"BootSourceOverrideTarget":"Pxe"}}' \
 	"$A/redfish/v1/Systems/1")" 412 "the same ETag again is stale: 412"
-is "$(code -u "$USER:$PASS" -X PATCH -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json' \
 	-d '{"Boot":{"BootSourceOverrideTarget":"Floppy"}}' \
 	"$A/redfish/v1/Systems/1")" 400 "a target outside AllowableValues gets 400"
 
@@ -236,7 +236,7 @@ emu_start b --vendor no-powercycle --task-polls 3 || bail_out "the second emulat
 B=$EMU_URL
 B_PID=$EMU_PID
 
-is "$(code -u "$USER:$PASS" "$B/redfish/v1/Systems/1")" 200 "GET the no-PowerCycle system"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$B/redfish/v1/Systems/1")" 200 "GET the no-PowerCycle system"
 unlike "$(cat "$IB_TMP/body")" 'PowerCycle' "its AllowableValues lack PowerCycle"
 rft "$B" -1 Systems reset PowerCycle
 if [ "$rc" -ne 0 ]; then pass "redfishtool refuses PowerCycle there"; else fail "redfishtool refuses PowerCycle there" "$out"; fi
@@ -257,18 +257,18 @@ except sushy.exceptions.InvalidParameterValueError:
     print("powercycle refused")
 s._auth.close()
 EOF
-run "$PY" "$IB_TMP/sushy_b.py" "$B" "$USER" "$PASS" "$CERT"
+run "$PY" "$IB_TMP/sushy_b.py" "$B" "$BMC_USER" "$BMC_PASS" "$CERT"
 is "$rc" 0 "the second sushy script ran"
 [ "$rc" -eq 0 ] || diag "$err"
 like "$out" '^system 1$' "sushy get_system finds the only system"
 like "$out" '^powercycle refused$' "sushy refuses PowerCycle from AllowableValues"
-is "$(code -u "$USER:$PASS" -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -H 'Content-Type: application/json' \
 	-d '{"ResetType":"PowerCycle"}' \
 	"$B/redfish/v1/Systems/1/Actions/ComputerSystem.Reset")" 400 "a raw PowerCycle gets 400"
 like "$(cat "$IB_TMP/body")" '"MessageId": "Base\.[0-9.]+\.ActionParameterValueNotInList"' "400 has a Redfish error body naming the value"
 is "$(st "$B" systems/1/Resets)" '[]' "no reset was done"
 
-is "$(code -u "$USER:$PASS" -H 'Content-Type: application/json' \
+is "$(code -u "$BMC_USER:$BMC_PASS" -H 'Content-Type: application/json' \
 	-d '{"ResetType":"On"}' \
 	"$B/redfish/v1/Systems/1/Actions/ComputerSystem.Reset")" 202 "reset On gets 202"
 MON=$(sed -n 's/^Location: *\([^[:space:]]*\).*/\1/p' "$IB_TMP/headers")
@@ -278,7 +278,7 @@ is "$(st "$B" systems/1/PowerState)" Off "the task has not run yet"
 polls=0
 status=202
 while [ "$status" = 202 ] && [ $polls -lt 20 ]; do
-	status=$(code -u "$USER:$PASS" "$B$MON")
+	status=$(code -u "$BMC_USER:$BMC_PASS" "$B$MON")
 	polls=$((polls + 1))
 done
 is "$status" 200 "the task monitor ends with 200"
@@ -291,6 +291,6 @@ ib_kill "$A_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the first emulator cleanly"
 ib_kill "$B_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the second emulator cleanly"
-unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log")" "$PASS|Traceback" "the logs hold no password and no traceback"
+unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log")" "$BMC_PASS|Traceback" "the logs hold no password and no traceback"
 
 tap_done
