@@ -5,7 +5,9 @@
 # Basic login, get_system, reset_system, set_system_boot_options, virtual
 # media), over TLS with a self-signed certificate; each result is checked
 # against the emulator's own state (/emu/state). Then with curl: If-Match
-# with a stale ETag gets 412, a wrong password 401, a vendor without
+# with a stale ETag gets 412, a wrong password 401, a boot uses up a Once
+# override, each fault a test can ask for (not JSON, 500, a redirect to
+# another host, a closed connection) happens once, a vendor without
 # PowerCycle refuses it with 400 and a Redfish error body, a 202 task
 # monitor is followed to completion, and SIGTERM stops the emulator.
 # Needs redfishtool, python3-sushy, openssl and curl.
@@ -208,6 +210,13 @@ like "$out" '^ejected False$' "sushy ejects virtual media"
 like "$out" '^wrongpw 401$' "sushy with a wrong password gets 401"
 is "$(st "$A" sessions)" 0 "sushy deleted its session"
 
+# A boot uses up the Once override and records the device.
+is "$(code -u "$BMC_USER:$BMC_PASS" -H 'Content-Type: application/json' \
+	-d '{"ResetType":"On"}' \
+	"$A/redfish/v1/Systems/2/Actions/ComputerSystem.Reset")" 204 "reset On gets 204"
+is "$(st "$A" systems/2/Boots)" '["Default", "Pxe"]' "the system booted from Pxe after sushy's override"
+is "$(st "$A" systems/2/Boot/BootSourceOverrideEnabled)" Disabled "the boot used up the Once override"
+
 # ---- ETags ----
 is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 200 "GET a system"
 ETAG=$(sed -n 's/^ETag: *\(.*[^[:space:]]\).*/\1/p' "$IB_TMP/headers")
@@ -230,6 +239,32 @@ is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json'
 is "$(code -u "$BMC_USER:$BMC_PASS" -X PATCH -H 'Content-Type: application/json' \
 	-d '{"Boot":{"BootSourceOverrideTarget":"Floppy"}}' \
 	"$A/redfish/v1/Systems/1")" 400 "a target outside AllowableValues gets 400"
+
+# ---- faults and the back door ----
+fault() {
+	code -X PATCH -H 'Content-Type: application/json' \
+		-d "{\"Mode\":\"$1\",\"Count\":1}" "$A/emu/state/fault"
+}
+is "$(fault not-json)" 204 "a not-json fault is set"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 200 "the faulty answer has status 200"
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$IB_TMP/body" 2>/dev/null
+is "$?" 1 "its body is not JSON"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 200 "the fault was used up"
+like "$(cat "$IB_TMP/body")" '"PowerState"' "the next answer is the system"
+is "$(fault 500)" 204 "a 500 fault is set"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 500 "500 fault"
+like "$(cat "$IB_TMP/body")" '"MessageId": "Base\.[0-9.]+\.InternalError"' "500 has a Redfish error body"
+is "$(fault redirect)" 204 "a redirect fault is set"
+is "$(code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1")" 302 "redirect fault"
+like "$(cat "$IB_TMP/headers")" '^Location: https://192\.0\.2\.1/redfish/v1/Systems/1' "it redirects to another host"
+is "$(fault close)" 204 "a close fault is set"
+code -u "$BMC_USER:$BMC_PASS" "$A/redfish/v1/Systems/1" >/dev/null
+is "$?" 52 "close fault: curl gets an empty reply"
+is "$(fault bogus)" 400 "an unknown fault is refused"
+is "$(code -X PATCH -H 'Content-Type: application/json' -d '{"PowerState":"On"}' \
+	"$A/emu/state/systems/1")" 204 "the back door turns system 1 on"
+is "$(st "$A" systems/1/PowerState)" On "system 1 is on"
+is "$(st "$A" systems/1/Boots)" '["Default", "Default"]' "without a boot recorded"
 
 # ---- B: a vendor without PowerCycle, a 202 task monitor ----
 emu_start b --vendor no-powercycle --task-polls 3 || bail_out "the second emulator did not start"

@@ -13,16 +13,20 @@ What it serves (DSP0266 / DSP8010 shapes, only what BMC control needs):
                                  Location; DELETE of the session
   /redfish/v1/Systems[/ID]       N ComputerSystems: PowerState, Boot override
                                  (ETag on GET, If-Match honoured on PATCH: 412),
-                                 Actions #ComputerSystem.Reset
+                                 Actions #ComputerSystem.Reset; a reset
+                                 that starts the system records the device it
+                                 boots from and uses up a Once override
   /redfish/v1/TaskService/TaskMonitors/N
                                  with --task-polls K a Reset answers 202 and a
                                  task monitor that completes at its K-th GET
   /redfish/v1/Managers/BMC/VirtualMedia/Cd
                                  InsertMedia / EjectMedia
   /emu/state                     GET (no authentication): power, boot override,
-                                 resets seen, sessions, virtual media as JSON;
-                                 PATCH /emu/state/systems/ID {"PowerState": ..}
-                                 turns a system on or off behind the client
+                                 resets and boots seen, sessions, virtual media
+                                 as JSON; PATCH /emu/state/systems/ID
+                                 {"PowerState": ..} turns a system on or off
+                                 behind the client; PATCH /emu/state/fault
+                                 makes the next requests fail (FAULTS)
 Everything else that needs authentication takes Basic or X-Auth-Token.
 A client's "Connection: close" is echoed (sushy always sends it). TLS with
 --cert/--key. SIGTERM stops it within a second. Only the Python standard
@@ -61,6 +65,11 @@ VENDORS = {
                       "reset_types": [t for t in ALL_RESET_TYPES
                                       if t != "PowerCycle"]},
 }
+
+# Faults a test can ask for (PATCH /emu/state/fault), each what a broken or
+# hostile BMC does: a body that is not JSON, a 500, a redirect to another
+# host, a connection closed without an answer.
+FAULTS = ["none", "not-json", "500", "redirect", "close"]
 
 MAX_BODY = 64 * 1024        # largest request body read
 MAX_SESSIONS = 64           # open sessions; more get 503
@@ -102,6 +111,7 @@ class System:
                      "BootSourceOverrideMode": "UEFI"}
         self.generation = 1
         self.resets = []
+        self.boots = []             # the device of each boot, in order
         self.if_match_patches = 0   # PATCHes that carried a matching If-Match
 
     def etag(self):
@@ -141,16 +151,34 @@ class System:
         }
 
     def reset(self, reset_type):
-        """Applies a reset that has been accepted."""
+        """Applies a reset that has been accepted. A reset that starts the
+        machine (on from off, or a restart) boots it: see boot_once."""
         self.resets.append(reset_type)
-        if reset_type in ("On", "ForceOn", "GracefulRestart", "ForceRestart",
-                          "PowerCycle"):
+        was = self.power
+        if reset_type in ("On", "ForceOn"):
             self.power = "On"
+        elif reset_type in ("GracefulRestart", "ForceRestart", "PowerCycle"):
+            self.power = "On"
+            was = "Off"
         elif reset_type in ("ForceOff", "GracefulShutdown"):
             self.power = "Off"
         elif reset_type == "PushPowerButton":
             self.power = "Off" if self.power == "On" else "On"
+        if was == "Off" and self.power == "On":
+            self.boot_once()
         self.changed()
+
+    def boot_once(self):
+        """A boot, as a BMC sees it: the device it starts from is recorded
+        (the override's target when enabled, else "Default"), and a Once
+        override is used up (Enabled goes back to Disabled)."""
+        enabled = self.boot["BootSourceOverrideEnabled"]
+        target = self.boot["BootSourceOverrideTarget"]
+        if enabled == "Disabled" or target == "None":
+            target = "Default"
+        self.boots.append(target)
+        if enabled == "Once":
+            self.boot["BootSourceOverrideEnabled"] = "Disabled"
 
 
 class Emulator:
@@ -169,18 +197,29 @@ class Emulator:
         self.tasks = {}         # id -> {"system", "reset", "polls", "done"}
         self.next_task = 1
         self.media = {"Image": None, "Inserted": False}
+        self.fault = {"Mode": "none", "Count": 0}
 
     def state(self):
         return {
             "vendor": self.opts.vendor,
             "systems": {i: {"PowerState": s.power, "Boot": dict(s.boot),
                             "Resets": list(s.resets), "ETag": s.etag(),
-                            "IfMatchPatches": s.if_match_patches}
+                            "IfMatchPatches": s.if_match_patches,
+                            "Boots": list(s.boots)}
                         for i, s in self.systems.items()},
             "sessions": len(self.sessions),
             "tasks": {str(i): dict(t) for i, t in self.tasks.items()},
             "virtual_media": dict(self.media),
+            "fault": dict(self.fault),
         }
+
+    def take_fault(self):
+        """The fault the next /redfish request gets, used up one by one."""
+        with self.lock:
+            if self.fault["Count"] <= 0:
+                return None
+            self.fault["Count"] -= 1
+            return self.fault["Mode"]
 
 
 def etag_matches(header, etag):
@@ -291,9 +330,37 @@ class Handler(BaseHTTPRequestHandler):
         if len(path) > 1:
             path = path.rstrip("/")
         try:
+            if path.startswith("/redfish") and self.inject(path):
+                return
             self.route(path)
         except HttpError as e:
             self.reply(e.status, e.body, e.headers)
+
+    def inject(self, path):
+        """Answers with the fault set through /emu/fault, if one is left;
+        True when it did."""
+        mode = self.emu.take_fault()
+        if mode is None or mode == "none":
+            return False
+        if mode == "close":
+            self.close_connection = True
+            return True
+        if mode == "500":
+            raise HttpError(500, "InternalError",
+                            "The request failed due to an internal service "
+                            "error.  The service is still operational.")
+        if mode == "redirect":
+            self.reply(302, None, {"Location": "https://192.0.2.1" + path})
+            return True
+        data = b"<html>this is not JSON</html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.end_headers()
+        self.wfile.write(data)
+        return True
 
     do_GET = do_HEAD = do_POST = do_PATCH = do_DELETE = do_PUT = handle_any
 
@@ -611,13 +678,26 @@ class Handler(BaseHTTPRequestHandler):
                         [self.path])
 
     def emu_state(self, path):
-        """The tests' back door: read everything; PATCH a system's power."""
+        """The tests' back door: read everything; PATCH a system's power;
+        PATCH /emu/fault {"Mode": M, "Count": N}: the next N requests under
+        /redfish get fault M (FAULTS) instead of their answer."""
         emu = self.emu
         if path == "/emu/state":
             self.get_only()
             with emu.lock:
                 st = emu.state()
             return self.reply(200, st)
+        if path == "/emu/state/fault" and self.command == "PATCH":
+            body = self.read_json()
+            mode, count = body.get("Mode"), body.get("Count", 1)
+            if mode not in FAULTS or not isinstance(count, int) or \
+                    not 0 <= count <= 1000:
+                raise HttpError(400, "PropertyValueNotInList",
+                                "Mode must be one of %s, Count 0..1000" %
+                                ", ".join(FAULTS), ["Mode"])
+            with emu.lock:
+                emu.fault = {"Mode": mode, "Count": count}
+            return self.reply(204)
         ident = path[len("/emu/state/systems/"):] \
             if path.startswith("/emu/state/systems/") else None
         if ident not in emu.systems or self.command != "PATCH":
@@ -629,7 +709,7 @@ class Handler(BaseHTTPRequestHandler):
                             "PowerState must be On or Off", ["PowerState"])
         with emu.lock:
             emu.systems[ident].power = power
-            emu.systems[ident].changed()
+            emu.systems[ident].changed()    # no boot: the tests' own switch
         self.reply(204)
 
 
