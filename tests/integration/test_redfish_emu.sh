@@ -9,7 +9,8 @@
 # override, each fault a test can ask for (not JSON, 500, a redirect to
 # another host, a closed connection) happens once, a vendor without
 # PowerCycle refuses it with 400 and a Redfish error body, a 202 task
-# monitor is followed to completion, and SIGTERM stops the emulator.
+# monitor is followed to completion, three BMCs in one process keep their
+# own state, and SIGTERM stops the emulator.
 # Needs redfishtool, python3-sushy, openssl and curl.
 set -u
 
@@ -37,7 +38,8 @@ BMC_USER='admin'
 BMC_PASS=s3cret-pw
 
 # emu_start NAME ARGS...: starts an emulator on a free port (it binds port
-# 0 and writes the port it got), sets EMU_PID and EMU_URL.
+# 0 and writes the port it got), sets EMU_PID, EMU_URL (the first BMC's)
+# and EMU_PORTS (every BMC's, with --bmcs).
 emu_start() {
 	_name=$1
 	shift
@@ -51,7 +53,8 @@ emu_start() {
 		diag "$(tail -n 20 "$IB_TMP/$_name.log")"
 		return 1
 	fi
-	EMU_URL=https://127.0.0.1:$(cat "$IB_TMP/$_name.port")
+	EMU_PORTS=$(cat "$IB_TMP/$_name.port")
+	EMU_URL=https://127.0.0.1:$(head -n 1 "$IB_TMP/$_name.port")
 }
 
 # st URL KEY/KEY/...: one value of the emulator's /emu/state.
@@ -321,11 +324,26 @@ is "$polls" 3 "after the 3 polls asked for"
 like "$(cat "$IB_TMP/body")" '"TaskState": "Completed"' "the task is Completed"
 is "$(st "$B" systems/1/PowerState)" On "the system is on once the task completed"
 
+# ---- C: three BMCs in one process ----
+emu_start c --bmcs 3 || bail_out "the third emulator did not start"
+C_PID=$EMU_PID
+is "$(printf '%s\n' "$EMU_PORTS" | sort -u | grep -c .)" 3 "three BMCs on three ports"
+C2=https://127.0.0.1:$(printf '%s\n' "$EMU_PORTS" | sed -n 2p)
+rft "$C2" -1 Systems reset On
+is "$rc" 0 "redfishtool resets the second BMC's system"
+for n in 1 2 3; do
+	got=$(st "https://127.0.0.1:$(printf '%s\n' "$EMU_PORTS" | sed -n ${n}p)" systems/1/PowerState)
+	if [ $n -eq 2 ]; then want=On; else want=Off; fi
+	is "$got" "$want" "BMC $n has its own state ($want)"
+done
+
 # ---- SIGTERM ----
 ib_kill "$A_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the first emulator cleanly"
 ib_kill "$B_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the second emulator cleanly"
-unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log")" "$BMC_PASS|Traceback" "the logs hold no password and no traceback"
+ib_kill "$C_PID" 10
+is "$IB_KILL_STATUS" 0 "SIGTERM stops the three BMCs cleanly"
+unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log" "$IB_TMP/c.log")" "$BMC_PASS|Traceback" "the logs hold no password and no traceback"
 
 tap_done

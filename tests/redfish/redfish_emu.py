@@ -27,6 +27,7 @@ What it serves (DSP0266 / DSP8010 shapes, only what BMC control needs):
                                  {"PowerState": ..} turns a system on or off
                                  behind the client; PATCH /emu/state/fault
                                  makes the next requests fail (FAULTS)
+With --bmcs N, N such services, each with its own state, on N ports.
 Everything else that needs authentication takes Basic or X-Auth-Token.
 A client's "Connection: close" is echoed (sushy always sends it). TLS with
 --cert/--key. SIGTERM stops it within a second. Only the Python standard
@@ -39,6 +40,7 @@ import hmac
 import json
 import os
 import secrets
+import selectors
 import signal
 import ssl
 import sys
@@ -755,6 +757,10 @@ def parse_args(argv):
     p.add_argument("--password", default="password")
     p.add_argument("--systems", type=int, default=1,
                    help="number of ComputerSystems (1..1000)")
+    p.add_argument("--bmcs", type=int, default=1,
+                   help="number of independent BMCs, each on its own port "
+                   "(--port P: P, P+1, ...; otherwise free ones), all in "
+                   "--port-file, one a line (1..2000)")
     p.add_argument("--vendor", default="generic", choices=sorted(VENDORS))
     p.add_argument("--task-polls", type=int, default=0, metavar="K",
                    help="answer Reset with 202 and a task monitor that "
@@ -762,42 +768,65 @@ def parse_args(argv):
     o = p.parse_args(argv)
     if not 1 <= o.systems <= 1000:
         p.error("--systems must be 1..1000")
+    if not 1 <= o.bmcs <= 2000:
+        p.error("--bmcs must be 1..2000")
     if not 0 <= o.task_polls <= 1000:
         p.error("--task-polls must be 0..1000")
     return o
 
 
+def accept_loop(servers, stop):
+    """One thread accepts for every BMC (a thread and a poll timer per
+    listener would not scale to a thousand); each connection then runs in
+    its own thread."""
+    sel = selectors.DefaultSelector()
+    for httpd in servers:
+        sel.register(httpd.socket, selectors.EVENT_READ, httpd)
+    while not stop.is_set():
+        for key, _ in sel.select(0.2):
+            key.data._handle_request_noblock()
+    sel.close()
+
+
 def main(argv):
     opts = parse_args(argv)
-    Handler.emu = Emulator(opts)
-    httpd = Server((opts.listen, opts.port), Handler)
+    ctx = None
     if opts.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(opts.cert, opts.key)
+    servers = []
+    for i in range(opts.bmcs):
+        # Each BMC has its own state, so its own handler class.
+        handler = type("Handler%d" % i, (Handler,), {"emu": Emulator(opts)})
+        port = opts.port + i if opts.port else 0
+        httpd = Server((opts.listen, port), handler)
         httpd.ssl_context = ctx
-    port = httpd.server_address[1]
+        servers.append(httpd)
+    ports = [httpd.server_address[1] for httpd in servers]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    t = threading.Thread(target=httpd.serve_forever, kwargs={
-        "poll_interval": 0.2}, daemon=True)
+    t = threading.Thread(target=accept_loop, args=(servers, stop),
+                         daemon=True)
     t.start()
     if opts.port_file:
         tmp = opts.port_file + ".tmp"
         with open(tmp, "w") as f:
-            f.write("%d\n" % port)
+            f.write("".join("%d\n" % p for p in ports))
         os.rename(tmp, opts.port_file)
-    sys.stderr.write("redfish_emu: listening on %s:%d (%s, %d systems, "
-                     "vendor %s)\n" % (opts.listen, port,
-                                       "https" if opts.cert else "http",
-                                       opts.systems, opts.vendor))
+    sys.stderr.write("redfish_emu: %d BMC(s) listening on %s:%d%s (%s, %d "
+                     "systems each, vendor %s)\n" % (
+                         opts.bmcs, opts.listen, ports[0],
+                         "" if len(ports) == 1 else "..%d" % ports[-1],
+                         "https" if opts.cert else "http", opts.systems,
+                         opts.vendor))
     while not stop.wait(1.0):
         pass
-    # serve_forever notices within poll_interval; connection threads are
-    # daemons and end with the process.
-    httpd.shutdown()
-    httpd.server_close()
+    # The accept loop notices within 0.2 s; connection threads are daemons
+    # and end with the process.
     t.join(2.0)
+    for httpd in servers:
+        httpd.server_close()
     sys.stderr.write("redfish_emu: stopped\n")
     return 0
 
