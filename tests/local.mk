@@ -13,6 +13,7 @@ include tests/integration/packaging.mk
 include tests/integration/daemon.mk
 include tests/integration/dhcp.mk
 include tests/integration/bmc.mk
+include tests/integration/redfish.mk
 include tests/e2e/local.mk
 include tests/bench/dhcp/local.mk
 include tests/bench/http/local.mk
