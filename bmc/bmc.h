@@ -10,8 +10,8 @@
 /* What the BMC part is configured with (a placeholder: the daemon does not
  * read it yet). */
 struct bmc_settings {
-	unsigned cipher_suite;  /* IPMI cipher suite: 3 or 17 */
-	unsigned timeout_ms;    /* first retransmission timeout of a request */
-	unsigned retries;       /* retransmissions before a request fails */
-	unsigned max_sessions;  /* sessions one thread keeps open */
+	unsigned cipher_suite; /* IPMI cipher suite: 3 or 17 */
+	unsigned timeout_ms;   /* first retransmission timeout of a request */
+	unsigned retries;      /* retransmissions before a request fails */
+	unsigned max_sessions; /* sessions one thread keeps open */
 };

@@ -21,6 +21,7 @@
  *   -EALREADY  a session sequence number already seen (a replay)
  *   -ECONNREFUSED  an RMCP+ status code other than 0 (ret_status has it)
  *   -EREMOTEIO a completion code other than 0 (ret_cc has it)
+ *   -EPERM     the BMC granted a privilege other than ADMINISTRATOR
  *   -EINVAL    a caller's argument (unknown suite, user name too long) */
 #pragma once
 
@@ -29,15 +30,15 @@
 #include <stdint.h>
 
 /* Limits. */
-#define BMC_MAX_REPLY 1024       /* largest datagram accepted from a BMC */
-#define IPMI_MAX_USER 16         /* §13.20: user name, bytes */
-#define IPMI_MAX_PASSWORD 20     /* §13.31: Kuid, bytes */
-#define IPMI_MAX_DATA 64         /* IPMI message data bytes we send/accept */
-#define IPMI_RANDOM_LEN 16       /* Rm, Rc */
+#define BMC_MAX_REPLY 1024   /* largest datagram accepted from a BMC */
+#define IPMI_MAX_USER 16     /* §13.20: user name, bytes */
+#define IPMI_MAX_PASSWORD 20 /* §13.31: Kuid, bytes */
+#define IPMI_MAX_DATA 64     /* IPMI message data bytes we send/accept */
+#define IPMI_RANDOM_LEN 16   /* Rm, Rc */
 #define IPMI_GUID_LEN 16
-#define IPMI_HMAC_MAX 32         /* SHA-256 */
+#define IPMI_HMAC_MAX 32 /* SHA-256 */
 #define IPMI_AES_BLOCK 16
-#define IPMI_WINDOW 32           /* §6.12.13: the sliding window */
+#define IPMI_WINDOW 32 /* §6.12.13: the sliding window */
 
 /* RMCP §13.1.3. */
 #define RMCP_VERSION 0x06
@@ -176,6 +177,16 @@ enum ipmi_chassis_ctl { /* §28.3 */
 	IPMI_CHASSIS_SOFT = 5,
 };
 
+/* Chassis Control (§28.3) request data: the control byte. 1 byte. */
+size_t ipmi_chassis_control_req(uint8_t out[1], enum ipmi_chassis_ctl ctl);
+/* Set Session Privilege Level (§22.18) request data: ADMINISTRATOR. 1
+ * byte. Its response is checked with ipmi_priv_parse(): -EREMOTEIO for a
+ * completion code, -EPERM when the level granted is not the one asked. */
+size_t ipmi_set_priv_req(uint8_t out[1]);
+int ipmi_priv_parse(const struct ipmi_rsp *rsp);
+/* Close Session (§22.19) request data: the BMC's session ID, 4 bytes. */
+size_t ipmi_close_req(uint8_t out[4], uint32_t bmc_sid);
+
 enum ipmi_bootdev { /* §28.13 parameter 5, data 2 bits 5:2 */
 	IPMI_BOOTDEV_NONE = 0x0,
 	IPMI_BOOTDEV_PXE = 0x1,
@@ -204,12 +215,12 @@ int ipmi_boot_flags_parse(const struct ipmi_rsp *rsp, struct ipmi_boot_flags *re
 /* ---- rakp.c: Open Session, RAKP, keys, the session packet ---- */
 
 struct ipmi_suite {
-	uint8_t id;        /* 3 or 17 */
-	uint8_t auth;      /* §13.28: 1 RAKP-HMAC-SHA1, 3 RAKP-HMAC-SHA256 */
-	uint8_t integ;     /* §13.28.4: 1 HMAC-SHA1-96, 4 HMAC-SHA256-128 */
-	uint8_t conf;      /* §13.28.5: 1 AES-CBC-128 */
-	uint8_t hmac_len;  /* 20 or 32: RAKP 2/3 codes, SIK, K1, K2 */
-	uint8_t icv_len;   /* 12 or 16: RAKP 4 and the packet auth code */
+	uint8_t id;       /* 3 or 17 */
+	uint8_t auth;     /* §13.28: 1 RAKP-HMAC-SHA1, 3 RAKP-HMAC-SHA256 */
+	uint8_t integ;    /* §13.28.4: 1 HMAC-SHA1-96, 4 HMAC-SHA256-128 */
+	uint8_t conf;     /* §13.28.5: 1 AES-CBC-128 */
+	uint8_t hmac_len; /* 20 or 32: RAKP 2/3 codes, SIK, K1, K2 */
+	uint8_t icv_len;  /* 12 or 16: RAKP 4 and the packet auth code */
 };
 /* Suite 3 or 17; NULL for any other. The returned suite is static. */
 const struct ipmi_suite *ipmi_suite_get(unsigned id);
@@ -242,7 +253,8 @@ struct ipmi_keys {
 };
 
 /* Fills r for a handshake: suite, our session ID, Rm, user and password
- * (copied), role ADMINISTRATOR. -EINVAL when user or password is too
+ * (copied), role ADMINISTRATOR with name-only lookup (bit 4, §13.20: the
+ * BMC finds the user by name, as other lanplus clients ask by default). -EINVAL when user or password is too
  * long, or sid is 0. */
 int ipmi_rakp_init(struct ipmi_rakp *r, const struct ipmi_suite *suite, uint32_t console_sid,
 		   const uint8_t rm[IPMI_RANDOM_LEN], const char *user, const char *password);

@@ -3,7 +3,8 @@
  * §22.13), Get Chassis Status (§28.2), Chassis Control (§28.3, its one
  * data byte is enum ipmi_chassis_ctl), Set/Get System Boot Options
  * (§28.12, §28.13) parameters 3 (boot info acknowledge) and 5 (boot
- * flags). They work on the data of an IPMI message only; rmcp.c frames
+ * flags), Set Session Privilege Level (§22.18) and Close Session
+ * (§22.19). They work on the data of an IPMI message only; rmcp.c frames
  * it and rakp.c carries it in a session. A completion code other than 0
  * is refused here with -EREMOTEIO, so callers see it in one place. */
 #include "config.h"
@@ -65,7 +66,8 @@ int ipmi_chassis_status_parse(const struct ipmi_rsp *rsp, struct ipmi_chassis_st
 size_t ipmi_boot_flags_req(uint8_t out[6], const struct ipmi_boot_flags *f)
 {
 	out[0] = IPMI_BOOT_PARAM_FLAGS; /* bit 7 clear: not locked */
-	out[1] = (uint8_t)((f->valid ? 0x80 : 0) | (f->persistent ? 0x40 : 0) | (f->efi ? 0x20 : 0));
+	out[1] =
+		(uint8_t)((f->valid ? 0x80 : 0) | (f->persistent ? 0x40 : 0) | (f->efi ? 0x20 : 0));
 	out[2] = (uint8_t)((f->device & 0x0f) << 2);
 	out[3] = 0;
 	out[4] = 0;
@@ -110,4 +112,36 @@ int ipmi_boot_flags_parse(const struct ipmi_rsp *rsp, struct ipmi_boot_flags *re
 	ret->efi = (b[0] & 0x20) != 0;
 	ret->device = (b[1] >> 2) & 0x0f;
 	return 0;
+}
+
+size_t ipmi_chassis_control_req(uint8_t out[1], enum ipmi_chassis_ctl ctl)
+{
+	out[0] = (uint8_t)ctl & 0x0f;
+	return 1;
+}
+
+size_t ipmi_set_priv_req(uint8_t out[1])
+{
+	out[0] = IPMI_PRIV_ADMIN;
+	return 1;
+}
+
+int ipmi_priv_parse(const struct ipmi_rsp *rsp)
+{
+	struct rd r = rd_init(rsp->data, rsp->dlen);
+	uint8_t level;
+	int e;
+
+	if (rsp->cc != 0)
+		return -EREMOTEIO;
+	if ((e = rd_u8(&r, &level)) < 0)
+		return e;
+	return (level & 0x0f) == IPMI_PRIV_ADMIN ? 0 : -EPERM;
+}
+
+size_t ipmi_close_req(uint8_t out[4], uint32_t bmc_sid)
+{
+	struct ipmi_wr w = ipmi_wr_init(out, 4);
+	wr_le32(&w, bmc_sid);
+	return w.len;
 }

@@ -148,8 +148,8 @@ int ipmi_open_rsp(struct ipmi_rakp *r, const uint8_t *p, size_t len, uint8_t *re
 		return e;
 	if ((e = rd_le32(&rd, &bmc_sid)) < 0)
 		return e;
-	if ((e = get_alg(&rd, 0, r->suite->auth)) < 0 || (e = get_alg(&rd, 1, r->suite->integ)) < 0 ||
-	    (e = get_alg(&rd, 2, r->suite->conf)) < 0)
+	if ((e = get_alg(&rd, 0, r->suite->auth)) < 0 ||
+	    (e = get_alg(&rd, 1, r->suite->integ)) < 0 || (e = get_alg(&rd, 2, r->suite->conf)) < 0)
 		return e;
 	if (rd.len != 0)
 		return -EBADMSG;
@@ -183,8 +183,11 @@ int ipmi_derive_keys(const struct ipmi_rakp *r, struct ipmi_keys *ret)
 	/* §13.31: SIK = HMAC_KG(Rm | Rc | ROLEm | ULENGTHm | UNAMEm), KG
 	 * being Kuid when no BMC key is set. */
 	const struct part sik[] = {
-		{ r->rm, IPMI_RANDOM_LEN }, { r->rc, IPMI_RANDOM_LEN }, { &r->role, 1 },
-		{ &r->ulen, 1 },	    { r->user, r->ulen },
+		{ r->rm, IPMI_RANDOM_LEN },
+		{ r->rc, IPMI_RANDOM_LEN },
+		{ &r->role, 1 },
+		{ &r->ulen, 1 },
+		{ r->user, r->ulen },
 	};
 	if (r->kg_len)
 		e = hmac_parts(s, r->kg, r->kg_len, sik, 5, k.sik);
@@ -226,9 +229,14 @@ int ipmi_rakp2(struct ipmi_rakp *r, const uint8_t *p, size_t len, struct ipmi_ke
 	wr_le32(&w1, r->console_sid);
 	wr_le32(&w2, r->bmc_sid);
 	const struct part parts[] = {
-		{ sidm, 4 },	  { sidc, 4 },	    { r->rm, IPMI_RANDOM_LEN },
-		{ rc, sizeof(rc) }, { guid, sizeof(guid) }, { &r->role, 1 },
-		{ &r->ulen, 1 },  { r->user, r->ulen },
+		{ sidm, 4 },
+		{ sidc, 4 },
+		{ r->rm, IPMI_RANDOM_LEN },
+		{ rc, sizeof(rc) },
+		{ guid, sizeof(guid) },
+		{ &r->role, 1 },
+		{ &r->ulen, 1 },
+		{ r->user, r->ulen },
 	};
 	if ((e = hmac_parts(s, r->kuid, r->kuid_len, parts, 8, want)) < 0)
 		return e;
@@ -282,7 +290,8 @@ int ipmi_rakp4(const struct ipmi_rakp *r, const struct ipmi_keys *keys, const ui
 	/* §13.31: HMAC_SIK(Rm | SIDc | GUIDc), truncated to the integrity
 	 * algorithm's length (12 for SHA1-96, 16 for SHA256-128). */
 	wr_le32(&ws, r->bmc_sid);
-	const struct part parts[] = { { r->rm, IPMI_RANDOM_LEN }, { sidc, 4 },
+	const struct part parts[] = { { r->rm, IPMI_RANDOM_LEN },
+				      { sidc, 4 },
 				      { r->guid, IPMI_GUID_LEN } };
 	if ((e = hmac_parts(s, keys->sik, s->hmac_len, parts, 3, want)) < 0)
 		return e;
@@ -332,8 +341,7 @@ int ipmi_encrypt(const struct ipmi_keys *k, const uint8_t iv[IPMI_AES_BLOCK], co
 	return (int)(IPMI_AES_BLOCK + total);
 }
 
-int ipmi_decrypt(const struct ipmi_keys *k, const uint8_t *in, size_t len, uint8_t *out,
-		 size_t cap)
+int ipmi_decrypt(const struct ipmi_keys *k, const uint8_t *in, size_t len, uint8_t *out, size_t cap)
 {
 	uint8_t plain[BMC_MAX_REPLY];
 	size_t n, pad;
@@ -512,7 +520,7 @@ int ipmi_window_accept(struct ipmi_window *w, uint32_t seq)
 		w->top = seq;
 		return 0;
 	}
-	uint32_t back = (uint32_t)-(int64_t)d;
+	uint32_t back = (uint32_t) - (int64_t)d;
 	if (back >= IPMI_WINDOW / 2)
 		return -ERANGE;
 	if (w->seen & (1u << back))

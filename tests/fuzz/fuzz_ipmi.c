@@ -22,7 +22,8 @@ static void parse_cmds(const uint8_t *p, size_t n)
 		{ IPMI_NETFN_CHASSIS, IPMI_CMD_GET_BOOT_OPTIONS },
 	};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		struct ipmi_req rq = { cmds[i][0], cmds[i][1], n ? (uint8_t)(p[n - 1] >> 2) : 0, NULL, 0 };
+		struct ipmi_req rq = { cmds[i][0], cmds[i][1], n ? (uint8_t)(p[n - 1] >> 2) : 0,
+				       NULL, 0 };
 		struct ipmi_rsp r;
 		struct ipmi_auth_caps c;
 		struct ipmi_chassis_status s;
@@ -51,7 +52,8 @@ static void in_session(unsigned suite, const uint8_t *data, size_t size)
 	r.bmc_sid = 0x01020304u;
 	if (ipmi_derive_keys(&r, &k) < 0)
 		abort();
-	if (ipmi_unwrap(&k, r.console_sid, IPMI_PAYLOAD_IPMI, data, size, buf, sizeof(buf), &rx) < 0)
+	if (ipmi_unwrap(&k, r.console_sid, IPMI_PAYLOAD_IPMI, data, size, buf, sizeof(buf), &rx) <
+	    0)
 		return;
 	parse_cmds(rx.payload, rx.plen);
 	int n = ipmi_wrap(&k, IPMI_PAYLOAD_IPMI, r.console_sid, rx.seq, iv, rx.payload, rx.plen,
@@ -72,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct asf_pong pong;
 	struct ipmi_rsp rsp;
 	uint8_t d[2], buf[BMC_MAX_REPLY], st;
-	struct ipmi_req rq = { IPMI_NETFN_APP, IPMI_CMD_GET_AUTH_CAPS, 0, d, ipmi_auth_caps_req(d) };
+	struct ipmi_req rq = { IPMI_NETFN_APP, IPMI_CMD_GET_AUTH_CAPS, 0, d,
+			       ipmi_auth_caps_req(d) };
 	struct ipmi_rx rx;
 
 	(void)ipmi_parse_pong(data, size, size ? data[size - 1] : 0, &pong);
@@ -89,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct ipmi_rakp r;
 			struct ipmi_keys k;
 			uint8_t rm[16] = { 0 };
-			if (ipmi_rakp_init(&r, ipmi_suite_get(s), 0xa0a1a2a3u, rm, "admin", "secret") < 0)
+			if (ipmi_rakp_init(&r, ipmi_suite_get(s), 0xa0a1a2a3u, rm, "admin",
+					   "secret") < 0)
 				abort();
 			r.tag = rx.plen ? rx.payload[0] : 0;
 			(void)ipmi_open_rsp(&r, rx.payload, rx.plen, &st);

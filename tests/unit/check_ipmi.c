@@ -39,12 +39,14 @@ static const uint8_t s3_k2[] = { 0x8b, 0xd9, 0xb8, 0xce, 0x06, 0x74, 0xb5, 0xd7,
 				 0xd9, 0x1e, 0x72, 0x8a, 0xc1, 0xa5, 0x14, 0x64, 0xfc, 0xaf };
 static const uint8_t s3_rakp4[] = { 0x05, 0xe1, 0xf9, 0x0e, 0x28, 0xf6,
 				    0x6c, 0x9c, 0x4e, 0x70, 0xec, 0xbd };
-static const uint8_t s17_rakp2[] = { 0x53, 0x49, 0xaa, 0x2b, 0x63, 0x34, 0x2c, 0x8f, 0xfe, 0x08, 0x61,
-				     0x80, 0xaa, 0x36, 0x0a, 0x3f, 0x6f, 0x32, 0xae, 0x07, 0x19, 0xae,
-				     0xb6, 0x85, 0xd4, 0x7b, 0xca, 0xab, 0x9c, 0x7d, 0xd3, 0x4b };
-static const uint8_t s17_rakp3[] = { 0x35, 0xe3, 0xeb, 0xda, 0xbf, 0x40, 0x37, 0x4b, 0x6c, 0x78, 0xfe,
-				     0xf8, 0xd3, 0xa1, 0x38, 0x30, 0xe2, 0xb8, 0x6b, 0xaf, 0xbd, 0x4d,
-				     0x31, 0x66, 0x82, 0xaf, 0x7b, 0xc2, 0x01, 0xb8, 0xd5, 0x89 };
+static const uint8_t s17_rakp2[] = { 0x53, 0x49, 0xaa, 0x2b, 0x63, 0x34, 0x2c, 0x8f,
+				     0xfe, 0x08, 0x61, 0x80, 0xaa, 0x36, 0x0a, 0x3f,
+				     0x6f, 0x32, 0xae, 0x07, 0x19, 0xae, 0xb6, 0x85,
+				     0xd4, 0x7b, 0xca, 0xab, 0x9c, 0x7d, 0xd3, 0x4b };
+static const uint8_t s17_rakp3[] = { 0x35, 0xe3, 0xeb, 0xda, 0xbf, 0x40, 0x37, 0x4b,
+				     0x6c, 0x78, 0xfe, 0xf8, 0xd3, 0xa1, 0x38, 0x30,
+				     0xe2, 0xb8, 0x6b, 0xaf, 0xbd, 0x4d, 0x31, 0x66,
+				     0x82, 0xaf, 0x7b, 0xc2, 0x01, 0xb8, 0xd5, 0x89 };
 static const uint8_t s17_sik[] = { 0x0c, 0x4b, 0x74, 0x64, 0x11, 0x0c, 0xf1, 0x8f, 0xd9, 0x4e, 0xc4,
 				   0x6a, 0xa0, 0x24, 0x2c, 0x66, 0xab, 0x06, 0x15, 0x77, 0x09, 0xc0,
 				   0x2e, 0xa7, 0xdb, 0x16, 0x53, 0xaa, 0xc0, 0x4b, 0x10, 0x23 };
@@ -167,12 +169,34 @@ static size_t make_rsp(const struct ipmi_req *rq, uint8_t cc, const uint8_t *d, 
 START_TEST(test_auth_caps_v15)
 {
 	uint8_t d[2], pkt[64], rsp[64];
-	struct ipmi_req rq = { IPMI_NETFN_APP, IPMI_CMD_GET_AUTH_CAPS, 5, d, ipmi_auth_caps_req(d) };
+	struct ipmi_req rq = { IPMI_NETFN_APP, IPMI_CMD_GET_AUTH_CAPS, 5, d,
+			       ipmi_auth_caps_req(d) };
 	int n = ipmi_build_v15(pkt, sizeof(pkt), &rq);
 	/* The request seen on the wire from other clients: checksums c8 and
 	 * (for rqSeq 5, data 8e 04) computed here by hand. */
-	const uint8_t want[] = { 6, 0, 0xff, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0x20, 0x18, 0xc8, 0x81,
-				 0x14, 0x38, 0x8e, 0x04, (uint8_t)-(0x81 + 0x14 + 0x38 + 0x8e + 0x04) };
+	const uint8_t want[] = { 6,
+				 0,
+				 0xff,
+				 7,
+				 0,
+				 0,
+				 0,
+				 0,
+				 0,
+				 0,
+				 0,
+				 0,
+				 0,
+				 9,
+				 0x20,
+				 0x18,
+				 0xc8,
+				 0x81,
+				 0x14,
+				 0x38,
+				 0x8e,
+				 0x04,
+				 (uint8_t) - (0x81 + 0x14 + 0x38 + 0x8e + 0x04) };
 	ck_assert_int_eq(n, (int)sizeof(want));
 	ck_assert_mem_eq(pkt, want, sizeof(want));
 
@@ -248,6 +272,23 @@ START_TEST(test_msg)
 	ck_assert_uint_eq(d[0], 3);
 	ck_assert_uint_eq(ipmi_boot_get_req(d, 5), 3);
 	ck_assert_uint_eq(d[0], 5);
+
+	ck_assert_uint_eq(ipmi_chassis_control_req(d, IPMI_CHASSIS_SOFT), 1);
+	ck_assert_uint_eq(d[0], 5);
+	ck_assert_uint_eq(ipmi_close_req(d, SIDC), 4);
+	const uint8_t wantc[] = { 4, 3, 2, 1 };
+	ck_assert_mem_eq(d, wantc, 4);
+	ck_assert_uint_eq(ipmi_set_priv_req(d), 1);
+	ck_assert_uint_eq(d[0], IPMI_PRIV_ADMIN);
+	uint8_t lv = 3;
+	struct ipmi_rsp pr = { 0, &lv, 1 };
+	ck_assert_int_eq(ipmi_priv_parse(&pr), -EPERM);
+	lv = 4;
+	ck_assert_int_eq(ipmi_priv_parse(&pr), 0);
+	pr.dlen = 0;
+	ck_assert_int_eq(ipmi_priv_parse(&pr), -EBADMSG);
+	pr.cc = 0xd4;
+	ck_assert_int_eq(ipmi_priv_parse(&pr), -EREMOTEIO);
 }
 END_TEST
 
@@ -503,7 +544,8 @@ START_TEST(test_malformed)
 		/* Bad HMAC: the last byte of the auth code. */
 		memcpy(pkt, good, len);
 		pkt[len - 1] ^= 0x80;
-		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, len, buf, sizeof(buf), &rx), -EACCES);
+		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, len, buf, sizeof(buf), &rx),
+				 -EACCES);
 		/* A byte more than the trailer holds. */
 		memcpy(pkt, good, len);
 		pkt[len] = 0;
@@ -512,8 +554,9 @@ START_TEST(test_malformed)
 		/* Oversized. */
 		memset(pkt, 0, sizeof(pkt));
 		memcpy(pkt, good, len);
-		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, BMC_MAX_REPLY + 1, buf, sizeof(buf), &rx),
-				 -EMSGSIZE);
+		ck_assert_int_eq(
+			ipmi_unwrap(&k, SIDM, 0, pkt, BMC_MAX_REPLY + 1, buf, sizeof(buf), &rx),
+			-EMSGSIZE);
 		/* The plaintext does not fit the caller's buffer. */
 		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, good, len, buf, 4, &rx), -EMSGSIZE);
 		/* Bad padding inside a well-signed packet: encrypt a payload
@@ -535,12 +578,14 @@ START_TEST(test_malformed)
 		pkt[newlen + p + 1] = 0x07;
 		newlen += p + 2 + icv;
 		resign(&k, pkt, newlen);
-		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, newlen, buf, sizeof(buf), &rx), -EBADMSG);
+		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, newlen, buf, sizeof(buf), &rx),
+				 -EBADMSG);
 		/* A bad message checksum inside a good packet. */
 		make_rsp(&rq, 0, (const uint8_t *)"\1\0\0", 3, msg);
 		msg[10] ^= 1;
 		n = ipmi_wrap(&k, 0, SIDM, 7, iv, msg, 11, pkt, sizeof(pkt));
-		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, (size_t)n, buf, sizeof(buf), &rx), 0);
+		ck_assert_int_eq(ipmi_unwrap(&k, SIDM, 0, pkt, (size_t)n, buf, sizeof(buf), &rx),
+				 0);
 		ck_assert_int_eq(ipmi_parse_msg(rx.payload, rx.plen, &rq, &rsp), -EILSEQ);
 	}
 }
