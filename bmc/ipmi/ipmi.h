@@ -254,10 +254,14 @@ struct ipmi_keys {
 
 /* Fills r for a handshake: suite, our session ID, Rm, user and password
  * (copied), role ADMINISTRATOR with name-only lookup (bit 4, §13.20: the
- * BMC finds the user by name, as other lanplus clients ask by default). -EINVAL when user or password is too
- * long, or sid is 0. */
+ * BMC finds the user by name, as other lanplus clients ask by default).
+ * -EINVAL when user or password is too long, or sid is 0. */
 int ipmi_rakp_init(struct ipmi_rakp *r, const struct ipmi_suite *suite, uint32_t console_sid,
 		   const uint8_t rm[IPMI_RANDOM_LEN], const char *user, const char *password);
+
+/* Sets the BMC key Kg (§13.31), copied: the SIK is then keyed with it
+ * instead of Kuid. -EINVAL when longer than IPMI_MAX_PASSWORD. */
+int ipmi_rakp_set_kg(struct ipmi_rakp *r, const uint8_t *kg, size_t len);
 
 /* The payloads (§13.17, §13.20, §13.22): written to out; bytes or
  * -EMSGSIZE. */

@@ -81,6 +81,15 @@ int ipmi_rakp_init(struct ipmi_rakp *r, const struct ipmi_suite *suite, uint32_t
 	return 0;
 }
 
+int ipmi_rakp_set_kg(struct ipmi_rakp *r, const uint8_t *kg, size_t len)
+{
+	if (len > IPMI_MAX_PASSWORD)
+		return -EINVAL;
+	memcpy(r->kg, kg, len);
+	r->kg_len = (uint8_t)len;
+	return 0;
+}
+
 /* An algorithm payload of the Open Session messages (§13.17). */
 static void put_alg(struct ipmi_wr *w, uint8_t type, uint8_t alg)
 {

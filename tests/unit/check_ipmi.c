@@ -66,13 +66,23 @@ static const uint8_t s17_rakp4[] = { 0x05, 0x2a, 0x60, 0xc5, 0x5a, 0x1a, 0xda, 0
 static const uint8_t aes_hello[] = { 0xc6, 0xca, 0x58, 0x15, 0xb9, 0xfb, 0xe8, 0xf4,
 				     0x83, 0x13, 0x9f, 0x8a, 0xf8, 0xeb, 0x20, 0x84 };
 
+/* The SIK when the BMC has a key Kg = "kg-of-the-bmc":
+ *   hmac.new(b'kg-of-the-bmc', rm+rc+b'\x14\x05admin', h).digest()
+ * RAKP 2 and 3 stay keyed with Kuid (§13.31). */
+static const uint8_t s3_sik_kg[] = { 0xd2, 0xbb, 0xfe, 0x45, 0xfd, 0x1a, 0x5e, 0x70, 0xb0, 0x53,
+				     0xb8, 0xda, 0x7a, 0xb3, 0xca, 0x09, 0x94, 0x55, 0xb1, 0xa1 };
+static const uint8_t s17_sik_kg[] = { 0x4a, 0x1d, 0xc9, 0x71, 0x43, 0xfe, 0x36, 0x73,
+				      0x57, 0xdc, 0x4a, 0x78, 0x41, 0xa1, 0x6a, 0xc7,
+				      0x9f, 0x7d, 0x30, 0x5a, 0x3d, 0x48, 0x68, 0x57,
+				      0x38, 0x27, 0x13, 0xf5, 0x31, 0x75, 0xe1, 0x2b };
+
 struct vec {
 	unsigned suite;
-	const uint8_t *rakp2, *rakp3, *sik, *k1, *k2, *rakp4;
+	const uint8_t *rakp2, *rakp3, *sik, *k1, *k2, *rakp4, *sik_kg;
 };
 static const struct vec vecs[] = {
-	{ 3, s3_rakp2, s3_rakp3, s3_sik, s3_k1, s3_k2, s3_rakp4 },
-	{ 17, s17_rakp2, s17_rakp3, s17_sik, s17_k1, s17_k2, s17_rakp4 },
+	{ 3, s3_rakp2, s3_rakp3, s3_sik, s3_k1, s3_k2, s3_rakp4, s3_sik_kg },
+	{ 17, s17_rakp2, s17_rakp3, s17_sik, s17_k1, s17_k2, s17_rakp4, s17_sik_kg },
 };
 
 static void fill(uint8_t *p, size_t n, uint8_t first)
@@ -367,6 +377,15 @@ START_TEST(test_rakp_vectors)
 			ck_assert_int_eq(ipmi_rakp4(&r, &k, r4, t, &st), -EBADMSG);
 		r4[8 + il - 1] ^= 1;
 		ck_assert_int_eq(ipmi_rakp4(&r, &k, r4, 8 + il, &st), -EACCES);
+
+		/* With a BMC key: RAKP 2 still verifies with Kuid, the SIK
+		 * changes. */
+		setup(&r, v->suite);
+		ck_assert_int_eq(ipmi_rakp_set_kg(&r, (const uint8_t *)"kg-of-the-bmc", 13), 0);
+		n = make_rakp2(v, m);
+		ck_assert_int_eq(ipmi_rakp2(&r, m, n, &k, &st), 0);
+		ck_assert_mem_eq(k.sik, v->sik_kg, hl);
+		ck_assert_int_eq(ipmi_rakp_set_kg(&r, m, 21), -EINVAL);
 
 		/* RAKP 2: every truncation, a bad code, a status. */
 		n = make_rakp2(v, m);
