@@ -167,21 +167,24 @@ file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 
 # ---- the daemon ----
 
-# ib_free_port: prints a TCP port free on 127.0.0.1 right now.
+# ib_free_port [udp]: prints a TCP (or, with udp, a UDP) port free on
+# 127.0.0.1 right now.
 ib_free_port() {
+	_type=SOCK_STREAM _ssflag=t
+	[ "${1:-}" = udp ] && _type=SOCK_DGRAM _ssflag=u
 	for _py in /usr/bin/python3 python3; do
 		if command -v "$_py" >/dev/null 2>&1; then
-			"$_py" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])' && return 0
+			"$_py" -c "import socket
+s = socket.socket(socket.AF_INET, socket.$_type)
+s.bind(('127.0.0.1', 0))
+print(s.getsockname()[1])" && return 0
 		fi
 	done
 	# Fallback: a port from the pid, checked with ss.
 	_p=$((20000 + $$ % 30000))
 	_i=0
 	while [ $_i -lt 100 ]; do
-		ss -Hltn "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return 0; }
+		ss -Hl${_ssflag}n "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return 0; }
 		_p=$((_p + 1))
 		_i=$((_i + 1))
 	done

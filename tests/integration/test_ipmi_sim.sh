@@ -179,7 +179,7 @@ like "$err" "invalid authentication algorithm" "cipher suite 17: the Open Sessio
 
 # A port where nothing listens: ipmitool gives up by itself after one
 # retry of one second (run's own timeout, far above, is not what ends it).
-dead=$(ipmisim_free_udp_port) || bail_out "no free UDP port"
+dead=$(ib_free_port udp) || bail_out "no free UDP port"
 run ipmitool -v -I lanplus -C 3 -H 127.0.0.1 -p "$dead" \
 	-U "$U" -P "$P" -N 1 -R 1 chassis power status
 is "$rc" 1 "no BMC on the port: ipmitool exits 1 by itself"

@@ -11,7 +11,6 @@
 #   ipmisim_state [DIR]          prints "power:P boot:B"
 #   ipmisim_calls [DIR]          prints the hook's calls, one a line
 #   ipmisim_refuse on|off [DIR]  makes the hook refuse every change, or not
-#   ipmisim_free_udp_port        prints a UDP port free on 127.0.0.1
 #
 # Each simulator gets its own directory, $IB_TMP/ipmisim.PORT (lan.conf,
 # the state directory of -s, the hook's state file "chassis" and its log
@@ -40,26 +39,6 @@ ipmisim_require() {
 	command -v timeout >/dev/null 2>&1 || skip_all "timeout (coreutils) is not installed"
 }
 
-# ipmisim_free_udp_port: like ib_free_port, for UDP.
-ipmisim_free_udp_port() {
-	for _py in /usr/bin/python3 python3; do
-		if command -v "$_py" >/dev/null 2>&1; then
-			"$_py" -c 'import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])' && return 0
-		fi
-	done
-	_p=$((20000 + $$ % 30000))
-	_i=0
-	while [ $_i -lt 100 ]; do
-		ss -Hlun "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return 0; }
-		_p=$((_p + 1))
-		_i=$((_i + 1))
-	done
-	return 1
-}
-
 # _ipmisim_sed_escape TEXT: TEXT with the characters special in the
 # replacement of a sed s||| escaped.
 _ipmisim_sed_escape() {
@@ -74,7 +53,7 @@ _ipmisim_sed_escape() {
 # ipmi_sim's output as diagnostics, when it dies or never answers.
 ipmisim_start() {
 	_port=$1
-	[ -n "$_port" ] || _port=$(ipmisim_free_udp_port) || return 1
+	[ -n "$_port" ] || _port=$(ib_free_port udp) || return 1
 	_dir=$IB_TMP/ipmisim.$_port
 	mkdir -p "$_dir/state" || return 1
 	_hook="/bin/sh $IPMISIM_SRC/chassis_control.sh $_dir/chassis"
