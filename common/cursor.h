@@ -49,6 +49,28 @@ static inline int rd_be32(struct rd *r, uint32_t *ret)
 	return 0;
 }
 
+/* Little-endian fields (IPMI's session headers, IPMI v2.0 §13.6). */
+static inline int rd_le16(struct rd *r, uint16_t *ret)
+{
+	if (r->len < 2)
+		return -EBADMSG;
+	*ret = (uint16_t)(r->p[0] | r->p[1] << 8);
+	r->p += 2;
+	r->len -= 2;
+	return 0;
+}
+
+static inline int rd_le32(struct rd *r, uint32_t *ret)
+{
+	if (r->len < 4)
+		return -EBADMSG;
+	*ret = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
+	       (uint32_t)r->p[3] << 24;
+	r->p += 4;
+	r->len -= 4;
+	return 0;
+}
+
 static inline int rd_bytes(struct rd *r, size_t n, const uint8_t **ret)
 {
 	if (r->len < n)

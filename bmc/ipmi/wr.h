@@ -1,33 +1,12 @@
-/* wr — private to bmc/ipmi/: the little-endian readers and the bounded
- * writers the codec shares. IPMI session fields are little-endian
- * (IPMI v2.0 §13.6), so these sit beside common/cursor.h's big-endian
- * ones. */
+/* wr — private to bmc/ipmi/: the bounded little-endian writers the codec
+ * shares (IPMI session fields are little-endian, IPMI v2.0 §13.6); the
+ * readers are common/cursor.h's rd_le16 and rd_le32. */
 #pragma once
 
 #include <string.h>
 
 #include "bmc/ipmi/ipmi.h"
 #include "common/cursor.h"
-
-static inline int rd_le16(struct rd *r, uint16_t *ret)
-{
-	const uint8_t *p;
-	int e = rd_bytes(r, 2, &p);
-	if (e < 0)
-		return e;
-	*ret = (uint16_t)(p[0] | p[1] << 8);
-	return 0;
-}
-
-static inline int rd_le32(struct rd *r, uint32_t *ret)
-{
-	const uint8_t *p;
-	int e = rd_bytes(r, 4, &p);
-	if (e < 0)
-		return e;
-	*ret = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-	return 0;
-}
 
 static inline void wr_bytes(struct ipmi_wr *w, const void *p, size_t n)
 {

@@ -157,6 +157,15 @@ START_TEST(test_cursor)
 	ck_assert_int_eq(rd_bytes(&r, 1, &p), 0);
 	ck_assert_uint_eq(*p, 9);
 	ck_assert_int_eq(rd_u8(&r, &u8), -EBADMSG);
+	/* Little-endian: the same bytes the other way round. */
+	r = rd_init(bytes + 1, 7);
+	ck_assert_int_eq(rd_le16(&r, &u16), 0);
+	ck_assert_uint_eq(u16, 0x0302);
+	ck_assert_int_eq(rd_le32(&r, &u32), 0);
+	ck_assert_uint_eq(u32, 0x0d0c0b0a);
+	ck_assert_int_eq(rd_le16(&r, &u16), -EBADMSG); /* one byte left */
+	ck_assert_int_eq(rd_le32(&r, &u32), -EBADMSG);
+	ck_assert_uint_eq(r.len, 1); /* not advanced */
 }
 END_TEST
 
