@@ -1,8 +1,7 @@
 /* check_syslog — the syslog parser on what real senders write (util-linux
  * logger in both formats, busybox syslogd, rsyslog) and on malformed
  * datagrams; the cleaning of a message for an event (valid UTF-8, cut
- * between characters) and the event's message; the token bucket of each
- * source (common/ratelimit.h) at syslog's rate and burst; and the server
+ * between characters) and the event's message; and the server
  * itself, started from settings built here (no YAML) on a store of its
  * own, turning a datagram from 127.0.0.1 into an event of the Hardware
  * that owns that address. */
@@ -19,7 +18,6 @@
 
 #include <jansson.h>
 
-#include "common/ratelimit.h"
 #include "syslog/syslog.h"
 #include "syslog/syslog-codec.h"
 #include "tests/unit/unit.h"
@@ -231,25 +229,6 @@ START_TEST(test_event_text)
 }
 END_TEST
 
-START_TEST(test_bucket)
-{
-	struct ratelimit b = { 0 }; /* the per-source bucket */
-	uint64_t t = 1000000000ull;
-	int ok = 0;
-	for (int i = 0; i < 100; i++)
-		ok += ratelimit_allow(&b, t, 10, 20);
-	ck_assert_int_eq(ok, 20); /* the burst */
-	ck_assert(!ratelimit_allow(&b, t + 50000000ull, 10, 20)); /* 0.5 token */
-	ck_assert(ratelimit_allow(&b, t + 100000000ull, 10, 20)); /* 1 token after 0.1 s */
-	ok = 0;
-	for (int i = 0; i < 100; i++)
-		ok += ratelimit_allow(&b, t + 10000000000ull, 10, 20); /* long after: full */
-	ck_assert_int_eq(ok, 20);
-	/* Time that goes backwards refills nothing. */
-	ck_assert(!ratelimit_allow(&b, t, 10, 20));
-}
-END_TEST
-
 /* ---- the server, from settings built by hand ---- */
 
 #define SERVER_PORT_TRIES 64 /* ports tried for a free one */
@@ -362,7 +341,6 @@ static Suite *syslog_suite(void)
 	UNIT_TEST(tc, test_clean);
 	UNIT_TEST(tc, test_clean_utf8);
 	UNIT_TEST(tc, test_event_text);
-	UNIT_TEST(tc, test_bucket);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("server");
 	tcase_add_checked_fixture(tc, setup, teardown);
