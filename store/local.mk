@@ -45,7 +45,7 @@ CLEANFILES += tests/bench/store/bench_store
 bench: bench-store
 bench-store: tests/bench/store/bench_store ironbelld ironbell
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/store/run.sh
-	top_builddir='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/store/apply.sh
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench/store/apply.sh
 .PHONY: bench-store
 
 include store/validate.mk

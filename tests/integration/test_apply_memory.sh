@@ -36,22 +36,10 @@ PER=10000
 BIG=22000 # about 7.9 MB of JSON as `ironbell apply` sends it
 
 # gen FIRST COUNT PER PREFIX: Hardware FIRST .. FIRST+COUNT-1 in files
-# $IB_TMP/PREFIX-0.yaml, PREFIX-1.yaml, ... of PER documents each:
-# realistic Hardware, one interface each, as the store benchmark
-# (tests/bench/store/apply.sh) makes them.
+# $IB_TMP/PREFIX-0.yaml, PREFIX-1.yaml, ... of PER documents each, as the
+# store benchmark (tests/bench/store/apply.sh) makes them.
 gen() {
-	awk -v first="$1" -v n="$2" -v per="$3" -v dir="$IB_TMP" -v prefix="$4" 'BEGIN {
-	for (i = first; i < first + n; i++) {
-		f = sprintf("%s/%s-%d.yaml", dir, prefix, int((i - first) / per));
-		printf "---\napiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\n" > f;
-		printf "metadata:\n  name: node-%06d\n  labels: {rack: r%d}\n", i, i % 40 > f;
-		printf "spec:\n  interfaces:\n    - dhcp:\n" > f;
-		printf "        mac: \"02:00:%02x:%02x:%02x:%02x\"\n", int(i / 16777216) % 256, int(i / 65536) % 256, int(i / 256) % 256, i % 256 > f;
-		printf "        hostname: node-%06d\n        lease_time: 86400\n", i > f;
-		printf "        ip: {address: 10.%d.%d.%d, netmask: 255.255.0.0, gateway: 10.%d.0.1}\n", int(i / 62500) + 1, int(i / 250) % 250, i % 250 + 1, int(i / 62500) + 1 > f;
-		printf "      netboot: {allowPXE: true, allowWorkflow: true}\n" > f;
-	}
-}'
+	sh "$top_srcdir/tests/gen-hardware.sh" "$1" "$2" "$3" "$IB_TMP/$4-%d.yaml"
 }
 gen 0 "$N" "$PER" hw || bail_out "cannot write the documents"
 gen "$N" $((2 * BIG)) "$BIG" big || bail_out "cannot write the documents"

@@ -17,19 +17,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# The documents, written with awk so that generating them is not measured.
-awk -v n="$n" -v per="$per" -v dir="$tmp" 'BEGIN {
-	for (i = 0; i < n; i++) {
-		f = sprintf("%s/hw-%04d.yaml", dir, int(i / per));
-		printf "---\napiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\n" > f;
-		printf "metadata:\n  name: node-%06d\n  labels: {rack: r%d}\n", i, i % 40 > f;
-		printf "spec:\n  interfaces:\n    - dhcp:\n" > f;
-		printf "        mac: \"02:00:%02x:%02x:%02x:%02x\"\n", int(i / 16777216) % 256, int(i / 65536) % 256, int(i / 256) % 256, i % 256 > f;
-		printf "        hostname: node-%06d\n        lease_time: 86400\n", i > f;
-		printf "        ip: {address: 10.%d.%d.%d, netmask: 255.255.0.0, gateway: 10.%d.0.1}\n", int(i / 62500) + 1, int(i / 250) % 250, i % 250 + 1, int(i / 62500) + 1 > f;
-		printf "      netboot: {allowPXE: true, allowWorkflow: true}\n" > f;
-	}
-}'
+# The documents (tests/gen-hardware.sh), written before anything is measured.
+sh "${top_srcdir:-.}/tests/gen-hardware.sh" 0 "$n" "$per" "$tmp/hw-%04d.yaml"
 
 cat >"$tmp/ironbell.yaml" <<CONF
 state_dir: $tmp/state
