@@ -1,10 +1,19 @@
-# BMC control: for now the IPMI 2.0 RMCP+ client's codec and crypto
-# (pure, bmc/ipmi/); the session thread and the controllers come later.
+# BMC control: the IPMI 2.0 RMCP+ client (bmc/ipmi/: the pure codec and
+# crypto, and the non-blocking engine), the Redfish client (bmc/redfish/,
+# libcurl multi + jansson), both behind bmc/provider.h.
 noinst_LIBRARIES += libbmc.a
-libbmc_a_SOURCES = bmc/bmc.h bmc/ipmi/ipmi.h bmc/ipmi/wr.h bmc/ipmi/rmcp.c bmc/ipmi/msg.c \
-	bmc/ipmi/rakp.c
-libbmc_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
-BMC_LIBS = libbmc.a $(CRYPTO_LIBS)
+libbmc_a_SOURCES = bmc/bmc.h bmc/provider.h bmc/provider.c bmc/settings.c \
+	bmc/ipmi/ipmi.h bmc/ipmi/wr.h bmc/ipmi/rmcp.c bmc/ipmi/msg.c bmc/ipmi/rakp.c \
+	bmc/ipmi/engine.c \
+	bmc/redfish/engine.c
+libbmc_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
+BMC_LIBS = libbmc.a $(CRYPTO_LIBS) $(CURL_LIBS) $(JANSSON_LIBS)
+
+# The engines without the daemon: the tests' and the benchmark's client.
+check_PROGRAMS += tests/bmc/bmc-call
+tests_bmc_bmc_call_SOURCES = tests/bmc/bmc-call.c
+tests_bmc_bmc_call_CFLAGS = $(AM_CFLAGS)
+tests_bmc_bmc_call_LDADD = $(BMC_LIBS) $(COMMON_LIBS)
 
 check_PROGRAMS += tests/unit/check_ipmi
 TESTS += tests/unit/check_ipmi
