@@ -132,7 +132,7 @@ static int parse_step(char **argv, int argc, struct step *st)
 		st->call.cmd = BMC_CMD_MEDIA_SET;
 		if (strlen(argv[1]) >= sizeof(st->call.media_url))
 			return -1;
-		strcpy(st->call.media_url, argv[1]);
+		snprintf(st->call.media_url, sizeof(st->call.media_url), "%s", argv[1]);
 	} else if (strcmp(c, "media-eject") == 0 && argc == 1) {
 		st->call.cmd = BMC_CMD_MEDIA_SET;
 	} else if (strcmp(c, "sleep") == 0 && argc == 2) {
@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 			else
 				usage();
 		} else if (strcmp(o, "--host") == 0 && strlen(v) < sizeof(ep.host)) {
-			strcpy(ep.host, v);
+			snprintf(ep.host, sizeof(ep.host), "%s", v);
 		} else if (strcmp(o, "--port") == 0) {
 			const char *dash = strchr(v, '-');
 			unsigned lo, hi;
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 			for (unsigned p = lo; p <= hi; p++)
 				targets[ntargets++].ep.port = (uint16_t)p;
 		} else if (strcmp(o, "--user") == 0 && strlen(v) < sizeof(ep.user)) {
-			strcpy(ep.user, v);
+			snprintf(ep.user, sizeof(ep.user), "%s", v);
 		} else if (strcmp(o, "--password-file") == 0) {
 			if (read_password(v, ep.password, sizeof(ep.password)) < 0) {
 				fprintf(stderr, "bmc-call: %s: %s\n", v, strerror(errno));
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(o, "--cipher") == 0) {
 			ep.cipher_suite = num(v);
 		} else if (strcmp(o, "--system") == 0 && strlen(v) < sizeof(ep.system_name)) {
-			strcpy(ep.system_name, v);
+			snprintf(ep.system_name, sizeof(ep.system_name), "%s", v);
 		} else if (strcmp(o, "--ca-file") == 0) {
 			set.ca_file = v;
 		} else if (strcmp(o, "--timeout-ms") == 0) {
