@@ -24,7 +24,8 @@
  *   bootdev-get | media URL | media-eject | sleep MS
  *
  * One line per call: "PORT CMD ok[ power=on|off|unknown][ boot=DEV
- * persistent=0|1 efi=0|1]" or "PORT CMD fail=REASON message=...". Exit
+ * persistent=0|1 efi=0|1][ boot=unknown device=DEV]" (the last when the
+ * BMC does not mark the boot flags valid; DEV is what it holds) or "PORT CMD fail=REASON message=...". Exit
  * status 0 when every call succeeded, 1 when one failed, 64 for usage. */
 #include "config.h"
 
@@ -163,8 +164,9 @@ static void done(const struct bmc_reply *r, void *userdata)
 			printf("%u %s ok boot=%s persistent=%d efi=%d\n", t->ep.port, st->name,
 			       (unsigned)r->boot.device < 7 ? boot_names[r->boot.device] : "?",
 			       r->boot.persistent, r->boot.efi);
-		else
-			printf("%u %s ok boot=unknown\n", t->ep.port, st->name);
+		else /* what the BMC holds without vouching for it */
+			printf("%u %s ok boot=unknown device=%s\n", t->ep.port, st->name,
+			       (unsigned)r->boot.device < 7 ? boot_names[r->boot.device] : "?");
 	} else {
 		printf("%u %s ok\n", t->ep.port, st->name);
 	}
