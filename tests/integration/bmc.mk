@@ -6,6 +6,8 @@
 # ipmitool (each test skips without them).
 BMC_INTEGRATION_TESTS = \
 	tests/integration/test_ipmi_sim.sh
+# The IPMI engine through tests/bmc/bmc-call, against the same simulator.
+BMC_INTEGRATION_TESTS += tests/integration/test_bmc_ipmi.sh
 TESTS += $(BMC_INTEGRATION_TESTS)
 EXTRA_DIST += $(BMC_INTEGRATION_TESTS) \
 	tests/integration/bmc/README \
