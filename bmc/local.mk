@@ -35,3 +35,11 @@ tests_fuzz_fuzz_ipmi_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipmi_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipmi_LDADD = $(CRYPTO_LIBS) $(COMMON_LIBS)
 endif
+
+# The IPMI engine against a fake BMC inside the test: malformed and
+# spoofed replies, suites 3 and 17, session reuse and set-up again.
+check_PROGRAMS += tests/unit/check_ipmi_engine
+TESTS += tests/unit/check_ipmi_engine
+tests_unit_check_ipmi_engine_SOURCES = tests/unit/check_ipmi_engine.c tests/unit/unit.h
+tests_unit_check_ipmi_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CRYPTO_CFLAGS)
+tests_unit_check_ipmi_engine_LDADD = $(BMC_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
