@@ -239,7 +239,7 @@ static void start_cmd(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 		[BMC_ACT_RESET] = IPMI_CHASSIS_HARD_RESET,
 	};
 	const struct bmc_call *c = &s->head->call;
-	uint8_t d[IPMI_MAX_DATA];
+	uint8_t d[IPMI_MAX_DATA] = { 0 };
 	const char *what = "?";
 	size_t n = 0;
 

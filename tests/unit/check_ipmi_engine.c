@@ -107,7 +107,8 @@ static size_t make_msg(const uint8_t *rq, uint8_t cc, const uint8_t *d, size_t n
 	out[4] = (uint8_t)((((rq[4] >> 2) + rqseq_off) & 0x3f) << 2);
 	out[5] = rq[5];
 	out[6] = cc;
-	memcpy(out + 7, d, n);
+	if (n)
+		memcpy(out + 7, d, n);
 	out[7 + n] = ipmi_checksum(out + 3, 4 + n);
 	return 8 + n;
 }
