@@ -415,9 +415,9 @@ static void close_all(struct ipmi_engine *e, unsigned timeout_ms)
 	bool waiting = false;
 
 	for (struct ipmi_sess *s = e->sessions; s; s = s->next) {
+		s->ph = IPMI_PH_IDLE; /* a handshake or command is abandoned */
 		if (!s->up)
 			continue;
-		s->ph = IPMI_PH_IDLE;
 		ipmi_sess_close(e, s, true, now);
 		waiting = true;
 	}

@@ -169,17 +169,11 @@ static void send_msg(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 		s->drop = "could not build the request";
 		return;
 	}
-	if ((n = ipmi_engine_send(e, s, pkt, (size_t)n)) < 0 && s->ph != IPMI_PH_CLOSE) {
-		enum ipmi_phase ph = s->ph;
-
-		s->ph = IPMI_PH_IDLE;
-		if (ph == IPMI_PH_CMD)
-			ipmi_call_finish(e, s, BMC_FAIL_NETWORK, "send to %s: %s", s->where,
-					 strerror(-n));
-		else
-			ipmi_call_fail_all(e, s, BMC_FAIL_NETWORK, "send to %s: %s", s->where,
-					   strerror(-n));
-	}
+	/* The host cannot be reached (no route, ...): every call queued for
+	 * it fails alike, and none starts another send from here. */
+	if ((n = ipmi_engine_send(e, s, pkt, (size_t)n)) < 0 && s->ph != IPMI_PH_CLOSE)
+		ipmi_call_fail_all(e, s, BMC_FAIL_NETWORK, "send to %s: %s", s->where,
+				   strerror(-n));
 }
 
 static void start_msg(struct ipmi_engine *e, struct ipmi_sess *s, enum ipmi_phase ph,
