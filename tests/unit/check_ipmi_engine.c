@@ -8,8 +8,9 @@
  * not end a call: alone they make it time out naming the drop reason,
  * followed by a good reply they leave it to succeed. Also: a wrong
  * password, a RAKP 2 error status, a completion code, a kept session the
- * BMC forgot (set up again once), calls the provider cannot make, and
- * free() with a call pending. No assertion on time: every loop is bounded
+ * BMC forgot (set up again once), max_sessions reached (the idle session
+ * closed), calls the provider cannot make, and free() with a call
+ * pending. No assertion on time: every loop is bounded
  * and waits only for the engine's own retries. */
 #include "config.h"
 
@@ -368,23 +369,31 @@ static struct bmc_endpoint endpoint(const struct fake *f, unsigned suite)
 	return ep;
 }
 
-/* Runs engine and fake until res is done (bounded). */
-static void drive(struct fake *f, void *e, struct result *res)
+/* Runs the engine and the fakes fs[0..n) until res is done (bounded). */
+static void drive_all(struct fake **fs, size_t n, void *e, struct result *res)
 {
 	uint64_t end = bmc_now_ms() + DRIVE_MAX_MS;
 
+	ck_assert_uint_le(n, 2);
 	while (!res->done && bmc_now_ms() < end) {
-		struct pollfd p[2] = { { .fd = f->fd, .events = POLLIN },
-				       { .fd = ops->fd(e), .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = ops->fd(e), .events = POLLIN } };
 		int t = ops->timeout_ms(e, bmc_now_ms());
 
+		for (size_t i = 0; i < n; i++)
+			p[i + 1] = (struct pollfd){ .fd = fs[i]->fd, .events = POLLIN };
 		if (t < 0 || t > 100)
 			t = 100;
-		poll(p, 2, t);
-		fake_serve(f);
+		poll(p, n + 1, t);
+		for (size_t i = 0; i < n; i++)
+			fake_serve(fs[i]);
 		ops->process(e, bmc_now_ms());
 	}
 	ck_assert_msg(res->done, "the call did not end");
+}
+
+static void drive(struct fake *f, void *e, struct result *res)
+{
+	drive_all(&f, 1, e, res);
 }
 
 static struct result call(struct fake *f, void *e, unsigned suite, enum bmc_cmd cmd)
@@ -580,6 +589,38 @@ START_TEST(test_cannot)
 }
 END_TEST
 
+/* max_sessions 1: a session for a second BMC closes the idle first one
+ * (Close Session) rather than wait or exceed the bound. */
+START_TEST(test_max_sessions)
+{
+	struct bmc_settings set = { .timeout_ms = 200, .retries = 2, .max_sessions = 1 };
+	struct fake a, b, *both[2] = { &a, &b };
+	struct bmc_call c = { .cmd = BMC_CMD_POWER_GET };
+	struct result ra = { 0 }, rb = { 0 };
+	char err[128];
+	void *e = NULL;
+
+	fake_init(&a);
+	fake_init(&b);
+	bmc_settings_default(&set);
+	ck_assert_int_eq(ops->new(&set, &e, err, sizeof(err)), 0);
+	struct bmc_endpoint ea = endpoint(&a, 3), eb = endpoint(&b, 3);
+	ck_assert_int_eq(ops->submit(e, &ea, &c, on_done, &ra), 0);
+	drive_all(both, 2, e, &ra);
+	ck_assert_int_eq(ra.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	ck_assert_int_eq(ops->submit(e, &eb, &c, on_done, &rb), 0);
+	drive_all(both, 2, e, &rb);
+	ck_assert_int_eq(rb.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(a.closes, 1);
+	ck_assert_uint_eq(b.opens, 1);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	ops->free(e, 0);
+	close(a.fd);
+	close(b.fd);
+}
+END_TEST
+
 /* free() with a call in flight and one queued: both canceled, once. */
 START_TEST(test_free_cancels)
 {
@@ -616,6 +657,7 @@ int main(void)
 	UNIT_TEST(tc, test_refused);
 	UNIT_TEST(tc, test_session_reestablished);
 	UNIT_TEST(tc, test_cannot);
+	UNIT_TEST(tc, test_max_sessions);
 	UNIT_TEST(tc, test_free_cancels);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
