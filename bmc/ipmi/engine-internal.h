@@ -22,6 +22,8 @@
 #define IPMI_MAX_CALLS 65536u
 /* Datagrams read by one process() before the timers get their turn. */
 #define IPMI_RX_BURST 256
+/* The socket's receive buffer, bytes (the kernel may cap it). */
+#define IPMI_RCVBUF (1 << 20)
 /* The "host:port" of a message. */
 #define IPMI_WHERE_MAX (BMC_HOST_MAX + 8)
 
@@ -64,9 +66,9 @@ struct ipmi_sess {
 
 	struct ipmi_rakp rakp; /* holds the password too: zeroed when down */
 	struct ipmi_keys keys;
-	bool counted;          /* holds one of settings.max_sessions */
-	bool up;               /* established: keys valid */
-	uint32_t seq_out;      /* our next session sequence number */
+	bool counted;     /* holds one of settings.max_sessions */
+	bool up;          /* established: keys valid */
+	uint32_t seq_out; /* our next session sequence number */
 	struct ipmi_window win;
 	uint8_t rqseq;
 	uint8_t tag;
@@ -74,10 +76,10 @@ struct ipmi_sess {
 	enum ipmi_phase ph;
 	struct ipmi_req rq;
 	uint8_t rqdata[IPMI_MAX_DATA];
-	const char *what;   /* the message's name, for errors */
-	unsigned tries;     /* sends of the message so far, minus one */
-	uint64_t deadline;  /* when to send it again or give up */
-	const char *drop;   /* why the last reply to it was dropped */
+	const char *what;  /* the message's name, for errors */
+	unsigned tries;    /* sends of the message so far, minus one */
+	uint64_t deadline; /* when to send it again or give up */
+	const char *drop;  /* why the last reply to it was dropped */
 
 	struct ipmi_call *head, *tail;
 	uint64_t last_used;
@@ -90,8 +92,8 @@ struct ipmi_engine {
 	size_t counted; /* sessions holding a slot of max_sessions */
 	size_t ncalls;
 	struct ipmi_call *done_head, *done_tail; /* awaiting their callback */
-	uint64_t dropped; /* datagrams dropped: malformed, spoofed, stray */
-	bool kick;        /* a call was queued: process() soon */
+	uint64_t dropped;                        /* datagrams dropped: malformed, spoofed, stray */
+	bool kick;                               /* a call was queued: process() soon */
 };
 
 /* session.c */

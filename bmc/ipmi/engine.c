@@ -112,8 +112,7 @@ int ipmi_engine_send(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *
 {
 	ssize_t n = sendto(e->fd, pkt, len, 0, (const struct sockaddr *)&s->addr, sizeof(s->addr));
 
-	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-	    errno != ENOBUFS)
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
 		return -errno;
 	return 0;
 }
@@ -177,6 +176,10 @@ static int engine_new(const struct bmc_settings *settings, void **ret, char *err
 		free(e);
 		return r;
 	}
+	/* Best effort: room for the answers of many BMCs at once; what
+	 * overflows is sent again by the retransmission. */
+	int rcvbuf = IPMI_RCVBUF;
+	setsockopt(e->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	*ret = e;
 	return 0;
 }
@@ -236,8 +239,8 @@ static void receive(struct ipmi_engine *e, uint64_t now)
 			if (s->addr.sin_addr.s_addr != from.sin_addr.s_addr ||
 			    s->addr.sin_port != from.sin_port || s->ph == IPMI_PH_IDLE)
 				continue;
-			r = (size_t)n > sizeof(pkt) ? -EMSGSIZE
-						    : ipmi_sess_rx(e, s, pkt, (size_t)n, now);
+			r = (size_t)n > sizeof(pkt) ? -EMSGSIZE :
+						      ipmi_sess_rx(e, s, pkt, (size_t)n, now);
 			if (r == 0)
 				taken = true;
 			else

@@ -130,20 +130,18 @@ static void send_msg(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 	int n = -EINVAL;
 
 	switch (s->ph) {
-	case IPMI_PH_CAPS:
-		n = ipmi_build_v15(pkt, sizeof(pkt), &s->rq);
-		break;
+	case IPMI_PH_CAPS: n = ipmi_build_v15(pkt, sizeof(pkt), &s->rq); break;
 	case IPMI_PH_OPEN:
 	case IPMI_PH_RAKP1:
 	case IPMI_PH_RAKP3:
-		n = s->ph == IPMI_PH_OPEN    ? ipmi_open_req(&s->rakp, pl, sizeof(pl))
-		    : s->ph == IPMI_PH_RAKP1 ? ipmi_rakp1(&s->rakp, pl, sizeof(pl))
-					     : ipmi_rakp3(&s->rakp, pl, sizeof(pl));
+		n = s->ph == IPMI_PH_OPEN  ? ipmi_open_req(&s->rakp, pl, sizeof(pl)) :
+		    s->ph == IPMI_PH_RAKP1 ? ipmi_rakp1(&s->rakp, pl, sizeof(pl)) :
+					     ipmi_rakp3(&s->rakp, pl, sizeof(pl));
 		if (n >= 0)
 			n = ipmi_wrap(NULL,
-				      s->ph == IPMI_PH_OPEN    ? IPMI_PAYLOAD_OPEN_REQ
-				      : s->ph == IPMI_PH_RAKP1 ? IPMI_PAYLOAD_RAKP1
-							       : IPMI_PAYLOAD_RAKP3,
+				      s->ph == IPMI_PH_OPEN  ? IPMI_PAYLOAD_OPEN_REQ :
+				      s->ph == IPMI_PH_RAKP1 ? IPMI_PAYLOAD_RAKP1 :
+							       IPMI_PAYLOAD_RAKP3,
 				      0, 0, NULL, pl, (size_t)n, pkt, sizeof(pkt));
 		break;
 	case IPMI_PH_PRIV:
@@ -160,8 +158,7 @@ static void send_msg(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 		if (++s->seq_out == 0)
 			s->seq_out = 1;
 		break;
-	case IPMI_PH_IDLE:
-		return;
+	case IPMI_PH_IDLE: return;
 	}
 	s->deadline = now + ((uint64_t)e->set.timeout_ms << (s->tries < 16 ? s->tries : 16));
 	if (n < 0) {
@@ -228,8 +225,10 @@ static bool boot_device(uint8_t code, enum bmc_boot_device *ret)
 static void start_cmd(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 {
 	static const enum ipmi_chassis_ctl ctl[] = {
-		[BMC_ACT_ON] = IPMI_CHASSIS_UP,       [BMC_ACT_OFF] = IPMI_CHASSIS_DOWN,
-		[BMC_ACT_SOFT] = IPMI_CHASSIS_SOFT,   [BMC_ACT_CYCLE] = IPMI_CHASSIS_CYCLE,
+		[BMC_ACT_ON] = IPMI_CHASSIS_UP,
+		[BMC_ACT_OFF] = IPMI_CHASSIS_DOWN,
+		[BMC_ACT_SOFT] = IPMI_CHASSIS_SOFT,
+		[BMC_ACT_CYCLE] = IPMI_CHASSIS_CYCLE,
 		[BMC_ACT_RESET] = IPMI_CHASSIS_HARD_RESET,
 	};
 	const struct bmc_call *c = &s->head->call;
@@ -243,8 +242,8 @@ static void start_cmd(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 		what = "Get Chassis Status";
 		break;
 	case BMC_CMD_POWER_SET:
-		n = ipmi_chassis_control_req(d, (unsigned)c->action < 5 ? ctl[c->action]
-									: IPMI_CHASSIS_UP);
+		n = ipmi_chassis_control_req(d, (unsigned)c->action < 5 ? ctl[c->action] :
+									  IPMI_CHASSIS_UP);
 		set_req(s, IPMI_NETFN_CHASSIS, IPMI_CMD_CHASSIS_CONTROL, d, n);
 		what = "Chassis Control";
 		break;
@@ -322,8 +321,9 @@ void ipmi_sess_down(struct ipmi_engine *e, struct ipmi_sess *s)
 	}
 	s->up = false;
 	s->ph = IPMI_PH_IDLE;
-	memset(&s->rakp, 0, sizeof(s->rakp));
-	memset(&s->keys, 0, sizeof(s->keys));
+	/* explicit_bzero: the password and the keys, even right before free(). */
+	explicit_bzero(&s->rakp, sizeof(s->rakp));
+	explicit_bzero(&s->keys, sizeof(s->keys));
 	memset(&s->win, 0, sizeof(s->win));
 }
 
@@ -390,10 +390,18 @@ static void handshake_refused(struct ipmi_engine *e, struct ipmi_sess *s, const 
 	const char *pre = "";
 
 	switch (st) {
-	case 0x04: case 0x05: case 0x06: case 0x07: case 0x10: case 0x11:
-		f = BMC_FAIL_UNSUPPORTED;
-		break;
-	case 0x09: case 0x0a: case 0x0c: case 0x0d: case 0x0e: case 0x0f:
+	case 0x04:
+	case 0x05:
+	case 0x06:
+	case 0x07:
+	case 0x10:
+	case 0x11: f = BMC_FAIL_UNSUPPORTED; break;
+	case 0x09:
+	case 0x0a:
+	case 0x0c:
+	case 0x0d:
+	case 0x0e:
+	case 0x0f:
 		f = BMC_FAIL_AUTH;
 		pre = "authentication failed: ";
 		break;
@@ -408,8 +416,8 @@ static void handshake_refused(struct ipmi_engine *e, struct ipmi_sess *s, const 
 }
 
 /* The handshake's pre-session replies. */
-static int rx_handshake(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *pkt,
-			size_t len, uint64_t now)
+static int rx_handshake(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *pkt, size_t len,
+			uint64_t now)
 {
 	uint8_t buf[BMC_MAX_REPLY], st = 0;
 	struct ipmi_auth_caps caps;
@@ -424,8 +432,9 @@ static int rx_handshake(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_
 		r = ipmi_auth_caps_parse(&rsp, &caps);
 		if (r == -EREMOTEIO) {
 			ipmi_sess_down(e, s);
-			ipmi_call_fail_all(e, s, BMC_FAIL_REFUSED, "%s: completion code 0x%02x (%s)",
-					   s->what, rsp.cc, completion_code(rsp.cc));
+			ipmi_call_fail_all(e, s, BMC_FAIL_REFUSED,
+					   "%s: completion code 0x%02x (%s)", s->what, rsp.cc,
+					   completion_code(rsp.cc));
 			return 0;
 		}
 		if (r < 0)
@@ -452,8 +461,8 @@ static int rx_handshake(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_
 		start_msg(e, s, IPMI_PH_RAKP1, "RAKP 1", now);
 		return 0;
 	case IPMI_PH_RAKP1:
-		if ((r = ipmi_unwrap(NULL, 0, IPMI_PAYLOAD_RAKP2, pkt, len, buf, sizeof(buf), &rx)) <
-		    0)
+		if ((r = ipmi_unwrap(NULL, 0, IPMI_PAYLOAD_RAKP2, pkt, len, buf, sizeof(buf),
+				     &rx)) < 0)
 			return r;
 		r = ipmi_rakp2(&s->rakp, rx.payload, rx.plen, &s->keys, &st);
 		if (r == -ECONNREFUSED) {
@@ -473,8 +482,8 @@ static int rx_handshake(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_
 		start_msg(e, s, IPMI_PH_RAKP3, "RAKP 3", now);
 		return 0;
 	default: /* IPMI_PH_RAKP3 */
-		if ((r = ipmi_unwrap(NULL, 0, IPMI_PAYLOAD_RAKP4, pkt, len, buf, sizeof(buf), &rx)) <
-		    0)
+		if ((r = ipmi_unwrap(NULL, 0, IPMI_PAYLOAD_RAKP4, pkt, len, buf, sizeof(buf),
+				     &rx)) < 0)
 			return r;
 		r = ipmi_rakp4(&s->rakp, &s->keys, rx.payload, rx.plen, &st);
 		if (r == -ECONNREFUSED) {
@@ -519,8 +528,8 @@ static void cmd_reply(struct ipmi_engine *e, struct ipmi_sess *s, const struct i
 	}
 	if (rsp->cc != 0) {
 		ipmi_call_finish(e, s,
-				 rsp->cc == 0xc1 || rsp->cc == 0x80 ? BMC_FAIL_UNSUPPORTED
-								     : BMC_FAIL_REFUSED,
+				 rsp->cc == 0xc1 || rsp->cc == 0x80 ? BMC_FAIL_UNSUPPORTED :
+								      BMC_FAIL_REFUSED,
 				 "%s: completion code 0x%02x (%s)", s->what, rsp->cc,
 				 completion_code(rsp->cc));
 		return;
@@ -542,8 +551,7 @@ static void cmd_reply(struct ipmi_engine *e, struct ipmi_sess *s, const struct i
 			c->reply.boot_known = bf.valid;
 		}
 		break;
-	default:
-		break;
+	default: break;
 	}
 	ipmi_call_finish(e, s, BMC_FAIL_NONE, "%s", "");
 	return;
@@ -585,7 +593,8 @@ int ipmi_sess_rx(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *pkt,
 						   s->what, rsp.cc, completion_code(rsp.cc));
 			else
 				ipmi_call_fail_all(e, s, BMC_FAIL_AUTH,
-						   "%s: the BMC did not grant ADMINISTRATOR", s->what);
+						   "%s: the BMC did not grant ADMINISTRATOR",
+						   s->what);
 			return 0;
 		}
 		s->up = true;
@@ -594,11 +603,7 @@ int ipmi_sess_rx(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *pkt,
 			s->head->fresh_session = true;
 		ipmi_sess_advance(e, s, now);
 		return 0;
-	case IPMI_PH_CLOSE:
-		ipmi_sess_down(e, s);
-		return 0;
-	default:
-		cmd_reply(e, s, &rsp, now);
-		return 0;
+	case IPMI_PH_CLOSE: ipmi_sess_down(e, s); return 0;
+	default: cmd_reply(e, s, &rsp, now); return 0;
 	}
 }

@@ -49,13 +49,13 @@ enum garbage {
 struct fake {
 	int fd;
 	uint16_t port;
-	const char *password;   /* what the BMC holds */
-	enum garbage garbage;   /* how the chassis replies are spoiled */
-	unsigned garbage_left;  /* spoiled replies still to send (ALWAYS) */
-	bool good_after;        /* a good reply after each spoiled one */
-	unsigned drop_left;     /* chassis requests still to ignore */
-	uint8_t rakp2_status;   /* != 0: RAKP 2 says so */
-	uint8_t cc;             /* the chassis commands' completion code */
+	const char *password;  /* what the BMC holds */
+	enum garbage garbage;  /* how the chassis replies are spoiled */
+	unsigned garbage_left; /* spoiled replies still to send (ALWAYS) */
+	bool good_after;       /* a good reply after each spoiled one */
+	unsigned drop_left;    /* chassis requests still to ignore */
+	uint8_t rakp2_status;  /* != 0: RAKP 2 says so */
+	uint8_t cc;            /* the chassis commands' completion code */
 	unsigned opens, closes, chassis;
 	const struct ipmi_suite *suite;
 	struct ipmi_rakp r;
@@ -79,7 +79,8 @@ static uint32_t get_le32(const uint8_t *p)
 
 static void fake_init(struct fake *f)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 
 	memset(f, 0, sizeof(*f));
@@ -163,7 +164,8 @@ static void fake_handshake(struct fake *f, uint8_t pt, const uint8_t *p, size_t 
 		ck_assert_uint_ge(n, 28);
 		ck_assert_uint_le(p[27], IPMI_MAX_USER);
 		memcpy(user, p + 28, p[27]);
-		ck_assert_int_eq(ipmi_rakp_init(&f->r, f->suite, csid, p + 8, user, f->password), 0);
+		ck_assert_int_eq(ipmi_rakp_init(&f->r, f->suite, csid, p + 8, user, f->password),
+				 0);
 		f->r.tag = p[0];
 		f->r.role = p[24];
 		f->r.bmc_sid = SIDC;
@@ -240,8 +242,8 @@ static void fake_garbage(struct fake *f, const uint8_t *rq, const uint8_t *d, si
 		n = gn / 2;
 		break;
 	case G_SID:
-		n = wrap(f, msg, make_msg(rq, f->cc, d, dn, 0, msg), f->seq++,
-			 f->r.console_sid ^ 1, pkt, sizeof(pkt));
+		n = wrap(f, msg, make_msg(rq, f->cc, d, dn, 0, msg), f->seq++, f->r.console_sid ^ 1,
+			 pkt, sizeof(pkt));
 		break;
 	case G_HMAC:
 		memcpy(pkt, good, gn);
@@ -249,8 +251,8 @@ static void fake_garbage(struct fake *f, const uint8_t *rq, const uint8_t *d, si
 		n = gn;
 		break;
 	case G_WINDOW:
-		n = wrap(f, msg, make_msg(rq, f->cc, d, dn, 0, msg), f->seq + 100,
-			 f->r.console_sid, pkt, sizeof(pkt));
+		n = wrap(f, msg, make_msg(rq, f->cc, d, dn, 0, msg), f->seq + 100, f->r.console_sid,
+			 pkt, sizeof(pkt));
 		break;
 	case G_REPLAY:
 		n = wrap(f, msg, make_msg(rq, f->cc, d, dn, 0, msg), 1, f->r.console_sid, pkt,
@@ -358,14 +360,17 @@ static void *engine(unsigned timeout_ms, unsigned retries)
 	void *e = NULL;
 
 	bmc_settings_default(&set);
-	ck_assert_int_eq(ops->new(&set, &e, err, sizeof(err)), 0);
+	ck_assert_int_eq(ops->new (&set, &e, err, sizeof(err)), 0);
 	return e;
 }
 
 static struct bmc_endpoint endpoint(const struct fake *f, unsigned suite)
 {
-	struct bmc_endpoint ep = { .host = "127.0.0.1", .port = f->port, .user = USER,
-				   .password = PASSWORD, .cipher_suite = suite };
+	struct bmc_endpoint ep = { .host = "127.0.0.1",
+				   .port = f->port,
+				   .user = USER,
+				   .password = PASSWORD,
+				   .cipher_suite = suite };
 	return ep;
 }
 
@@ -524,7 +529,8 @@ START_TEST(test_refused)
 	void *e = engine(200, 2);
 	struct result r = call(&f, e, 3, BMC_CMD_POWER_SET);
 	ck_assert_int_eq(r.reply.fail, BMC_FAIL_REFUSED);
-	ck_assert_str_eq(r.reply.message, "Chassis Control: completion code 0xcc (invalid data field)");
+	ck_assert_str_eq(r.reply.message,
+			 "Chassis Control: completion code 0xcc (invalid data field)");
 	ck_assert_uint_eq(f.chassis, 1);
 	ops->free(e, 0);
 	close(f.fd);
@@ -603,7 +609,7 @@ START_TEST(test_max_sessions)
 	fake_init(&a);
 	fake_init(&b);
 	bmc_settings_default(&set);
-	ck_assert_int_eq(ops->new(&set, &e, err, sizeof(err)), 0);
+	ck_assert_int_eq(ops->new (&set, &e, err, sizeof(err)), 0);
 	struct bmc_endpoint ea = endpoint(&a, 3), eb = endpoint(&b, 3);
 	ck_assert_int_eq(ops->submit(e, &ea, &c, on_done, &ra), 0);
 	drive_all(both, 2, e, &ra);
