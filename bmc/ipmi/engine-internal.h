@@ -53,10 +53,16 @@ enum ipmi_phase {
 	IPMI_PH_CLOSE, /* Close Session (only while the engine is freed) */
 };
 
+/* While a host name is looked up (getaddrinfo_a). */
+#define IPMI_LOOKUP_POLL_MS 20
+struct ipmi_lookup;
+
 /* One endpoint (host, port, user, cipher suite) and its RMCP+ session. */
 struct ipmi_sess {
 	struct ipmi_sess *next;
 	struct sockaddr_in addr;
+	bool have_addr;             /* addr is known */
+	struct ipmi_lookup *lookup; /* a host name lookup under way */
 	char where[IPMI_WHERE_MAX];
 	char host[BMC_HOST_MAX];
 	uint16_t port;

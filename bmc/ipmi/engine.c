@@ -19,8 +19,10 @@
  *   Session, not waited for) after IPMI_IDLE_MS unused. At most
  *   settings.max_sessions are open or opening: a session that needs one
  *   more closes the least recently used idle one, or waits.
- * - Host names: only numeric IPv4 addresses (a resolver that does not
- *   block is not written yet); a name fails with BMC_FAIL_NETWORK.
+ * - Hosts: an IPv4 address is used as it is; a name is looked up with
+ *   glibc's getaddrinfo_a (its own thread, IPv4 results only), which
+ *   process() polls every IPMI_LOOKUP_POLL_MS while one is under way;
+ *   the address found serves the session until it is closed.
  *
  * The password is kept in the session for its next handshake and zeroed
  * when the session is freed; no message holds it. */
@@ -28,7 +30,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <openssl/rand.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,8 +121,85 @@ int ipmi_engine_send(struct ipmi_engine *e, struct ipmi_sess *s, const uint8_t *
 	return 0;
 }
 
+struct ipmi_lookup {
+	struct gaicb cb;
+	struct addrinfo hints;
+	char name[BMC_HOST_MAX];
+};
+
+/* Starts looking s->host up. 0, or an EAI_ error. */
+static int lookup_start(struct ipmi_sess *s)
+{
+	struct ipmi_lookup *l = calloc(1, sizeof(*l));
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	struct gaicb *list[1];
+	int r;
+
+	if (!l)
+		return EAI_MEMORY;
+	snprintf(l->name, sizeof(l->name), "%s", s->host);
+	l->hints.ai_family = AF_INET;
+	l->hints.ai_socktype = SOCK_DGRAM;
+	l->cb.ar_name = l->name;
+	l->cb.ar_request = &l->hints;
+	list[0] = &l->cb;
+	if ((r = getaddrinfo_a(GAI_NOWAIT, list, 1, &sev)) != 0) {
+		free(l);
+		return r;
+	}
+	s->lookup = l;
+	return 0;
+}
+
+/* Ends a lookup of s: 0 with s->addr set, EAI_INPROGRESS, or an EAI_
+ * error. */
+static int lookup_end(struct ipmi_sess *s)
+{
+	struct ipmi_lookup *l = s->lookup;
+	int r = gai_error(&l->cb);
+
+	if (r == EAI_INPROGRESS)
+		return r;
+	if (r == 0) {
+		r = EAI_NONAME;
+		for (struct addrinfo *ai = l->cb.ar_result; ai; ai = ai->ai_next)
+			if (ai->ai_family == AF_INET && ai->ai_addrlen == sizeof(s->addr)) {
+				memcpy(&s->addr, ai->ai_addr, sizeof(s->addr));
+				s->addr.sin_port = htons(s->port);
+				s->have_addr = true;
+				r = 0;
+				break;
+			}
+		freeaddrinfo(l->cb.ar_result);
+	}
+	free(l);
+	s->lookup = NULL;
+	return r;
+}
+
+/* Polls the lookups under way; a failed one fails its session's calls. */
+static void lookups(struct ipmi_engine *e)
+{
+	for (struct ipmi_sess *s = e->sessions; s; s = s->next) {
+		int r;
+
+		if (!s->lookup || (r = lookup_end(s)) == EAI_INPROGRESS || r == 0)
+			continue;
+		ipmi_call_fail_all(e, s, BMC_FAIL_NETWORK, "host name lookup of %s: %s", s->host,
+				   gai_strerror(r));
+	}
+}
+
 static void sess_free(struct ipmi_engine *e, struct ipmi_sess *s)
 {
+	/* A lookup the resolver thread still holds cannot be freed under
+	 * it: it is left to it (only when the engine is freed meanwhile). */
+	if (s->lookup && gai_cancel(&s->lookup->cb) != EAI_NOTCANCELED) {
+		if (s->lookup->cb.ar_result)
+			freeaddrinfo(s->lookup->cb.ar_result);
+		free(s->lookup);
+	}
+	s->lookup = NULL;
 	ipmi_sess_down(e, s);
 	explicit_bzero(s->password, sizeof(s->password));
 	free(s);
@@ -199,7 +280,9 @@ static int engine_timeout_ms(void *engine, uint64_t now)
 	for (struct ipmi_sess *s = e->sessions; s; s = s->next) {
 		uint64_t t = UINT64_MAX;
 
-		if (s->ph != IPMI_PH_IDLE)
+		if (s->lookup)
+			t = now + IPMI_LOOKUP_POLL_MS;
+		else if (s->ph != IPMI_PH_IDLE)
 			t = s->deadline;
 		else if (sess_idle(s))
 			t = s->last_used + IPMI_IDLE_MS;
@@ -261,7 +344,7 @@ static void timers(struct ipmi_engine *e, uint64_t now)
 
 		if (s->ph != IPMI_PH_IDLE && s->deadline <= now)
 			ipmi_sess_timeout(e, s, now);
-		if (s->ph == IPMI_PH_IDLE && !s->head &&
+		if (s->ph == IPMI_PH_IDLE && !s->head && !s->lookup &&
 		    (!s->up || now - s->last_used >= IPMI_IDLE_MS)) {
 			ipmi_sess_close(e, s, false, now);
 			*p = s->next;
@@ -294,6 +377,7 @@ static void engine_process(void *engine, uint64_t now)
 	struct ipmi_engine *e = engine;
 
 	receive(e, now);
+	lookups(e);
 	timers(e, now);
 	e->kick = false;
 	for (struct ipmi_sess *s = e->sessions; s; s = s->next)
@@ -327,9 +411,10 @@ static const char *call_check(const struct bmc_endpoint *ep, const struct bmc_ca
 	*ret_fail = BMC_FAIL_NETWORK;
 	if (memchr(ep->host, '\0', sizeof(ep->host)) == NULL || ep->host[0] == '\0')
 		return "no host";
-	struct in_addr a;
-	if (inet_pton(AF_INET, ep->host, &a) != 1)
-		return "host name lookup not supported yet: give the BMC's IPv4 address";
+	/* A name or an address: letters, digits, '-', '.' (RFC 1123). */
+	if (strspn(ep->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") !=
+	    strlen(ep->host))
+		return "not a host name or IPv4 address";
 	return NULL;
 }
 
@@ -342,7 +427,7 @@ static struct ipmi_sess *sess_new(struct ipmi_engine *e, const struct bmc_endpoi
 		return NULL;
 	s->addr.sin_family = AF_INET;
 	s->addr.sin_port = htons(port);
-	inet_pton(AF_INET, ep->host, &s->addr.sin_addr); /* checked by call_check */
+	s->have_addr = inet_pton(AF_INET, ep->host, &s->addr.sin_addr) == 1;
 	snprintf(s->host, sizeof(s->host), "%s", ep->host);
 	snprintf(s->user, sizeof(s->user), "%s", ep->user);
 	snprintf(s->where, sizeof(s->where), "%s:%u", ep->host, port);
@@ -364,6 +449,7 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 	struct ipmi_call *c;
 	enum bmc_fail fail;
 	const char *why;
+	int r;
 
 	if (!done || (unsigned)call->cmd >= BMC_CMD_MAX || call->cmd == BMC_CMD_MEDIA_SET)
 		return -EINVAL;
@@ -387,6 +473,13 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 				 "cipher suite %u not supported (3 and 17 are)", id);
 		else
 			snprintf(c->reply.message, sizeof(c->reply.message), "%s", why);
+		call_done(e, c);
+		return 0;
+	}
+	if (!s->have_addr && !s->lookup && (r = lookup_start(s)) != 0) {
+		c->reply.fail = BMC_FAIL_NETWORK;
+		snprintf(c->reply.message, sizeof(c->reply.message), "host name lookup of %.200s: %s",
+			 s->host, gai_strerror(r));
 		call_done(e, c);
 		return 0;
 	}

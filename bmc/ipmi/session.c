@@ -305,7 +305,7 @@ static void start_handshake(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t
 
 void ipmi_sess_advance(struct ipmi_engine *e, struct ipmi_sess *s, uint64_t now)
 {
-	if (s->ph != IPMI_PH_IDLE || !s->head)
+	if (s->ph != IPMI_PH_IDLE || !s->head || !s->have_addr)
 		return;
 	if (!s->up)
 		start_handshake(e, s, now);

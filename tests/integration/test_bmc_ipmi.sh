@@ -6,7 +6,7 @@
 # reference client, ipmitool -I lanplus -C 3, says on the same simulator
 # and with the state its chassis_control hook keeps. A wrong password and
 # an unknown user fail as authentication failures and never show the
-# password; a port where nothing listens times out while a live BMC in
+# password; a host name is looked up; a port where nothing listens times out while a live BMC in
 # the same run is served; a sequence of calls reuses one session; two
 # BMCs are driven at once; a change the BMC refuses fails as refused.
 #
@@ -155,6 +155,15 @@ run "$BMC_CALL" --port "$PORT" --user "$U" --password-file "$IB_TMP/pw" --cipher
 like "$out" "^$PORT power-status fail=unsupported message=cipher suite 2 not supported" "cipher suite 2: unsupported, said before any packet"
 run "$BMC_CALL" --port "$PORT" --user "$U" --password-file "$IB_TMP/pw" --cipher 17 power-status
 like "$out" "^$PORT power-status fail=unsupported message=Open Session: cipher suite 17 refused" "cipher suite 17: ipmi_sim refuses it in Open Session"
+
+# Host names are looked up without blocking; one that does not resolve
+# fails as a network failure naming it.
+run "$BMC_CALL" --host localhost --port "$PORT" --user "$U" --password-file "$IB_TMP/pw" \
+	--cipher 3 power-status
+is "$rc $out" "0 $PORT power-status ok power=off" "the host name localhost: power status"
+run "$BMC_CALL" --host no-such-bmc.invalid --port "$PORT" --user "$U" \
+	--password-file "$IB_TMP/pw" --cipher 3 power-status
+like "$out" "^$PORT power-status fail=network message=host name lookup of no-such-bmc\.invalid: " "a host name that does not resolve: fail=network"
 
 # A dead BMC beside a live one: the live one is answered first, the dead
 # one ends by the engine's own retries (2 s, then 4 s).
