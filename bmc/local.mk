@@ -5,7 +5,8 @@ noinst_LIBRARIES += libbmc.a
 libbmc_a_SOURCES = bmc/bmc.h bmc/provider.h bmc/provider.c bmc/settings.c \
 	bmc/ipmi/ipmi.h bmc/ipmi/wr.h bmc/ipmi/rmcp.c bmc/ipmi/msg.c bmc/ipmi/rakp.c \
 	bmc/ipmi/engine.c \
-	bmc/redfish/engine.c
+	bmc/redfish/redfish.h bmc/redfish/engine.c bmc/redfish/client.c \
+	bmc/redfish/parse.c bmc/redfish/vendors.c
 libbmc_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 BMC_LIBS = libbmc.a $(CRYPTO_LIBS) $(CURL_LIBS) $(JANSSON_LIBS)
 
