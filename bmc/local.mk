@@ -36,3 +36,26 @@ tests_fuzz_fuzz_ipmi_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipmi_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_ipmi_LDADD = $(CRYPTO_LIBS) $(COMMON_LIBS)
 endif
+
+# The Redfish client's JSON readers (bmc/redfish/parse.c): unit test and
+# fuzz target (see tests/fuzz/local.mk).
+check_PROGRAMS += tests/unit/check_redfish
+TESTS += tests/unit/check_redfish
+tests_unit_check_redfish_SOURCES = tests/unit/check_redfish.c tests/unit/unit.h
+tests_unit_check_redfish_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_redfish_LDADD = $(BMC_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_redfish_replay
+tests_fuzz_fuzz_redfish_replay_SOURCES = tests/fuzz/fuzz_redfish.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_redfish_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_redfish_replay_LDADD = $(BMC_LIBS) $(COMMON_LIBS)
+TESTS += tests/fuzz/fuzz_redfish.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_redfish.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_redfish
+tests_fuzz_fuzz_redfish_SOURCES = tests/fuzz/fuzz_redfish.c tests/fuzz/fuzz.h \
+	bmc/redfish/parse.c bmc/redfish/vendors.c
+tests_fuzz_fuzz_redfish_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_redfish_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_redfish_LDADD = $(JANSSON_LIBS) $(COMMON_LIBS)
+endif
