@@ -223,8 +223,17 @@ static int check(struct rf_call *c, const struct rf_resp *r, json_t **json, uint
 		return -1;
 	}
 	if (r->status >= 300 && r->status < 400) {
-		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld: redirect to %.120s refused",
-		      c->method, c->path, r->status, r->location[0] ? r->location : "(none)");
+		char loc[128];
+		size_t i;
+		/* The BMC's Location, printable only, into the message. */
+		for (i = 0; r->location[i] && i + 1 < sizeof(loc); i++)
+			loc[i] = (unsigned char)r->location[i] < ' ' ||
+					 (unsigned char)r->location[i] >= 0x7f
+				 ? '?'
+				 : r->location[i];
+		loc[i] = '\0';
+		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld: redirect to %s refused", c->method,
+		      c->path, r->status, loc[0] ? loc : "(none)");
 		return -1;
 	}
 	if (r->status == 401 && c->state != ST_LOGIN && !c->ep->ep.basic_auth && !c->relogged) {
