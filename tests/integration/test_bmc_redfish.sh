@@ -6,7 +6,8 @@
 # file, without it, --insecure), session login and its DELETE at exit,
 # Basic without a session, each power action, a vendor without PowerCycle
 # (a cycle is ForceOff + On), each boot device read back, the If-Match
-# retry after a change behind the client, a 202 task monitor, virtual
+# retry after a change behind the client, a new login after a session
+# expired, a 202 task monitor, virtual
 # media, each fault (500, not JSON, a redirect to another host, a body too
 # large, a closed connection, a wrong password, a BMC that never answers),
 # the system chosen by name and an unknown name listing the Ids, a vendor
@@ -143,6 +144,16 @@ is "$rc" 0 "bootdev disk after a change behind the client"
 is "$(st "$A" systems/1/PreconditionFailed)" 1 "the first PATCH got 412"
 is "$(st "$A" systems/1/IfMatchPatches)" 7 "the second, with the new ETag, took"
 is "$(st "$A" systems/1/Boot/BootSourceOverrideTarget)" Hdd "the boot override is Hdd"
+
+# A session that ends behind the client: 401, a new login, the same
+# request again.
+logins=$(st "$A" sessions_created)
+is "$(fault "$A" expire-sessions)" 204 "an expire-sessions fault is set"
+rf "$AP" --ca-file "$CERT" power-status
+is "$rc" 0 "power-status after the session expired"
+is "$(st "$A" fault/Count)" 0 "the session was expired under the client"
+is "$(st "$A" sessions_created)" $((logins + 2)) "the client logged in again"
+is "$(st "$A" sessions)" 0 "and DELETEd the new session"
 
 # Virtual media.
 rf "$AP" --ca-file "$CERT" media http://192.0.2.1/boot.iso

@@ -81,9 +81,12 @@ VENDORS = {
 # host, a connection closed without an answer, a body larger than a client
 # should read (2 MiB), and "etag-change": the system changes right after
 # its next GET (its ETag with it), as when another client writes between
-# a client's GET and its PATCH.
+# a client's GET and its PATCH; "expire-sessions": every session ends at
+# the next request that brings an X-Auth-Token, which gets 401, as when a
+# session times out or the BMC restarts.
 FAULTS = ["none", "not-json", "500", "redirect", "close", "huge",
-          "etag-change"]
+          "etag-change", "expire-sessions"]
+LATE_FAULTS = ("etag-change", "expire-sessions")  # not taken by inject()
 
 MAX_BODY = 64 * 1024        # largest request body read
 MAX_SESSIONS = 64           # open sessions; more get 503
@@ -240,7 +243,7 @@ class Emulator:
     def take_fault(self):
         """The fault the next /redfish request gets, used up one by one."""
         with self.lock:
-            if self.fault["Count"] <= 0 or self.fault["Mode"] == "etag-change":
+            if self.fault["Count"] <= 0 or self.fault["Mode"] in LATE_FAULTS:
                 return None
             self.fault["Count"] -= 1
             return self.fault["Mode"]
@@ -325,6 +328,10 @@ class Handler(BaseHTTPRequestHandler):
         token = self.headers.get("X-Auth-Token")
         if token is not None:
             with emu.lock:
+                f = emu.fault
+                if f["Mode"] == "expire-sessions" and f["Count"] > 0:
+                    f["Count"] -= 1
+                    emu.sessions.clear()
                 for t in emu.sessions.values():
                     if hmac.compare_digest(t, token):
                         return
