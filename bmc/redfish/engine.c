@@ -458,11 +458,6 @@ int rf_engine_wait(struct rf_engine *e, struct rf_call *c)
 	return 0;
 }
 
-const struct bmc_settings *rf_engine_settings(const struct rf_engine *e)
-{
-	return &e->set;
-}
-
 /* ---- the ops ---- */
 
 static int engine_new(const struct bmc_settings *settings, void **ret, char *err, size_t errlen)

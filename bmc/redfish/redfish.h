@@ -245,8 +245,7 @@ struct rf_call {
 	struct rf_call *ready_next; /* engine's list of calls to start */
 };
 
-/* client.c: a call's life. */
-/* Starts the call now at the head of its endpoint (from process()). */
+/* client.c: a call's life. Starts the call now at the head of its endpoint (from process()). */
 void rf_call_start(struct rf_call *c, uint64_t now_ms);
 /* A transfer of the call ended. */
 void rf_call_resp(struct rf_call *c, const struct rf_resp *r, uint64_t now_ms);
@@ -261,8 +260,6 @@ void rf_call_fail(struct rf_call *c, enum bmc_fail fail, const char *msg, uint64
 void rf_engine_call_done(struct rf_engine *e, struct rf_call *c);
 /* The call waits until c->wake_ms. */
 int rf_engine_wait(struct rf_engine *e, struct rf_call *c);
-/* The engine's settings. */
-const struct bmc_settings *rf_engine_settings(const struct rf_engine *e);
 /* The endpoint's session is gone (a 401, a new password): its DELETE is
  * sent, detached, when it had one; the token is cleared. */
 void rf_engine_drop_session(struct rf_engine *e, struct rf_ep *ep);
