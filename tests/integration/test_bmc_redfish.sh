@@ -7,7 +7,8 @@
 # Basic without a session, each power action, a vendor without PowerCycle
 # (a cycle is ForceOff + On), each boot device read back, the If-Match
 # retry after a change behind the client, a new login after a session
-# expired, a 202 task monitor, virtual
+# expired, a 202 task monitor (and a task that fails), one connection
+# for a run's requests (keep-alive), virtual
 # media, each fault (500, not JSON, a redirect to another host, a body too
 # large, a closed connection, a wrong password, a BMC that never answers),
 # the system chosen by name and an unknown name listing the Ids, a vendor
@@ -217,6 +218,17 @@ like "$out" 'power-status ok power=on$' "the system is on after the cycle"
 is "$(st "$B" tasks/3/polls)" 3 "each reset's task monitor was followed to completion"
 is "$(st "$B" tasks/3/done)" True "the last task is done"
 is "$(st "$B" sessions)" 0 "the session was DELETEd"
+# Keep-alive: one call after another, one connection (the emulator counts
+# its TLS handshakes; st's own request is one of them).
+c0=$(st "$B" connections)
+rf "$EMU_PORT" --ca-file "$CERT" power-status + bootdev pxe + bootdev-get + power-status
+is "$rc" 0 "four calls in a run"
+is "$(($(st "$B" connections) - c0 - 1))" 1 "the run's requests all went over one connection"
+is "$(fault "$B" task-exception)" 204 "a task-exception fault is set"
+rf "$EMU_PORT" --ca-file "$CERT" power off
+is "$rc" 1 "a reset whose task fails"
+like "$out" 'power fail=refused message=/redfish/v1/TaskService/TaskMonitors/4: task Exception: The reset failed\.$' "fail=refused with the task's message"
+is "$(st "$B" systems/1/PowerState)" On "the failed task changed nothing"
 
 # ---- C: the boot override on the Settings object ----
 emu_start c --vendor settings-boot || bail_out "the third emulator did not start"

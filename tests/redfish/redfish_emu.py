@@ -83,10 +83,12 @@ VENDORS = {
 # its next GET (its ETag with it), as when another client writes between
 # a client's GET and its PATCH; "expire-sessions": every session ends at
 # the next request that brings an X-Auth-Token, which gets 401, as when a
-# session times out or the BMC restarts.
+# session times out or the BMC restarts; "task-exception": the next reset
+# task ends in TaskState Exception without resetting anything.
 FAULTS = ["none", "not-json", "500", "redirect", "close", "huge",
-          "etag-change", "expire-sessions"]
-LATE_FAULTS = ("etag-change", "expire-sessions")  # not taken by inject()
+          "etag-change", "expire-sessions", "task-exception"]
+# Not taken by inject(): each waits for the request it is about.
+LATE_FAULTS = ("etag-change", "expire-sessions", "task-exception")
 
 MAX_BODY = 64 * 1024        # largest request body read
 MAX_SESSIONS = 64           # open sessions; more get 503
@@ -222,6 +224,7 @@ class Emulator:
         self.next_task = 1
         self.media = {"Image": None, "Inserted": False}
         self.fault = {"Mode": "none", "Count": 0}
+        self.connections = 0    # TCP connections accepted
 
     def state(self):
         return {
@@ -238,6 +241,7 @@ class Emulator:
             "tasks": {str(i): dict(t) for i, t in self.tasks.items()},
             "virtual_media": dict(self.media),
             "fault": dict(self.fault),
+            "connections": self.connections,
         }
 
     def take_fault(self):
@@ -270,6 +274,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        if self.emu is not None:
+            with self.emu.lock:
+                self.emu.connections += 1
         if isinstance(self.connection, ssl.SSLSocket):
             self.connection.do_handshake()
 
@@ -620,8 +627,12 @@ class Handler(BaseHTTPRequestHandler):
             if emu.opts.task_polls > 0:
                 tid = str(emu.next_task)
                 emu.next_task += 1
+                f = emu.fault
+                fails = f["Mode"] == "task-exception" and f["Count"] > 0
+                if fails:
+                    f["Count"] -= 1
                 emu.tasks[tid] = {"system": system.ident, "reset": rtype,
-                                  "polls": 0, "done": False}
+                                  "polls": 0, "done": False, "fails": fails}
                 uri = ROOT + "/TaskService/TaskMonitors/" + tid
                 return self.reply(202, self.task_body(tid, "Running"),
                                   {"Location": uri, "Retry-After": "1"})
@@ -629,16 +640,21 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(204)
 
     def task_body(self, tid, state):
-        return {"@odata.id": ROOT + "/TaskService/Tasks/" + tid,
+        body = {"@odata.id": ROOT + "/TaskService/Tasks/" + tid,
                 "@odata.type": "#Task.v1_4_3.Task",
                 "Id": tid, "Name": "Reset task " + tid,
                 "TaskState": state,
-                "TaskStatus": "OK",
-                "PercentComplete": 100 if state == "Completed" else 50}
+                "TaskStatus": "Critical" if state == "Exception" else "OK",
+                "PercentComplete": 50 if state == "Running" else 100}
+        if state == "Exception":
+            body["Messages"] = [{"MessageId": REGISTRY + ".InternalError",
+                                 "Message": "The reset failed."}]
+        return body
 
     def task_monitor(self, tid):
         """Each GET counts a poll; the K-th applies the reset and answers
-        200 with the completed Task, as do the GETs after it."""
+        200 with the completed Task, as do the GETs after it (a task with
+        the task-exception fault answers Exception and resets nothing)."""
         self.get_only()
         emu = self.emu
         with emu.lock:
@@ -649,11 +665,13 @@ class Handler(BaseHTTPRequestHandler):
             if not task["done"]:
                 task["polls"] += 1
                 if task["polls"] >= emu.opts.task_polls:
-                    emu.systems[task["system"]].reset(task["reset"])
+                    if not task.get("fails"):
+                        emu.systems[task["system"]].reset(task["reset"])
                     task["done"] = True
             done = task["done"]
         if done:
-            return self.reply(200, self.task_body(tid, "Completed"))
+            return self.reply(200, self.task_body(
+                tid, "Exception" if task.get("fails") else "Completed"))
         self.reply(202, self.task_body(tid, "Running"),
                    {"Location": self.path, "Retry-After": "1"})
 
