@@ -123,7 +123,8 @@ static void send_req(struct rf_call *c, int state, const char *method, const cha
 /* The login body: {"UserName": u, "Password": p}; the caller wipes it. */
 static int login_body(const struct bmc_endpoint *ep, struct buf *b)
 {
-	if (buf_puts(b, "{\"UserName\":") < 0 || buf_put_json_string(b, ep->user, strlen(ep->user)) < 0 ||
+	if (buf_puts(b, "{\"UserName\":") < 0 ||
+	    buf_put_json_string(b, ep->user, strlen(ep->user)) < 0 ||
 	    buf_puts(b, ",\"Password\":") < 0 ||
 	    buf_put_json_string(b, ep->password, strlen(ep->password)) < 0 || buf_puts(b, "}") < 0)
 		return -ENOMEM;
@@ -180,8 +181,7 @@ static void command(struct rf_call *c, uint64_t now)
 static enum bmc_fail curl_fail(int code)
 {
 	switch (code) {
-	case CURLE_OPERATION_TIMEDOUT:
-		return BMC_FAIL_TIMEOUT;
+	case CURLE_OPERATION_TIMEDOUT: return BMC_FAIL_TIMEOUT;
 	case CURLE_PEER_FAILED_VERIFICATION:
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SSL_CERTPROBLEM:
@@ -190,16 +190,13 @@ static enum bmc_fail curl_fail(int code)
 	case CURLE_SSL_ISSUER_ERROR:
 	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
 	case CURLE_SSL_INVALIDCERTSTATUS:
-	case CURLE_SSL_CRL_BADFILE:
-		return BMC_FAIL_TLS;
+	case CURLE_SSL_CRL_BADFILE: return BMC_FAIL_TLS;
 	case CURLE_WRITE_ERROR:
 	case CURLE_UNSUPPORTED_PROTOCOL:
 	case CURLE_URL_MALFORMAT:
 	case CURLE_WEIRD_SERVER_REPLY:
-	case CURLE_BAD_CONTENT_ENCODING:
-		return BMC_FAIL_PROTOCOL;
-	default:
-		return BMC_FAIL_NETWORK;
+	case CURLE_BAD_CONTENT_ENCODING: return BMC_FAIL_PROTOCOL;
+	default: return BMC_FAIL_NETWORK;
 	}
 }
 
@@ -219,7 +216,8 @@ static int check(struct rf_call *c, const struct rf_resp *r, json_t **json, uint
 		return -1;
 	}
 	if (r->curl_code != CURLE_OK) {
-		failf(c, curl_fail(r->curl_code), now, "%s %s: %s", c->method, c->path, r->curl_err);
+		failf(c, curl_fail(r->curl_code), now, "%s %s: %s", c->method, c->path,
+		      r->curl_err);
 		return -1;
 	}
 	if (r->status >= 300 && r->status < 400) {
@@ -228,12 +226,12 @@ static int check(struct rf_call *c, const struct rf_resp *r, json_t **json, uint
 		/* The BMC's Location, printable only, into the message. */
 		for (i = 0; r->location[i] && i + 1 < sizeof(loc); i++)
 			loc[i] = (unsigned char)r->location[i] < ' ' ||
-					 (unsigned char)r->location[i] >= 0x7f
-				 ? '?'
-				 : r->location[i];
+						 (unsigned char)r->location[i] >= 0x7f ?
+					 '?' :
+					 r->location[i];
 		loc[i] = '\0';
-		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld: redirect to %s refused", c->method,
-		      c->path, r->status, loc[0] ? loc : "(none)");
+		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld: redirect to %s refused",
+		      c->method, c->path, r->status, loc[0] ? loc : "(none)");
 		return -1;
 	}
 	if (r->status == 401 && c->state != ST_LOGIN && !c->ep->ep.basic_auth && !c->relogged) {
@@ -259,8 +257,7 @@ static int check(struct rf_call *c, const struct rf_resp *r, json_t **json, uint
 			rf_parse_error(e, msg, sizeof(msg));
 			json_decref(e);
 		}
-		failf(c,
-		      r->status == 401 || r->status == 403 ? BMC_FAIL_AUTH : BMC_FAIL_REFUSED,
+		failf(c, r->status == 401 || r->status == 403 ? BMC_FAIL_AUTH : BMC_FAIL_REFUSED,
 		      now, "%s %s: HTTP %ld%s%s", c->method, c->path, r->status, msg[0] ? ": " : "",
 		      msg);
 		return -1;
@@ -281,8 +278,8 @@ static int check_json(struct rf_call *c, const struct rf_resp *r, json_t **json,
 	int rc = check(c, r, json, now);
 
 	if (rc == 0 && !*json) {
-		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld without a body", c->method, c->path,
-		      r->status);
+		failf(c, BMC_FAIL_PROTOCOL, now, "%s %s: HTTP %ld without a body", c->method,
+		      c->path, r->status);
 		return -1;
 	}
 	return rc;
@@ -334,8 +331,8 @@ static void on_login(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 	if (check(c, r, NULL, now) != 0)
 		return;
 	if (!r->token[0]) {
-		failf(c, BMC_FAIL_PROTOCOL, now, "POST %s: HTTP %ld without an X-Auth-Token", c->path,
-		      r->status);
+		failf(c, BMC_FAIL_PROTOCOL, now, "POST %s: HTTP %ld without an X-Auth-Token",
+		      c->path, r->status);
 		return;
 	}
 	snprintf(ep->token, sizeof(ep->token), "%s", r->token);
@@ -440,8 +437,9 @@ static void post_reset(struct rf_call *c, uint64_t now)
 
 	if (c->sys.reset_target[0])
 		snprintf(path, sizeof(path), "%s", c->sys.reset_target);
-	else if ((n = snprintf(path, sizeof(path), "%s/Actions/ComputerSystem.Reset", c->ep->system)) <
-		 0 || (size_t)n >= sizeof(path)) {
+	else if ((n = snprintf(path, sizeof(path), "%s/Actions/ComputerSystem.Reset",
+			       c->ep->system)) < 0 ||
+		 (size_t)n >= sizeof(path)) {
 		rf_call_fail(c, BMC_FAIL_PROTOCOL, "the system's URI is too long", now);
 		return;
 	}
@@ -471,15 +469,17 @@ static void boot_set(struct rf_call *c, const char *etag, uint64_t now)
 	const struct rf_system *s = &c->sys;
 	enum bmc_boot_device d = c->call.boot.device;
 	const char *target = rf_boot_target_name(d);
-	const char *path = c->ep->vendor->boot_on_settings && s->settings[0] ? s->settings
-									     : c->ep->system;
+	const char *path =
+		c->ep->vendor->boot_on_settings && s->settings[0] ? s->settings : c->ep->system;
 	char body[256];
 	bool advertised = s->targets_known && (s->targets & (1u << d));
 
-	if ((unsigned)d > BMC_BOOT_HTTP || (s->targets_known && !advertised && d != BMC_BOOT_NONE) ||
+	if ((unsigned)d > BMC_BOOT_HTTP ||
+	    (s->targets_known && !advertised && d != BMC_BOOT_NONE) ||
 	    (d == BMC_BOOT_SAFE && !advertised)) {
 		failf(c, BMC_FAIL_UNSUPPORTED, now,
-		      "boot device %s: not among the system's BootSourceOverrideTarget values", target);
+		      "boot device %s: not among the system's BootSourceOverrideTarget values",
+		      target);
 		return;
 	}
 	if (!s->boot_present) {
@@ -491,9 +491,9 @@ static void boot_set(struct rf_call *c, const char *etag, uint64_t now)
 			 "{\"Boot\":{\"BootSourceOverrideTarget\":\"%s\","
 			 "\"BootSourceOverrideEnabled\":\"%s\"%s%s%s}}",
 			 target,
-			 d == BMC_BOOT_NONE	      ? "Disabled"
-			 : c->call.boot.persistent ? "Continuous"
-						   : "Once",
+			 d == BMC_BOOT_NONE      ? "Disabled" :
+			 c->call.boot.persistent ? "Continuous" :
+						   "Once",
 			 s->boot_mode[0] ? ",\"BootSourceOverrideMode\":\"" : "",
 			 s->boot_mode[0] ? (c->call.boot.efi ? "UEFI" : "Legacy") : "",
 			 s->boot_mode[0] ? "\"" : "");
@@ -535,25 +535,18 @@ static void on_system(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 	if (!c->ep->root.vendor[0] && c->sys.manufacturer[0])
 		c->ep->vendor = rf_vendor_find(c->sys.manufacturer);
 	switch (c->call.cmd) {
-	case BMC_CMD_POWER_GET:
-		finish(c, BMC_FAIL_NONE, NULL, c->sys.power, NULL, now);
-		return;
+	case BMC_CMD_POWER_GET: finish(c, BMC_FAIL_NONE, NULL, c->sys.power, NULL, now); return;
 	case BMC_CMD_BOOT_GET:
 		finish(c, BMC_FAIL_NONE, NULL, BMC_POWER_UNKNOWN,
 		       rf_system_boot(&c->sys, &boot) ? &boot : NULL, now);
 		return;
-	case BMC_CMD_POWER_SET:
-		power_set(c, now);
-		return;
+	case BMC_CMD_POWER_SET: power_set(c, now); return;
 	case BMC_CMD_BOOT_SET:
 		/* The ETag header, else the body's @odata.etag. */
 		boot_set(c, r->etag[0] ? r->etag : c->sys.etag, now);
 		return;
-	case BMC_CMD_MEDIA_SET:
-		media_set(c, now);
-		return;
-	default:
-		rf_call_fail(c, BMC_FAIL_UNSUPPORTED, "unknown command", now);
+	case BMC_CMD_MEDIA_SET: media_set(c, now); return;
+	default: rf_call_fail(c, BMC_FAIL_UNSUPPORTED, "unknown command", now);
 	}
 }
 
@@ -703,40 +696,19 @@ static void on_vm(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 void rf_call_resp(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 {
 	switch (c->state) {
-	case ST_ROOT:
-		on_root(c, r, now);
-		break;
-	case ST_LOGIN:
-		on_login(c, r, now);
-		break;
-	case ST_SYSTEMS:
-		on_systems(c, r, now);
-		break;
-	case ST_SYSTEM:
-		on_system(c, r, now);
-		break;
+	case ST_ROOT: on_root(c, r, now); break;
+	case ST_LOGIN: on_login(c, r, now); break;
+	case ST_SYSTEMS: on_systems(c, r, now); break;
+	case ST_SYSTEM: on_system(c, r, now); break;
 	case ST_RESET:
 	case ST_PATCH:
 	case ST_VM_EJECT:
-	case ST_VM_INSERT:
-		on_change(c, r, now);
-		break;
-	case ST_TASK:
-		on_task(c, r, now);
-		break;
-	case ST_MANAGERS:
-		on_managers(c, r, now);
-		break;
-	case ST_MANAGER:
-		on_manager(c, r, now);
-		break;
-	case ST_VM_COLL:
-		on_vm_coll(c, r, now);
-		break;
-	case ST_VM:
-		on_vm(c, r, now);
-		break;
-	default:
-		rf_call_fail(c, BMC_FAIL_PROTOCOL, "internal: unknown state", now);
+	case ST_VM_INSERT: on_change(c, r, now); break;
+	case ST_TASK: on_task(c, r, now); break;
+	case ST_MANAGERS: on_managers(c, r, now); break;
+	case ST_MANAGER: on_manager(c, r, now); break;
+	case ST_VM_COLL: on_vm_coll(c, r, now); break;
+	case ST_VM: on_vm(c, r, now); break;
+	default: rf_call_fail(c, BMC_FAIL_PROTOCOL, "internal: unknown state", now);
 	}
 }

@@ -49,17 +49,17 @@ struct rf_xfer {
 	struct rf_engine *e;
 	struct rf_call *call; /* NULL: detached (a session DELETE) */
 	struct curl_slist *hdrs;
-	char *body;           /* the request body, owned */
+	char *body; /* the request body, owned */
 	size_t body_len;
 	struct buf resp;
 	bool too_big;
-	bool active;          /* in the multi handle; else queued */
+	bool active; /* in the multi handle; else queued */
 	char location[RF_HDR_MAX];
 	char token[RF_TOKEN_MAX];
 	char etag[RF_ETAG_MAX];
 	char errbuf[CURL_ERROR_SIZE];
-	struct rf_xfer *qnext;           /* the wait queue */
-	struct rf_xfer *prev, *next;     /* every transfer */
+	struct rf_xfer *qnext;       /* the wait queue */
+	struct rf_xfer *prev, *next; /* every transfer */
 };
 
 struct rf_engine {
@@ -67,10 +67,10 @@ struct rf_engine {
 	char *ca_file;
 	CURLM *multi;
 	int epfd;
-	uint64_t timer_ms;  /* curl's deadline; 0: none */
+	uint64_t timer_ms; /* curl's deadline; 0: none */
 	bool timer_set;
-	struct rf_xfer *xfers;           /* all */
-	struct rf_xfer *qhead, *qtail;   /* waiting for a connection slot */
+	struct rf_xfer *xfers;         /* all */
+	struct rf_xfer *qhead, *qtail; /* waiting for a connection slot */
 	unsigned nactive;
 	struct rf_ep *eps;
 	size_t neps;

@@ -36,7 +36,7 @@ const char *rf_reset_name(enum rf_reset r)
 }
 
 static const char *const boot_targets[] = {
-	[BMC_BOOT_NONE] = "None", [BMC_BOOT_PXE] = "Pxe",        [BMC_BOOT_DISK] = "Hdd",
+	[BMC_BOOT_NONE] = "None",      [BMC_BOOT_PXE] = "Pxe",  [BMC_BOOT_DISK] = "Hdd",
 	[BMC_BOOT_BIOS] = "BiosSetup", [BMC_BOOT_CDROM] = "Cd", [BMC_BOOT_SAFE] = "SafeMode",
 	[BMC_BOOT_HTTP] = "UefiHttp",
 };
@@ -193,7 +193,8 @@ int rf_pick_member(const json_t *coll, const char *name, char *ret, char *err, s
 		const json_t *m = json_array_get(members, i);
 		if (copy_link(m, NULL, uri) < 0)
 			continue;
-		w = snprintf(err + used, errlen - used, "%s %s", listed ? "," : "", member_id(m, uri));
+		w = snprintf(err + used, errlen - used, "%s %s", listed ? "," : "",
+			     member_id(m, uri));
 		used = w > 0 && (size_t)w < errlen - used ? used + (size_t)w : errlen;
 		listed++;
 	}
@@ -221,7 +222,8 @@ static uint32_t allowable(const json_t *arr, const char *const *names, size_t nn
 
 static void parse_boot(const json_t *boot, struct rf_system *r)
 {
-	const json_t *targets = json_object_get(boot, "BootSourceOverrideTarget@Redfish.AllowableValues");
+	const json_t *targets =
+		json_object_get(boot, "BootSourceOverrideTarget@Redfish.AllowableValues");
 
 	r->boot_present = json_is_object(boot);
 	(void)copy_str(boot, "BootSourceOverrideTarget", r->boot_target, sizeof(r->boot_target));
@@ -259,10 +261,10 @@ int rf_parse_system(const json_t *sys, struct rf_system *ret, char *err, size_t 
 	}
 	power = str_of(sys, "PowerState");
 	/* Strict: PoweringOn/PoweringOff are neither, until they settle. */
-	r.power = !power ? BMC_POWER_UNKNOWN
-		  : strcmp(power, "On") == 0  ? BMC_POWER_ON
-		  : strcmp(power, "Off") == 0 ? BMC_POWER_OFF
-					      : BMC_POWER_UNKNOWN;
+	r.power = !power                    ? BMC_POWER_UNKNOWN :
+		  strcmp(power, "On") == 0  ? BMC_POWER_ON :
+		  strcmp(power, "Off") == 0 ? BMC_POWER_OFF :
+					      BMC_POWER_UNKNOWN;
 	parse_boot(json_object_get(sys, "Boot"), &r);
 	parse_reset(json_object_get(sys, "Actions"), &r);
 	(void)copy_str(sys, "@odata.etag", r.etag, sizeof(r.etag));
@@ -318,8 +320,8 @@ void rf_parse_error(const json_t *body, char *out, size_t outlen)
 int rf_parse_task(const json_t *task, char *msg, size_t msglen)
 {
 	const char *st = str_of(task, "TaskState");
-	static const char *const running[] = { "New",      "Starting", "Running", "Suspended",
-					       "Interrupted", "Pending", "Stopping", "Service" };
+	static const char *const running[] = { "New",         "Starting", "Running",  "Suspended",
+					       "Interrupted", "Pending",  "Stopping", "Service" };
 	const json_t *msgs;
 
 	if (msglen)
@@ -412,14 +414,10 @@ int rf_choose_reset(enum bmc_power_action action, bool known, unsigned allowed,
 	if (vendor)
 		allowed &= ~vendor->lacks_resets;
 	switch (action) {
-	case BMC_ACT_ON:
-		return first_allowed(allowed, on, 2, &out[0]) < 0 ? -ENOTSUP : 1;
-	case BMC_ACT_OFF:
-		return first_allowed(allowed, off, 1, &out[0]) < 0 ? -ENOTSUP : 1;
-	case BMC_ACT_SOFT:
-		return first_allowed(allowed, soft, 1, &out[0]) < 0 ? -ENOTSUP : 1;
-	case BMC_ACT_RESET:
-		return first_allowed(allowed, reset, 2, &out[0]) < 0 ? -ENOTSUP : 1;
+	case BMC_ACT_ON: return first_allowed(allowed, on, 2, &out[0]) < 0 ? -ENOTSUP : 1;
+	case BMC_ACT_OFF: return first_allowed(allowed, off, 1, &out[0]) < 0 ? -ENOTSUP : 1;
+	case BMC_ACT_SOFT: return first_allowed(allowed, soft, 1, &out[0]) < 0 ? -ENOTSUP : 1;
+	case BMC_ACT_RESET: return first_allowed(allowed, reset, 2, &out[0]) < 0 ? -ENOTSUP : 1;
 	case BMC_ACT_CYCLE:
 		if (first_allowed(allowed, cycle, 1, &out[0]) == 0)
 			return 1;

@@ -30,10 +30,10 @@
 #define RF_TOKEN_MAX 512            /* X-Auth-Token */
 #define RF_ETAG_MAX 128
 #define RF_VENDOR_MAX 64
-#define RF_MSG_MAX 200              /* a BMC's error text kept */
-#define RF_TASK_POLL_MS 300         /* between two GETs of a task monitor */
-#define RF_TASK_MAX_POLLS 400       /* then the task counts as timed out */
-#define RF_MAX_ENDPOINTS 8192       /* BMCs whose session is cached */
+#define RF_MSG_MAX 200        /* a BMC's error text kept */
+#define RF_TASK_POLL_MS 300   /* between two GETs of a task monitor */
+#define RF_TASK_MAX_POLLS 400 /* then the task counts as timed out */
+#define RF_MAX_ENDPOINTS 8192 /* BMCs whose session is cached */
 
 /* ComputerSystem.Reset's ResetType values (Redfish Resource.ResetType). */
 enum rf_reset {
@@ -62,14 +62,14 @@ int rf_boot_target_parse(const char *s, enum bmc_boot_device *ret);
 
 /* What a vendor does differently (vendors.c). */
 struct rf_vendor {
-	const char *name;         /* for tests and messages */
-	const char *match;        /* a case-insensitive substring of the
+	const char *name;      /* for tests and messages */
+	const char *match;     /* a case-insensitive substring of the
 				   * service root's Vendor, its Oem key or the
 				   * system's Manufacturer; NULL: generic */
-	unsigned lacks_resets;    /* RF_RESET_BIT()s it lacks even where it
+	unsigned lacks_resets; /* RF_RESET_BIT()s it lacks even where it
 				   * advertises them, or when it advertises
 				   * nothing */
-	bool boot_on_settings;    /* PATCH the boot override to the system's
+	bool boot_on_settings; /* PATCH the boot override to the system's
 				   * @Redfish.Settings SettingsObject */
 };
 /* The entry for a vendor string ("" or NULL: generic); never NULL. */
@@ -90,9 +90,9 @@ bool rf_uri_ok(const char *s, size_t n);
 
 /* The service root (DSP0266 §10.1 Service root). */
 struct rf_root {
-	char systems[RF_URI_MAX];  /* "" when absent */
+	char systems[RF_URI_MAX]; /* "" when absent */
 	char managers[RF_URI_MAX];
-	char sessions[RF_URI_MAX]; /* Links.Sessions; default when absent */
+	char sessions[RF_URI_MAX];  /* Links.Sessions; default when absent */
 	char vendor[RF_VENDOR_MAX]; /* Vendor, else the first Oem key, else "" */
 };
 int rf_parse_root(const json_t *root, struct rf_root *ret, char *err, size_t errlen);
@@ -107,20 +107,20 @@ int rf_pick_member(const json_t *coll, const char *name, char *ret, char *err, s
 /* A ComputerSystem, what BMC control reads of it. */
 struct rf_system {
 	char id[BMC_NAME_MAX];
-	enum bmc_power power;             /* On, Off; else unknown */
-	bool boot_present;                /* a Boot object */
-	char boot_target[32];             /* BootSourceOverrideTarget */
-	char boot_enabled[16];            /* Disabled, Once, Continuous */
-	char boot_mode[16];               /* UEFI, Legacy; "" when absent */
-	bool targets_known;               /* Target@Redfish.AllowableValues */
-	uint32_t targets;                 /* bits 1 << bmc_boot_device */
-	char reset_target[RF_URI_MAX];    /* "" when not advertised */
-	bool resets_known;                /* ResetType@Redfish.AllowableValues */
-	unsigned resets;                  /* RF_RESET_BIT()s */
-	char etag[RF_ETAG_MAX];           /* @odata.etag, "" when absent */
+	enum bmc_power power;          /* On, Off; else unknown */
+	bool boot_present;             /* a Boot object */
+	char boot_target[32];          /* BootSourceOverrideTarget */
+	char boot_enabled[16];         /* Disabled, Once, Continuous */
+	char boot_mode[16];            /* UEFI, Legacy; "" when absent */
+	bool targets_known;            /* Target@Redfish.AllowableValues */
+	uint32_t targets;              /* bits 1 << bmc_boot_device */
+	char reset_target[RF_URI_MAX]; /* "" when not advertised */
+	bool resets_known;             /* ResetType@Redfish.AllowableValues */
+	unsigned resets;               /* RF_RESET_BIT()s */
+	char etag[RF_ETAG_MAX];        /* @odata.etag, "" when absent */
 	char manufacturer[RF_VENDOR_MAX];
-	char settings[RF_URI_MAX];        /* @Redfish.Settings.SettingsObject */
-	char manager[RF_URI_MAX];         /* Links.ManagedBy[0] */
+	char settings[RF_URI_MAX]; /* @Redfish.Settings.SettingsObject */
+	char manager[RF_URI_MAX];  /* Links.ManagedBy[0] */
 };
 int rf_parse_system(const json_t *sys, struct rf_system *ret, char *err, size_t errlen);
 
@@ -188,18 +188,18 @@ int rf_http(struct rf_engine *e, struct rf_ep *ep, struct rf_call *call, const c
 
 /* What engine.c keeps per BMC (host, port, user, system name). */
 struct rf_ep {
-	struct bmc_endpoint ep;  /* password included; never logged */
+	struct bmc_endpoint ep;   /* password included; never logged */
 	char token[RF_TOKEN_MAX]; /* "" when no session */
 	char session[RF_URI_MAX]; /* the session's URI, for its DELETE */
 	bool discovered;          /* root, vendor and system URI known */
 	struct rf_root root;
 	char system[RF_URI_MAX];
-	char vmedia[RF_URI_MAX];  /* the CD VirtualMedia member, once found */
+	char vmedia[RF_URI_MAX]; /* the CD VirtualMedia member, once found */
 	const struct rf_vendor *vendor;
 	struct rf_call *head, *tail; /* calls, run one at a time in order */
-	struct rf_ep *next;       /* engine's list */
+	struct rf_ep *next;          /* engine's list */
 	uint64_t used_ms;
-	unsigned inflight;        /* transfers of this endpoint (DELETEs too) */
+	unsigned inflight; /* transfers of this endpoint (DELETEs too) */
 };
 
 /* One call (client.c's state machine; engine.c queues it). */
@@ -212,15 +212,15 @@ struct rf_call {
 	bmc_done_fn done;
 	void *userdata;
 	uint64_t submit_ms;
-	int state;                  /* the answer awaited (client.c) */
-	bool busy;                  /* a transfer in flight */
-	bool relogged;              /* re-login after a 401 done */
-	bool etag_retried;          /* a 412 refetched once */
-	bool eject_first;           /* MEDIA_SET over an inserted medium */
-	bool xfer_failed;           /* a transfer could not start */
-	unsigned polls;             /* task monitor GETs */
-	uint64_t wake_ms;           /* a wait ends; 0: none */
-	char monitor[RF_URI_MAX];   /* the task monitor */
+	int state;                /* the answer awaited (client.c) */
+	bool busy;                /* a transfer in flight */
+	bool relogged;            /* re-login after a 401 done */
+	bool etag_retried;        /* a 412 refetched once */
+	bool eject_first;         /* MEDIA_SET over an inserted medium */
+	bool xfer_failed;         /* a transfer could not start */
+	unsigned polls;           /* task monitor GETs */
+	uint64_t wake_ms;         /* a wait ends; 0: none */
+	char monitor[RF_URI_MAX]; /* the task monitor */
 	enum rf_reset resets[2];
 	int nresets, ireset;
 	struct rf_system sys;
@@ -231,7 +231,7 @@ struct rf_call {
 	int req_state;
 	char method[8];
 	char path[RF_URI_MAX];
-	char *body;                 /* owned, NULL when none */
+	char *body; /* owned, NULL when none */
 	char if_match[RF_ETAG_MAX];
 	/* The request a 401 interrupted, sent again after the login. */
 	bool resend;

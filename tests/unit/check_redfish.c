@@ -24,14 +24,16 @@ static json_t *js(const char *text)
 
 START_TEST(test_json_parse)
 {
-	static const char *const bad[] = { "", "<html>", "[1,2]", "\"s\"", "12", "{\"a\":", "{\"a\":1,\"a\":2}",
-					   "null" };
+	static const char *const bad[] = {
+		"", "<html>", "[1,2]", "\"s\"", "12", "{\"a\":", "{\"a\":1,\"a\":2}", "null"
+	};
 	char err[128];
 	json_t *j;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		ck_assert_int_eq(rf_json_parse(bad[i], strlen(bad[i]), &j, err, sizeof(err)), -EBADMSG);
+		ck_assert_int_eq(rf_json_parse(bad[i], strlen(bad[i]), &j, err, sizeof(err)),
+				 -EBADMSG);
 		ck_assert_msg(strncmp(err, "body is not", 11) == 0, "%s", err);
 	}
 	ck_assert_int_eq(rf_json_parse("<html>", 6, &j, err, sizeof(err)), -EBADMSG);
@@ -178,8 +180,8 @@ START_TEST(test_system)
 	ck_assert_str_eq(s.etag, "W/\"3\"");
 	ck_assert_str_eq(s.manufacturer, "HPE");
 	ck_assert(s.targets_known);
-	ck_assert_uint_eq(s.targets, (1u << BMC_BOOT_NONE) | (1u << BMC_BOOT_PXE) |
-					     (1u << BMC_BOOT_DISK));
+	ck_assert_uint_eq(s.targets,
+			  (1u << BMC_BOOT_NONE) | (1u << BMC_BOOT_PXE) | (1u << BMC_BOOT_DISK));
 	ck_assert(s.resets_known);
 	ck_assert_uint_eq(s.resets, RF_RESET_BIT(RF_RESET_ON) | RF_RESET_BIT(RF_RESET_FORCE_OFF));
 	ck_assert_str_eq(s.reset_target, "/r/Reset");
@@ -372,8 +374,8 @@ START_TEST(test_choose_reset)
 		{ BMC_ACT_RESET, true, B(FORCE_RESTART) | B(GRACEFUL_RESTART), 1,
 		  RF_RESET_FORCE_RESTART, 0 },
 		{ BMC_ACT_RESET, true, B(GRACEFUL_RESTART), 1, RF_RESET_GRACEFUL_RESTART, 0 },
-		{ BMC_ACT_CYCLE, true, B(POWER_CYCLE) | B(ON) | B(FORCE_OFF), 1, RF_RESET_POWER_CYCLE,
-		  0 },
+		{ BMC_ACT_CYCLE, true, B(POWER_CYCLE) | B(ON) | B(FORCE_OFF), 1,
+		  RF_RESET_POWER_CYCLE, 0 },
 		{ BMC_ACT_CYCLE, true, B(ON) | B(FORCE_OFF), 2, RF_RESET_FORCE_OFF, RF_RESET_ON },
 		{ BMC_ACT_CYCLE, true, B(FORCE_ON) | B(FORCE_OFF), 2, RF_RESET_FORCE_OFF,
 		  RF_RESET_FORCE_ON },
@@ -422,9 +424,9 @@ START_TEST(test_vendors)
 	 * + on even where PowerCycle is listed, and where nothing is. */
 	f = rf_vendor_find("Ironbell Emulated NoCycle");
 	ck_assert_str_eq(f->name, "emu-nocycle");
-	ck_assert_int_eq(rf_choose_reset(BMC_ACT_CYCLE, true, B(POWER_CYCLE) | B(ON) | B(FORCE_OFF), f,
-					 out),
-			 2);
+	ck_assert_int_eq(
+		rf_choose_reset(BMC_ACT_CYCLE, true, B(POWER_CYCLE) | B(ON) | B(FORCE_OFF), f, out),
+		2);
 	ck_assert_int_eq(out[0], RF_RESET_FORCE_OFF);
 	ck_assert_int_eq(out[1], RF_RESET_ON);
 	ck_assert_int_eq(rf_choose_reset(BMC_ACT_CYCLE, false, 0, f, out), 2);
