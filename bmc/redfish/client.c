@@ -15,7 +15,7 @@
  *                        Reset, twice for a cycle as ForceOff + On
  *   BOOT_SET             GET the system (ETag, allowed targets), PATCH
  *                        Boot with If-Match; on 412 once more from the GET
- *   MEDIA_SET            GET the system, its manager, the manager's
+ *   MEDIA_SET            GET the system, its (or its manager's)
  *                        VirtualMedia and its members until a CD one, then
  *                        POST InsertMedia (after EjectMedia when a medium
  *                        is in) or EjectMedia
@@ -509,6 +509,9 @@ static void media_set(struct rf_call *c, uint64_t now)
 	if (c->ep->vmedia[0]) {
 		c->nvm = c->ivm = 0;
 		send_req(c, ST_VM, "GET", c->ep->vmedia, NULL, NULL, now);
+	} else if (c->sys.vmedia[0]) {
+		/* Redfish 2021.1 puts VirtualMedia under the system too. */
+		send_req(c, ST_VM_COLL, "GET", c->sys.vmedia, NULL, NULL, now);
 	} else if (c->sys.manager[0]) {
 		send_req(c, ST_MANAGER, "GET", c->sys.manager, NULL, NULL, now);
 	} else if (c->ep->root.managers[0]) {

@@ -270,6 +270,7 @@ int rf_parse_system(const json_t *sys, struct rf_system *ret, char *err, size_t 
 	(void)copy_str(sys, "@odata.etag", r.etag, sizeof(r.etag));
 	(void)copy_str(sys, "Manufacturer", r.manufacturer, sizeof(r.manufacturer));
 	(void)copy_link(json_object_get(sys, "@Redfish.Settings"), "SettingsObject", r.settings);
+	(void)copy_link(sys, "VirtualMedia", r.vmedia);
 	const json_t *mb = json_object_get(json_object_get(sys, "Links"), "ManagedBy");
 	if (json_is_array(mb) && json_array_size(mb) > 0)
 		(void)copy_link(json_array_get(mb, 0), NULL, r.manager);

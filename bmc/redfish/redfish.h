@@ -121,6 +121,7 @@ struct rf_system {
 	char manufacturer[RF_VENDOR_MAX];
 	char settings[RF_URI_MAX]; /* @Redfish.Settings.SettingsObject */
 	char manager[RF_URI_MAX];  /* Links.ManagedBy[0] */
+	char vmedia[RF_URI_MAX];   /* its own VirtualMedia collection */
 };
 int rf_parse_system(const json_t *sys, struct rf_system *ret, char *err, size_t errlen);
 

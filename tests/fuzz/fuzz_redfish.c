@@ -36,6 +36,7 @@ static void system_checks(const json_t *j)
 	uri_checked(s.reset_target, sizeof(s.reset_target));
 	uri_checked(s.settings, sizeof(s.settings));
 	uri_checked(s.manager, sizeof(s.manager));
+	uri_checked(s.vmedia, sizeof(s.vmedia));
 	if (strnlen(s.id, sizeof(s.id)) == sizeof(s.id) ||
 	    strnlen(s.etag, sizeof(s.etag)) == sizeof(s.etag))
 		abort();

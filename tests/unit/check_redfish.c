@@ -164,6 +164,7 @@ static const char *sys_json =
 	"\"Actions\":{\"#ComputerSystem.Reset\":{\"target\":\"/r/Reset\","
 	"\"ResetType@Redfish.AllowableValues\":[\"On\",\"ForceOff\",{},3,\"Bogus\"]}},"
 	"\"@Redfish.Settings\":{\"SettingsObject\":{\"@odata.id\":\"/r/Settings\"}},"
+	"\"VirtualMedia\":{\"@odata.id\":\"/r/VirtualMedia\"},"
 	"\"Links\":{\"ManagedBy\":[{\"@odata.id\":\"/m/BMC\"}]}}";
 
 START_TEST(test_system)
@@ -187,6 +188,7 @@ START_TEST(test_system)
 	ck_assert_str_eq(s.reset_target, "/r/Reset");
 	ck_assert_str_eq(s.settings, "/r/Settings");
 	ck_assert_str_eq(s.manager, "/m/BMC");
+	ck_assert_str_eq(s.vmedia, "/r/VirtualMedia");
 	ck_assert(rf_system_boot(&s, &b));
 	ck_assert_int_eq(b.device, BMC_BOOT_PXE);
 	ck_assert(!b.persistent);
