@@ -1,14 +1,18 @@
 /* check_redfish — the Redfish client's JSON readers (bmc/redfish/parse.c)
  * on good and malformed bodies (not JSON, wrong types, missing fields,
  * huge arrays, non-string Ids and AllowableValues), the ResetType choice
- * for each power action, and each entry of the vendor table. */
+ * for each power action, each entry of the vendor table, and the
+ * engine's contract: no callback from submit(), exactly one, CANCELED
+ * from free(). */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bmc/bmc.h"
 #include "bmc/redfish/redfish.h"
 #include "tests/unit/unit.h"
 
@@ -465,6 +469,79 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* The engine's contract (bmc/provider.h): a callback never runs from
+ * submit(), runs exactly once, and free() cancels what is pending. */
+struct seen {
+	int calls;
+	struct bmc_reply last;
+};
+
+static void on_done(const struct bmc_reply *r, void *ud)
+{
+	struct seen *s = ud;
+
+	s->calls++;
+	s->last = *r;
+}
+
+static void *engine_make(void)
+{
+	struct bmc_settings set = { .http_timeout_ms = 5000 };
+	char err[128] = "";
+	void *e = NULL;
+
+	ck_assert_msg(bmc_redfish_ops.new(&set, &e, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_ge(bmc_redfish_ops.fd(e), 0);
+	return e;
+}
+
+START_TEST(test_engine_cancel)
+{
+	struct bmc_endpoint ep = { .host = "127.0.0.1", .port = 1, .user = "u", .password = "p" };
+	struct bmc_call call = { .cmd = BMC_CMD_POWER_GET };
+	struct seen a = { 0 }, b = { 0 };
+	void *e = engine_make();
+
+	ck_assert_int_eq(bmc_redfish_ops.submit(e, &ep, &call, on_done, &a), 0);
+	ck_assert_int_eq(bmc_redfish_ops.submit(e, &ep, &call, on_done, &b), 0);
+	ck_assert_int_eq(a.calls + b.calls, 0); /* not from submit() */
+	ck_assert_int_eq(bmc_redfish_ops.timeout_ms(e, bmc_now_ms()), 0);
+	call.cmd = BMC_CMD_MAX;
+	ck_assert_int_eq(bmc_redfish_ops.submit(e, &ep, &call, on_done, &a), -EINVAL);
+	ck_assert_uint_eq(bmc_redfish_ops.sessions(e), 0);
+	bmc_redfish_ops.free(e, 0);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(b.calls, 1);
+	ck_assert_int_eq(a.last.fail, BMC_FAIL_CANCELED);
+	ck_assert_int_eq(b.last.fail, BMC_FAIL_CANCELED);
+}
+END_TEST
+
+START_TEST(test_engine_refused)
+{
+	struct bmc_endpoint ep = { .host = "127.0.0.1", .port = 1, .user = "u", .password = "p" };
+	struct bmc_call call = { .cmd = BMC_CMD_POWER_SET, .action = BMC_ACT_ON };
+	struct seen a = { 0 };
+	void *e = engine_make();
+
+	ck_assert_int_eq(bmc_redfish_ops.submit(e, &ep, &call, on_done, &a), 0);
+	/* Port 1 refuses: the call ends from process(), bounded. */
+	for (int i = 0; i < 1000 && a.calls == 0; i++) {
+		struct pollfd pfd = { .fd = bmc_redfish_ops.fd(e), .events = POLLIN };
+		int t = bmc_redfish_ops.timeout_ms(e, bmc_now_ms());
+		poll(&pfd, 1, t < 0 || t > 100 ? 100 : t);
+		bmc_redfish_ops.process(e, bmc_now_ms());
+	}
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(a.last.fail, BMC_FAIL_NETWORK);
+	ck_assert_msg(strncmp(a.last.message, "GET /redfish/v1: ", 17) == 0, "%s", a.last.message);
+	ck_assert_ptr_null(strstr(a.last.message, "p@"));
+	ck_assert_int_eq(bmc_redfish_ops.timeout_ms(e, bmc_now_ms()), -1);
+	bmc_redfish_ops.free(e, 0);
+	ck_assert_int_eq(a.calls, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("redfish");
@@ -482,6 +559,8 @@ int main(void)
 	UNIT_TEST(tc, test_choose_reset);
 	UNIT_TEST(tc, test_vendors);
 	UNIT_TEST(tc, test_names);
+	UNIT_TEST(tc, test_engine_cancel);
+	UNIT_TEST(tc, test_engine_refused);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
