@@ -192,7 +192,6 @@ struct rf_ep {
 	struct bmc_endpoint ep;   /* password included; never logged */
 	char token[RF_TOKEN_MAX]; /* "" when no session */
 	char session[RF_URI_MAX]; /* the session's URI, for its DELETE */
-	bool discovered;          /* root, vendor and system URI known */
 	struct rf_root root;
 	char system[RF_URI_MAX];
 	char vmedia[RF_URI_MAX]; /* the CD VirtualMedia member, once found */
@@ -200,7 +199,6 @@ struct rf_ep {
 	struct rf_call *head, *tail; /* calls, run one at a time in order */
 	struct rf_ep *next;          /* engine's list */
 	uint64_t used_ms;
-	unsigned inflight; /* transfers of this endpoint (DELETEs too) */
 };
 
 /* One call (client.c's state machine; engine.c queues it). */
@@ -217,7 +215,6 @@ struct rf_call {
 	bool busy;                /* a transfer in flight */
 	bool relogged;            /* re-login after a 401 done */
 	bool etag_retried;        /* a 412 refetched once */
-	bool eject_first;         /* MEDIA_SET over an inserted medium */
 	bool xfer_failed;         /* a transfer could not start */
 	unsigned polls;           /* task monitor GETs */
 	uint64_t wake_ms;         /* a wait ends; 0: none */
@@ -246,7 +243,8 @@ struct rf_call {
 	struct rf_call *ready_next; /* engine's list of calls to start */
 };
 
-/* client.c: a call's life. Starts the call now at the head of its endpoint (from process()). */
+/* client.c: a call's life. Starts the call, now at the head of its
+ * endpoint (from process()). */
 void rf_call_start(struct rf_call *c, uint64_t now_ms);
 /* A transfer of the call ended. */
 void rf_call_resp(struct rf_call *c, const struct rf_resp *r, uint64_t now_ms);
@@ -261,6 +259,6 @@ void rf_call_fail(struct rf_call *c, enum bmc_fail fail, const char *msg, uint64
 void rf_engine_call_done(struct rf_engine *e, struct rf_call *c);
 /* The call waits until c->wake_ms. */
 int rf_engine_wait(struct rf_engine *e, struct rf_call *c);
-/* The endpoint's session is gone (a 401, a new password): its DELETE is
- * sent, detached, when it had one; the token is cleared. */
+/* The endpoint's session ends (a new password, an eviction, free()): its
+ * DELETE is sent, detached, when it had one; the token is cleared. */
 void rf_engine_drop_session(struct rf_engine *e, struct rf_ep *ep);
