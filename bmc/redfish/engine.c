@@ -44,10 +44,18 @@
 #define RF_PROCESS_ROUNDS 8 /* start / act / read rounds in one process() */
 #define RF_HDR_MAX 1024     /* a header value kept */
 
+/* One HTTP request. Its curl handle is made only when it leaves the wait
+ * queue, so that a thousand queued requests hold no curl buffers. */
 struct rf_xfer {
-	CURL *h;
+	CURL *h; /* NULL while queued */
 	struct rf_engine *e;
 	struct rf_call *call; /* NULL: detached (a session DELETE) */
+	char *url;            /* owned */
+	char method[8];
+	bool insecure;
+	bool basic; /* with user and password below */
+	char user[BMC_USER_MAX];
+	char password[BMC_PASSWORD_MAX];
 	struct curl_slist *hdrs;
 	char *body; /* the request body, owned */
 	size_t body_len;
@@ -159,8 +167,11 @@ static void xfer_free(struct rf_xfer *x)
 		e->xfers = x->next;
 	if (x->next)
 		x->next->prev = x->prev;
-	curl_easy_cleanup(x->h);
+	if (x->h)
+		curl_easy_cleanup(x->h);
 	curl_slist_free_all(x->hdrs);
+	free(x->url);
+	explicit_bzero(x->password, sizeof(x->password));
 	if (x->body) {
 		explicit_bzero(x->body, x->body_len); /* a login body holds the password */
 		free(x->body);
@@ -168,6 +179,8 @@ static void xfer_free(struct rf_xfer *x)
 	buf_free(&x->resp);
 	free(x);
 }
+
+static int xfer_setup(struct rf_xfer *x);
 
 /* Moves queued transfers into the multi handle while slots are free. */
 static void xfer_pump(struct rf_engine *e)
@@ -179,7 +192,7 @@ static void xfer_pump(struct rf_engine *e)
 		if (!e->qhead)
 			e->qtail = NULL;
 		x->qnext = NULL;
-		if (curl_multi_add_handle(e->multi, x->h) != CURLM_OK) {
+		if (xfer_setup(x) < 0 || curl_multi_add_handle(e->multi, x->h) != CURLM_OK) {
 			/* Only short of memory: the call fails at its next
 			 * wake-up, from process(). */
 			struct rf_call *c = x->call;
@@ -241,21 +254,15 @@ nomem:
 	return -ENOMEM;
 }
 
-static int xfer_setup(struct rf_xfer *x, const struct rf_ep *ep, const char *method,
-		      const char *path, const char *if_match)
+/* Makes the request's curl handle. 0, or -ENOMEM. */
+static int xfer_setup(struct rf_xfer *x)
 {
 	struct rf_engine *e = x->e;
-	char url[BMC_HOST_MAX + RF_URI_MAX + 32];
-	CURL *h = x->h;
-	int rc = base_url(&ep->ep, url, sizeof(url));
+	CURL *h = x->h = curl_easy_init();
 
-	if (rc < 0)
-		return rc;
-	size_t n = strlen(url);
-	snprintf(url + n, sizeof(url) - n, "%s", path);
-	if ((rc = xfer_headers(x, ep, x->body != NULL, if_match)) < 0)
-		return rc;
-	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (!h)
+		return -ENOMEM;
+	curl_easy_setopt(h, CURLOPT_URL, x->url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -263,8 +270,8 @@ static int xfer_setup(struct rf_xfer *x, const struct rf_ep *ep, const char *met
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)e->set.http_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)e->set.http_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, ep->ep.insecure_tls ? 0L : 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, ep->ep.insecure_tls ? 0L : 2L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, x->insecure ? 0L : 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, x->insecure ? 0L : 2L);
 	if (e->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
@@ -274,18 +281,18 @@ static int xfer_setup(struct rf_xfer *x, const struct rf_ep *ep, const char *met
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(h, CURLOPT_PRIVATE, x);
-	if (ep->ep.basic_auth) {
+	if (x->basic) {
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERNAME, ep->ep.user);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, ep->ep.password);
+		curl_easy_setopt(h, CURLOPT_USERNAME, x->user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, x->password);
 	}
 	if (x->body) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, x->body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)x->body_len);
 	}
-	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	else if (strcmp(method, "POST") == 0 && !x->body)
+	if (strcmp(x->method, "GET") != 0 && strcmp(x->method, "POST") != 0)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
+	else if (strcmp(x->method, "POST") == 0 && !x->body)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{}");
 	return 0;
 }
@@ -293,22 +300,35 @@ static int xfer_setup(struct rf_xfer *x, const struct rf_ep *ep, const char *met
 int rf_http(struct rf_engine *e, struct rf_ep *ep, struct rf_call *call, const char *method,
 	    const char *path, const char *body, const char *if_match)
 {
+	char url[BMC_HOST_MAX + RF_URI_MAX + 32];
 	struct rf_xfer *x = calloc(1, sizeof(*x));
-	int rc = -ENOMEM;
+	int rc;
+	size_t n;
 
 	if (!x)
 		return -ENOMEM;
 	x->e = e;
 	x->call = call;
 	buf_init(&x->resp, RF_MAX_BODY);
-	if (!(x->h = curl_easy_init()))
+	if ((rc = base_url(&ep->ep, url, sizeof(url))) < 0)
 		goto fail;
+	n = strlen(url);
+	snprintf(url + n, sizeof(url) - n, "%s", path);
+	rc = -ENOMEM;
+	if (!(x->url = strdup(url)))
+		goto fail;
+	snprintf(x->method, sizeof(x->method), "%s", method);
+	x->insecure = ep->ep.insecure_tls;
+	if ((x->basic = ep->ep.basic_auth)) {
+		memcpy(x->user, ep->ep.user, sizeof(x->user));
+		memcpy(x->password, ep->ep.password, sizeof(x->password));
+	}
 	if (body) {
 		x->body_len = strlen(body);
 		if (!(x->body = strdup(body)))
 			goto fail;
 	}
-	if ((rc = xfer_setup(x, ep, method, path, if_match)) < 0)
+	if ((rc = xfer_headers(x, ep, body != NULL, if_match)) < 0)
 		goto fail;
 	x->next = e->xfers;
 	if (e->xfers)
@@ -322,10 +342,13 @@ int rf_http(struct rf_engine *e, struct rf_ep *ep, struct rf_call *call, const c
 	xfer_pump(e);
 	return 0;
 fail:
-	if (x->h)
-		curl_easy_cleanup(x->h);
 	curl_slist_free_all(x->hdrs);
-	free(x->body);
+	if (x->body) {
+		explicit_bzero(x->body, x->body_len);
+		free(x->body);
+	}
+	free(x->url);
+	explicit_bzero(x->password, sizeof(x->password));
 	free(x);
 	return rc;
 }
