@@ -5,7 +5,8 @@ noinst_LIBRARIES += libbmc.a
 libbmc_a_SOURCES = bmc/bmc.h bmc/provider.h bmc/provider.c bmc/settings.c \
 	bmc/ipmi/ipmi.h bmc/ipmi/wr.h bmc/ipmi/rmcp.c bmc/ipmi/msg.c bmc/ipmi/rakp.c \
 	bmc/ipmi/engine-internal.h bmc/ipmi/engine.c bmc/ipmi/session.c \
-	bmc/redfish/engine.c
+	bmc/redfish/redfish.h bmc/redfish/engine.c bmc/redfish/client.c \
+	bmc/redfish/parse.c bmc/redfish/vendors.c
 libbmc_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 BMC_LIBS = libbmc.a $(CRYPTO_LIBS) $(CURL_LIBS) $(JANSSON_LIBS)
 
@@ -43,3 +44,26 @@ TESTS += tests/unit/check_ipmi_engine
 tests_unit_check_ipmi_engine_SOURCES = tests/unit/check_ipmi_engine.c tests/unit/unit.h
 tests_unit_check_ipmi_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CRYPTO_CFLAGS)
 tests_unit_check_ipmi_engine_LDADD = $(BMC_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+# The Redfish client's JSON readers (bmc/redfish/parse.c): unit test and
+# fuzz target (see tests/fuzz/local.mk).
+check_PROGRAMS += tests/unit/check_redfish
+TESTS += tests/unit/check_redfish
+tests_unit_check_redfish_SOURCES = tests/unit/check_redfish.c tests/unit/unit.h
+tests_unit_check_redfish_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_redfish_LDADD = $(BMC_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/fuzz/fuzz_redfish_replay
+tests_fuzz_fuzz_redfish_replay_SOURCES = tests/fuzz/fuzz_redfish.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_redfish_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_redfish_replay_LDADD = $(BMC_LIBS) $(COMMON_LIBS)
+TESTS += tests/fuzz/fuzz_redfish.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_redfish.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_redfish
+tests_fuzz_fuzz_redfish_SOURCES = tests/fuzz/fuzz_redfish.c tests/fuzz/fuzz.h \
+	bmc/redfish/parse.c bmc/redfish/vendors.c
+tests_fuzz_fuzz_redfish_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_redfish_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_redfish_LDADD = $(JANSSON_LIBS) $(COMMON_LIBS)
+endif

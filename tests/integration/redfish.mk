@@ -8,3 +8,10 @@ REDFISH_INTEGRATION_TESTS = \
 TESTS += $(REDFISH_INTEGRATION_TESTS)
 EXTRA_DIST += $(REDFISH_INTEGRATION_TESTS) \
 	tests/redfish/redfish_emu.py
+
+# The Redfish engine (bmc/redfish/) driven by tests/bmc/bmc-call against
+# the emulator over TLS (test_bmc_redfish). Needs openssl and curl.
+REDFISH_ENGINE_TESTS = \
+	tests/integration/test_bmc_redfish.sh
+TESTS += $(REDFISH_ENGINE_TESTS)
+EXTRA_DIST += $(REDFISH_ENGINE_TESTS)

@@ -27,6 +27,9 @@ What it serves (DSP0266 / DSP8010 shapes, only what BMC control needs):
                                  {"PowerState": ..} turns a system on or off
                                  behind the client; PATCH /emu/state/fault
                                  makes the next requests fail (FAULTS)
+  /redfish/v1/Systems/ID/Settings
+                                 with --vendor settings-boot, where the boot
+                                 override is written
 With --bmcs N, N such services, each with its own state, on N ports.
 Everything else that needs authentication takes Basic or X-Auth-Token.
 A client's "Connection: close" is echoed (sushy always sends it). TLS with
@@ -66,12 +69,26 @@ VENDORS = {
     "no-powercycle": {"manufacturer": "Ironbell Emulated NoCycle",
                       "reset_types": [t for t in ALL_RESET_TYPES
                                       if t != "PowerCycle"]},
+    # A BMC whose boot override is written to the system's Settings object
+    # (@Redfish.Settings, DSP0266 "Settings resource"), not to the system:
+    # a PATCH of Boot on the system gets 400.
+    "settings-boot": {"manufacturer": "Ironbell Emulated Settings",
+                      "reset_types": ALL_RESET_TYPES, "settings": True},
 }
 
 # Faults a test can ask for (PATCH /emu/state/fault), each what a broken or
 # hostile BMC does: a body that is not JSON, a 500, a redirect to another
-# host, a connection closed without an answer.
-FAULTS = ["none", "not-json", "500", "redirect", "close"]
+# host, a connection closed without an answer, a body larger than a client
+# should read (2 MiB), and "etag-change": the system changes right after
+# its next GET (its ETag with it), as when another client writes between
+# a client's GET and its PATCH; "expire-sessions": every session ends at
+# the next request that brings an X-Auth-Token, which gets 401, as when a
+# session times out or the BMC restarts; "task-exception": the next reset
+# task ends in TaskState Exception without resetting anything.
+FAULTS = ["none", "not-json", "500", "redirect", "close", "huge",
+          "etag-change", "expire-sessions", "task-exception"]
+# Not taken by inject(): each waits for the request it is about.
+LATE_FAULTS = ("etag-change", "expire-sessions", "task-exception")
 
 MAX_BODY = 64 * 1024        # largest request body read
 MAX_SESSIONS = 64           # open sessions; more get 503
@@ -115,6 +132,8 @@ class System:
         self.resets = []
         self.boots = []             # the device of each boot, in order
         self.if_match_patches = 0   # PATCHes that carried a matching If-Match
+        self.precondition_failed = 0  # PATCHes refused with 412
+        self.settings_patches = 0   # PATCHes of the Settings object
 
     def etag(self):
         return 'W/"%x"' % self.generation
@@ -129,7 +148,12 @@ class System:
         boot = dict(self.boot)
         boot["BootSourceOverrideTarget@Redfish.AllowableValues"] = BOOT_TARGETS
         boot["BootSourceOverrideMode@Redfish.AllowableValues"] = BOOT_MODES
-        return {
+        extra = {}
+        if self.vendor.get("settings"):
+            extra["@Redfish.Settings"] = {
+                "@odata.type": "#Settings.v1_3_0.Settings",
+                "SettingsObject": {"@odata.id": self.uri() + "/Settings"}}
+        return dict(extra, **{
             "@odata.id": self.uri(),
             "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
             "@odata.etag": self.etag(),
@@ -150,7 +174,7 @@ class System:
                 "ResetType@Redfish.AllowableValues":
                     self.vendor["reset_types"]}},
             "Links": {"ManagedBy": [{"@odata.id": ROOT + "/Managers/BMC"}]},
-        }
+        })
 
     def reset(self, reset_type):
         """Applies a reset that has been accepted. A reset that starts the
@@ -200,6 +224,7 @@ class Emulator:
         self.next_task = 1
         self.media = {"Image": None, "Inserted": False}
         self.fault = {"Mode": "none", "Count": 0}
+        self.connections = 0    # TCP connections accepted
 
     def state(self):
         return {
@@ -207,18 +232,22 @@ class Emulator:
             "systems": {i: {"PowerState": s.power, "Boot": dict(s.boot),
                             "Resets": list(s.resets), "ETag": s.etag(),
                             "IfMatchPatches": s.if_match_patches,
+                            "PreconditionFailed": s.precondition_failed,
+                            "SettingsPatches": s.settings_patches,
                             "Boots": list(s.boots)}
                         for i, s in self.systems.items()},
             "sessions": len(self.sessions),
+            "sessions_created": self.next_session - 1,
             "tasks": {str(i): dict(t) for i, t in self.tasks.items()},
             "virtual_media": dict(self.media),
             "fault": dict(self.fault),
+            "connections": self.connections,
         }
 
     def take_fault(self):
         """The fault the next /redfish request gets, used up one by one."""
         with self.lock:
-            if self.fault["Count"] <= 0:
+            if self.fault["Count"] <= 0 or self.fault["Mode"] in LATE_FAULTS:
                 return None
             self.fault["Count"] -= 1
             return self.fault["Mode"]
@@ -245,6 +274,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        if self.emu is not None:
+            with self.emu.lock:
+                self.emu.connections += 1
         if isinstance(self.connection, ssl.SSLSocket):
             self.connection.do_handshake()
 
@@ -303,6 +335,10 @@ class Handler(BaseHTTPRequestHandler):
         token = self.headers.get("X-Auth-Token")
         if token is not None:
             with emu.lock:
+                f = emu.fault
+                if f["Mode"] == "expire-sessions" and f["Count"] > 0:
+                    f["Count"] -= 1
+                    emu.sessions.clear()
                 for t in emu.sessions.values():
                     if hmac.compare_digest(t, token):
                         return
@@ -353,6 +389,9 @@ class Handler(BaseHTTPRequestHandler):
                             "error.  The service is still operational.")
         if mode == "redirect":
             self.reply(302, None, {"Location": "https://192.0.2.1" + path})
+            return True
+        if mode == "huge":
+            self.reply(200, {"Id": "1", "Padding": "x" * (2 * 1024 * 1024)})
             return True
         data = b"<html>this is not JSON</html>"
         self.send_response(200)
@@ -504,15 +543,31 @@ class Handler(BaseHTTPRequestHandler):
             self.get_only()
             with emu.lock:
                 body, etag = system.resource(), system.etag()
+                f = emu.fault
+                if f["Mode"] == "etag-change" and f["Count"] > 0:
+                    f["Count"] -= 1
+                    system.changed()
             return self.reply(200, body, {"ETag": etag})
+        if rest[1:] == ["Settings"] and system.vendor.get("settings"):
+            if self.command == "PATCH":
+                return self.system_patch(system, settings=True)
+            self.get_only()
+            with emu.lock:
+                body = {"@odata.id": system.uri() + "/Settings",
+                        "Id": "Settings", "Boot": dict(system.boot)}
+            return self.reply(200, body)
         if rest[1:] == ["Actions", "ComputerSystem.Reset"]:
             if self.command != "POST":
                 self.not_allowed("POST")
             return self.system_reset(system)
         raise HttpError(404, "ResourceMissingAtURI", "Not found", [self.path])
 
-    def system_patch(self, system):
+    def system_patch(self, system, settings=False):
         body = self.read_json()
+        if system.vendor.get("settings") and not settings:
+            raise HttpError(400, "PropertyNotWritable",
+                            "The property Boot is written through the "
+                            "settings object", ["Boot"])
         for key in body:
             if key != "Boot":
                 raise HttpError(400, "PropertyNotWritable",
@@ -539,11 +594,14 @@ class Handler(BaseHTTPRequestHandler):
         with self.emu.lock:
             match = self.headers.get("If-Match")
             if match is not None and not etag_matches(match, system.etag()):
+                system.precondition_failed += 1
                 raise HttpError(412, "PreconditionFailed",
                                 "The ETag supplied did not match the ETag "
                                 "required to change this resource.")
             if match is not None:
                 system.if_match_patches += 1
+            if settings:
+                system.settings_patches += 1
             system.boot.update(boot)
             system.changed()
             out, etag = system.resource(), system.etag()
@@ -569,8 +627,12 @@ class Handler(BaseHTTPRequestHandler):
             if emu.opts.task_polls > 0:
                 tid = str(emu.next_task)
                 emu.next_task += 1
+                f = emu.fault
+                fails = f["Mode"] == "task-exception" and f["Count"] > 0
+                if fails:
+                    f["Count"] -= 1
                 emu.tasks[tid] = {"system": system.ident, "reset": rtype,
-                                  "polls": 0, "done": False}
+                                  "polls": 0, "done": False, "fails": fails}
                 uri = ROOT + "/TaskService/TaskMonitors/" + tid
                 return self.reply(202, self.task_body(tid, "Running"),
                                   {"Location": uri, "Retry-After": "1"})
@@ -578,16 +640,21 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(204)
 
     def task_body(self, tid, state):
-        return {"@odata.id": ROOT + "/TaskService/Tasks/" + tid,
+        body = {"@odata.id": ROOT + "/TaskService/Tasks/" + tid,
                 "@odata.type": "#Task.v1_4_3.Task",
                 "Id": tid, "Name": "Reset task " + tid,
                 "TaskState": state,
-                "TaskStatus": "OK",
-                "PercentComplete": 100 if state == "Completed" else 50}
+                "TaskStatus": "Critical" if state == "Exception" else "OK",
+                "PercentComplete": 50 if state == "Running" else 100}
+        if state == "Exception":
+            body["Messages"] = [{"MessageId": REGISTRY + ".InternalError",
+                                 "Message": "The reset failed."}]
+        return body
 
     def task_monitor(self, tid):
         """Each GET counts a poll; the K-th applies the reset and answers
-        200 with the completed Task, as do the GETs after it."""
+        200 with the completed Task, as do the GETs after it (a task with
+        the task-exception fault answers Exception and resets nothing)."""
         self.get_only()
         emu = self.emu
         with emu.lock:
@@ -598,11 +665,13 @@ class Handler(BaseHTTPRequestHandler):
             if not task["done"]:
                 task["polls"] += 1
                 if task["polls"] >= emu.opts.task_polls:
-                    emu.systems[task["system"]].reset(task["reset"])
+                    if not task.get("fails"):
+                        emu.systems[task["system"]].reset(task["reset"])
                     task["done"] = True
             done = task["done"]
         if done:
-            return self.reply(200, self.task_body(tid, "Completed"))
+            return self.reply(200, self.task_body(
+                tid, "Exception" if task.get("fails") else "Completed"))
         self.reply(202, self.task_body(tid, "Running"),
                    {"Location": self.path, "Retry-After": "1"})
 
