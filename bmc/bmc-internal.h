@@ -86,8 +86,13 @@ struct bmc_conn {
 };
 
 /* What a call's caller is told, exactly once, from the loop. engine is
- * the index of the engine that answered last (-1 when none was tried). */
-typedef void (*bmc_req_fn)(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj);
+ * the index of the engine that answered last. why, on failure, is the
+ * reply's message prefixed by its provider's name, after those of the
+ * providers tried before and of those asked for that did not start
+ * ("provider redfish unavailable: ...; ipmitool: RAKP 2: ..."): use it
+ * rather than r->message, which is the last engine's alone. */
+typedef void (*bmc_req_fn)(struct bmc_server *s, const struct bmc_reply *r, int engine,
+			   const char *why, void *obj);
 
 /* Runs call against conn's engines in order, starting with prefer when it
  * is one of them (-1: conn's order): an engine that cannot reach the BMC

@@ -190,6 +190,10 @@ static int create_task(struct bmc_server *s, struct bmc_job *j, const json_t *jo
 	if (ref && uid)
 		json_object_set_new(ref, "uid", json_string(uid));
 	json_t *conn = json_object_get(json_object_get(machine, "spec"), "connection");
+	/* the Secret's namespace is the Machine's, wherever the Task is */
+	json_t *sref = json_object_get(conn, "authSecretRef");
+	if (json_is_object(sref) && !bmc_jstr(sref, "namespace"))
+		json_object_set_new(sref, "namespace", json_string(j->mns));
 	json_t *body =
 		json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:[o]},s:{s:O,s:O}}", "apiVersion",
 			  store_kind_info(STORE_KIND_TASK)->api_version, "kind", "Task", "metadata",
@@ -209,7 +213,7 @@ static int create_task(struct bmc_server *s, struct bmc_job *j, const json_t *jo
 }
 
 /* Running=True and startTime, once. */
-static void job_started(struct bmc_server *s, struct bmc_job *j, const json_t *job)
+static void job_started(struct bmc_server *s, struct bmc_job *j, json_t *job)
 {
 	char now[21];
 	if (bmc_cond_true(job, "Running") && bmc_jstr(job, "status.startTime"))
@@ -218,6 +222,12 @@ static void job_started(struct bmc_server *s, struct bmc_job *j, const json_t *j
 	json_t *st = json_pack("{s:o,s:s}", "conditions", conditions_with(job, "Running", NULL),
 			       "startTime", bmc_jstr(job, "status.startTime") ?: now);
 	if (st && bmc_status_patch(s, STORE_KIND_JOB, j->ns, j->name, st) == 0) {
+		/* job as now stored, for the conditions of an end in this pass */
+		json_t *old = json_object_get(job, "status");
+		if (json_is_object(old))
+			json_object_update(old, st);
+		else
+			json_object_set(job, "status", st);
 		char n[64];
 		snprintf(n, sizeof(n), "started, %zu tasks",
 			 json_array_size(json_object_get(json_object_get(job, "spec"), "tasks")));
@@ -228,7 +238,7 @@ static void job_started(struct bmc_server *s, struct bmc_job *j, const json_t *j
 
 static void reconcile(struct bmc_server *s, struct bmc_job *j)
 {
-	char sel_text[BMC_OBJ_NAME_MAX + 16], err[BMC_COND_MAX], msg[BMC_COND_MAX + 300];
+	char sel_text[BMC_OBJ_NAME_MAX + 16], err[BMC_COND_MAX] = "", msg[BMC_COND_MAX + 300];
 	struct store_selector *sel = NULL;
 	json_t *job = NULL, *tasks = NULL, *t;
 	size_t i, done = 0, busy = 0;

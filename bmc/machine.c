@@ -352,7 +352,8 @@ static void read_status(struct bmc_machine *m, const json_t *obj)
 
 /* ---- desired power ---- */
 
-static void on_restore(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj)
+static void on_restore(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		       void *obj)
 {
 	struct bmc_machine *m = obj;
 	char ev[BMC_COND_MAX + 128];
@@ -367,7 +368,7 @@ static void on_restore(struct bmc_server *s, const struct bmc_reply *r, int engi
 		event(s, m, "Normal", "PowerRestored", ev);
 	} else {
 		snprintf(ev, sizeof(ev), "cannot set power %s, as annotation %s asks: %s",
-			 m->desired, BMC_DESIRED_ANNOTATION, r->message);
+			 m->desired, BMC_DESIRED_ANNOTATION, why);
 		event(s, m, "Warning", "PowerRestoreFailed", ev);
 	}
 	bmc_timer_set(s, &m->timer, bmc_now_ms() + s->set.verify_interval_ms);
@@ -409,7 +410,8 @@ static void desired_check(struct bmc_server *s, struct bmc_machine *m, enum bmc_
 
 /* ---- polls ---- */
 
-static void on_poll(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj)
+static void on_poll(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		    void *obj)
 {
 	struct bmc_machine *m = obj;
 
@@ -421,7 +423,7 @@ static void on_poll(struct bmc_server *s, const struct bmc_reply *r, int engine,
 		set_status(s, m, power_name(r->power), true, "");
 		desired_check(s, m, r->power);
 	} else {
-		set_status(s, m, "unknown", false, r->message);
+		set_status(s, m, "unknown", false, why);
 	}
 	if (!m->timer.idx)
 		bmc_timer_set(s, &m->timer,

@@ -274,7 +274,6 @@ static void on_reply(const struct bmc_reply *r, void *ud)
 	struct bmc_server *s = q->s;
 	int ei = q->conn.order[q->pos];
 	struct bmc_engine *E = &s->eng[ei];
-	struct bmc_reply out;
 
 	if (q->call.cmd < BMC_CMD_MAX && r->fail != BMC_FAIL_CANCELED)
 		metric_observe(E->m_seconds[q->call.cmd], r->seconds);
@@ -287,20 +286,16 @@ static void on_reply(const struct bmc_reply *r, void *ud)
 		if (req_submit(q) == 0)
 			return;
 		/* every later engine refused at once: report it all */
-		out = *r;
-		snprintf(out.message, sizeof(out.message), "%s", q->msg);
-		q->done(s, &out, ei, q->obj);
+		q->done(s, r, ei, q->msg, q->obj);
 		req_free(q);
 		return;
 	}
-	out = *r;
 	if (r->fail != BMC_FAIL_NONE) {
 		char m[BMC_MESSAGE_MAX];
 		snprintf(m, sizeof(m), "%s", r->message);
 		note(q, E->ops->name, m);
-		snprintf(out.message, sizeof(out.message), "%s", q->msg);
 	}
-	q->done(s, &out, ei, q->obj);
+	q->done(s, r, ei, q->msg, q->obj);
 	req_free(q);
 }
 

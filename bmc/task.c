@@ -261,8 +261,10 @@ static int parse_action(struct bmc_task *t, const json_t *a, char *err, size_t e
 
 /* ---- running ---- */
 
-static void on_set(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj);
-static void on_verify(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj);
+static void on_set(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		   void *obj);
+static void on_verify(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		      void *obj);
 
 static int prefer(struct bmc_server *s, const struct bmc_task *t)
 {
@@ -302,14 +304,15 @@ static void verify_next(struct bmc_server *s, struct bmc_task *t, uint64_t after
 	bmc_timer_set(s, &t->tick, bmc_now_ms() + after_ms);
 }
 
-static void on_set(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj)
+static void on_set(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		   void *obj)
 {
 	struct bmc_task *t = obj;
 	char msg[BMC_COND_MAX + 128];
 	if (!call_ended(s, t))
 		return;
 	if (r->fail != BMC_FAIL_NONE) {
-		snprintf(msg, sizeof(msg), "%s: %s", t->what, r->message);
+		snprintf(msg, sizeof(msg), "%s: %s", t->what, why);
 		task_end(s, t, false, msg);
 		return;
 	}
@@ -328,7 +331,8 @@ static void on_set(struct bmc_server *s, const struct bmc_reply *r, int engine, 
 	}
 }
 
-static void verify_boot(struct bmc_server *s, struct bmc_task *t, const struct bmc_reply *r)
+static void verify_boot(struct bmc_server *s, struct bmc_task *t, const struct bmc_reply *r,
+			const char *why)
 {
 	char msg[BMC_COND_MAX + 256], want[64], got[64];
 	boot_text(&t->call.boot, want, sizeof(want));
@@ -342,7 +346,7 @@ static void verify_boot(struct bmc_server *s, struct bmc_task *t, const struct b
 	}
 	if (r->fail != BMC_FAIL_NONE) {
 		snprintf(msg, sizeof(msg), "boot device %s set, but cannot be read back: %s", want,
-			 r->message);
+			 why);
 		task_end(s, t, false, msg);
 		return;
 	}
@@ -358,14 +362,15 @@ static void verify_boot(struct bmc_server *s, struct bmc_task *t, const struct b
 	task_end(s, t, true, msg);
 }
 
-static void on_verify(struct bmc_server *s, const struct bmc_reply *r, int engine, void *obj)
+static void on_verify(struct bmc_server *s, const struct bmc_reply *r, int engine, const char *why,
+		      void *obj)
 {
 	struct bmc_task *t = obj;
 	char msg[BMC_COND_MAX + 128];
 	if (!call_ended(s, t))
 		return;
 	if (t->call.cmd == BMC_CMD_BOOT_SET) {
-		verify_boot(s, t, r);
+		verify_boot(s, t, r, why);
 		return;
 	}
 	if (r->fail == BMC_FAIL_NONE && r->power == t->want) {
@@ -376,8 +381,7 @@ static void on_verify(struct bmc_server *s, const struct bmc_reply *r, int engin
 		return;
 	}
 	if (r->fail != BMC_FAIL_NONE)
-		snprintf(t->last_err, sizeof(t->last_err), "; the last power read failed: %s",
-			 r->message);
+		snprintf(t->last_err, sizeof(t->last_err), "; the last power read failed: %s", why);
 	else
 		snprintf(t->last_err, sizeof(t->last_err), "; power was %s at the last read",
 			 r->power == BMC_POWER_ON  ? "on" :

@@ -759,6 +759,68 @@ START_TEST(test_desired_power)
 }
 END_TEST
 
+static void task_obj(const char *name, const char *action, const char *host)
+{
+	char j[1024];
+	snprintf(j, sizeof(j),
+		 "{\"apiVersion\":\"bmc.tinkerbell.org/v1alpha1\",\"kind\":\"Task\","
+		 "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"task\":%s,\"connection\":{"
+		 "\"host\":\"%s\",\"authSecretRef\":{\"name\":\"creds\"}}}}",
+		 name, action, host);
+	create(STORE_KIND_TASK, j);
+}
+
+/* Tasks made by hand run too, with their events on themselves; a Task
+ * that was running when the daemon stopped fails at start, and so does
+ * its Job. */
+START_TEST(test_tasks_by_hand_and_restart)
+{
+	char m[512];
+	json_t *ev = NULL;
+	sim_add("10.0.5.1", BMC_POWER_ON);
+	secret("creds", true);
+	machine("r1", "10.0.5.1", NULL);
+	task_obj("status", "{\"powerAction\":\"status\"}", "10.0.5.1");
+	task_obj("media",
+		 "{\"virtualMediaAction\":{\"mediaURL\":\"http://x/a.iso\","
+		 "\"kind\":\"CD\"}}",
+		 "10.0.5.1");
+	/* a Job whose first Task was running before a restart */
+	job("jr", "r1", "[{\"powerAction\":\"off\"},{\"powerAction\":\"on\"}]");
+	create(STORE_KIND_TASK,
+	       "{\"apiVersion\":\"bmc.tinkerbell.org/v1alpha1\",\"kind\":\"Task\","
+	       "\"metadata\":{\"name\":\"jr-task-0\",\"labels\":{\"owner-name\":\"jr\"}},"
+	       "\"spec\":{\"task\":{\"powerAction\":\"off\"},\"connection\":{\"host\":"
+	       "\"10.0.5.1\"}}}");
+	json_t *body = json_pack("{s:{s:s}}", "status", "startTime", "2026-01-01T00:00:00Z");
+	struct store_op op = { .type = STORE_OP_STATUS_PATCH,
+			       .kind = STORE_KIND_TASK,
+			       .namespace_ = "default",
+			       .name = "jr-task-0",
+			       .body = body };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	json_decref(body);
+	start(0, 0);
+	wait_cond(STORE_KIND_TASK, "status", "Completed", "True", m, sizeof(m));
+	ck_assert_str_eq(m, "power is on");
+	wait_cond(STORE_KIND_TASK, "media", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_TASK, "jr-task-0", "Failed", "True", m, sizeof(m));
+	ck_assert_str_eq(m, "interrupted by a restart");
+	wait_cond(STORE_KIND_JOB, "jr", "Failed", "True", m, sizeof(m));
+	ck_assert_msg(strstr(m, "task jr-task-0 failed: interrupted by a restart"), "%s", m);
+	ck_assert_ptr_null(get(STORE_KIND_TASK, "jr-task-1"));
+	store_sync(st);
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_TASK, "default", "status", 100, &ev), 0);
+	ck_assert_uint_eq(json_array_size(ev), 2);
+	json_decref(ev);
+	pthread_mutex_lock(&sim.mu);
+	ck_assert_str_eq(sim_find("10.0.5.1")->log, "media");
+	pthread_mutex_unlock(&sim.mu);
+	assert_no_password();
+}
+END_TEST
+
 START_TEST(test_base64)
 {
 	uint8_t out[16];
@@ -806,6 +868,7 @@ int main(void)
 	tcase_add_test(tc, test_max_jobs);
 	tcase_add_test(tc, test_desired_power);
 	tcase_add_test(tc, test_engine_unavailable);
+	tcase_add_test(tc, test_tasks_by_hand_and_restart);
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("base64");
 	tcase_add_test(tb, test_base64);
