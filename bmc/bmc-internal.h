@@ -17,6 +17,7 @@
 struct store;
 struct store_reader;
 struct store_subscription;
+struct store_op;
 struct metric;
 
 #define BMC_MAX_ENGINES 4         /* engines one server drives */
@@ -33,6 +34,7 @@ struct metric;
 #define BMC_RETRY_BUSY_MS 1000    /* an engine said -EAGAIN: try again after */
 #define BMC_FIRST_POLL_MS 10      /* a new or changed Machine is polled after */
 #define BMC_CLOSE_TIMEOUT_MS 3000 /* engines' close at shutdown */
+#define BMC_WRITE_BATCH 1024      /* Machine status writes in one store write */
 
 #define BMC_DESIRED_ANNOTATION "bmc.ironbell.dev/desired-power"
 
@@ -111,6 +113,13 @@ const char *bmc_engine_name(const struct bmc_server *s, int engine);
 int bmc_status_patch(struct bmc_server *s, int kind, const char *ns, const char *name,
 		     json_t *status);
 
+/* Queues a Machine's status patch (takes status) for the write that ends
+ * this turn of the loop: the polls of a thousand Machines are one
+ * transaction, not a thousand. 0 or -ENOMEM (status freed). */
+int bmc_status_patch_later(struct bmc_server *s, const char *ns, const char *name, json_t *status);
+/* Writes what bmc_status_patch_later() queued. */
+void bmc_status_flush(struct bmc_server *s);
+
 /* The current wall time as RFC 3339 (out: 21 bytes). */
 void bmc_time_now(char out[static 21]);
 
@@ -145,6 +154,9 @@ struct bmc_server {
 	unsigned jobs_running;
 	uint64_t job_seq;
 	bool admitting; /* in bmc_jobs_admit() */
+	/* Machine status writes queued for the end of the turn */
+	struct store_op *pend;
+	size_t npend;
 	/* tasks running */
 	struct bmc_task *tasks;
 	size_t ntasks;
@@ -175,6 +187,9 @@ int bmc_conn_resolve(struct bmc_server *s, const json_t *conn, const char *ns, s
 		     char *err, size_t errlen);
 void bmc_machine_changed(struct bmc_server *s, bool deleted, const json_t *obj);
 void bmc_machine_secret_changed(struct bmc_server *s, const char *ns, const char *name);
+/* Machine ns/name's queued status write failed: forget the cached status,
+ * so the next poll writes it again. */
+void bmc_machine_status_lost(struct bmc_server *s, const char *ns, const char *name);
 struct bmc_machine *bmc_machine_find(struct bmc_server *s, const char *ns, const char *name);
 /* Whether m is free of Jobs and Tasks (for the desired power state). */
 bool bmc_machine_idle(struct bmc_server *s, const struct bmc_machine *m);

@@ -305,11 +305,8 @@ static void set_status(struct bmc_server *s, struct bmc_machine *m, const char *
 		json_object_set_new(cond, "message", json_string(message));
 	json_t *st =
 		cond ? json_pack("{s:s,s:[o]}", "powerState", power, "conditions", cond) : NULL;
-	if (!st || bmc_status_patch(s, STORE_KIND_MACHINE, m->ns, m->name, st) < 0) {
-		json_decref(st);
-		return;
-	}
-	json_decref(st);
+	if (!st || bmc_status_patch_later(s, m->ns, m->name, st) < 0)
+		return; /* the next poll tries again */
 	if (!contact && m->contact != 0) {
 		snprintf(ev, sizeof(ev), "cannot reach the BMC: %s", message);
 		event(s, m, "Warning", "ContactLost", ev);
@@ -521,6 +518,16 @@ void bmc_machine_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 		m->conn = json_deep_copy(conn);
 		m->restore_after = 0;
 		bmc_machine_poll_soon(s, m);
+	}
+}
+
+void bmc_machine_status_lost(struct bmc_server *s, const char *ns, const char *name)
+{
+	struct bmc_machine *m = bmc_machine_find(s, ns, name);
+	if (m) {
+		m->power[0] = 0;
+		m->contact = -1;
+		m->message[0] = 0;
 	}
 }
 

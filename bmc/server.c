@@ -114,6 +114,52 @@ int bmc_status_patch(struct bmc_server *s, int kind, const char *ns, const char 
 	return e;
 }
 
+int bmc_status_patch_later(struct bmc_server *s, const char *ns, const char *name, json_t *status)
+{
+	json_t *body = json_pack("{s:o}", "status", status);
+	char *n = NULL, *nm = NULL;
+	if (!s->pend && !(s->pend = calloc(BMC_WRITE_BATCH, sizeof(*s->pend))))
+		goto fail;
+	if (s->npend == BMC_WRITE_BATCH)
+		bmc_status_flush(s);
+	n = strdup(ns);
+	nm = strdup(name);
+	if (!body || !n || !nm)
+		goto fail;
+	s->pend[s->npend++] = (struct store_op){ .type = STORE_OP_STATUS_PATCH,
+						 .kind = STORE_KIND_MACHINE,
+						 .namespace_ = n,
+						 .name = nm,
+						 .body = body,
+						 .no_object = true };
+	return 0;
+fail:
+	free(n);
+	free(nm);
+	json_decref(body);
+	return -ENOMEM;
+}
+
+void bmc_status_flush(struct bmc_server *s)
+{
+	if (!s->npend)
+		return;
+	store_write(s->store, s->pend, s->npend, false);
+	for (size_t i = 0; i < s->npend; i++) {
+		struct store_op *op = &s->pend[i];
+		if (op->error < 0 && op->error != -ENOENT) {
+			log_warn("bmc", "machine %s/%s: status not written: %s", op->namespace_,
+				 op->name, store_op_message(op));
+			bmc_machine_status_lost(s, op->namespace_, op->name);
+		}
+		store_op_clear(op);
+		json_decref(op->body);
+		free((char *)op->namespace_);
+		free((char *)op->name);
+	}
+	s->npend = 0;
+}
+
 /* ---- timers: a binary min-heap, 1-based, each timer knowing its place ---- */
 
 static void heap_swap(struct bmc_server *s, size_t a, size_t b)
@@ -444,6 +490,7 @@ static void sync_changes(struct bmc_server *s)
  * nothing once stopping is set. On the bmc thread, whose reader it is. */
 static void teardown(struct bmc_server *s)
 {
+	bmc_status_flush(s);
 	s->stopping = true;
 	for (size_t i = 0; i < s->neng; i++)
 		if (s->eng[i].e)
@@ -451,6 +498,9 @@ static void teardown(struct bmc_server *s)
 	bmc_tasks_free(s);
 	bmc_jobs_free(s);
 	bmc_machines_free(s);
+	bmc_status_flush(s);
+	free(s->pend);
+	s->pend = NULL;
 	store_reader_free(s->reader);
 	s->reader = NULL;
 }
@@ -487,6 +537,8 @@ static void *run(void *arg)
 	for (;;) {
 		uint64_t now = bmc_now_ms();
 		timers_run(s, now);
+		/* what the last turn's answers and this turn's timers decided */
+		bmc_status_flush(s);
 		nfds_t n = 0;
 		p[n++] = (struct pollfd){ .fd = s->stop_fd, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = store_subscription_fd(s->sub), .events = POLLIN };
@@ -581,6 +633,7 @@ int bmc_server_new_with(struct store *store, const struct bmc_settings *settings
 	s->set = *settings;
 	bmc_settings_default(&s->set);
 	s->stop_fd = -1;
+	s->set.ca_file = NULL; /* ours, or none */
 	if (settings->ca_file && !(s->set.ca_file = strdup(settings->ca_file))) {
 		e = -ENOMEM;
 		snprintf(err, errlen, "bmc: out of memory");
