@@ -36,6 +36,10 @@ struct sim_bmc {
 	bool boot_unknown, boot_lie;
 	enum bmc_fail fail;     /* every call */
 	enum bmc_fail fail_set; /* POWER_SET only */
+	enum bmc_fail fail_rf;  /* every call through the "redfish" engine */
+	const char *provider;   /* the engine of the last call */
+	uint16_t port;          /* and its port */
+	unsigned cipher;        /* and cipher suite */
 	bool silent;            /* never answers */
 	bool in_job;            /* off seen, on not yet */
 	bool interleaved;
@@ -57,11 +61,18 @@ static struct {
 	pthread_mutex_t mu;
 	struct sim_bmc b[SIM_MAX];
 	size_t n;
+	unsigned active, max_active;
+} sim = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* One scripted engine: its queue of calls and its eventfd. */
+struct sim_engine {
+	const char *name;
 	struct pending q[SIM_QUEUE];
 	size_t nq;
 	int efd;
-	unsigned active, max_active;
-} sim = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1 };
+};
+static struct sim_engine eng_ipmi = { .name = "ipmitool", .efd = -1 };
+static struct sim_engine eng_rf = { .name = "redfish", .efd = -1 };
 
 static struct sim_bmc *sim_add(const char *host, enum bmc_power p)
 {
@@ -88,7 +99,7 @@ static void logc(struct sim_bmc *b, const char *what)
 	snprintf(b->log + n, sizeof(b->log) - n, "%s%s", n ? "," : "", what);
 }
 
-static void answer(struct pending *p, struct bmc_reply *r)
+static void answer(const struct sim_engine *E, struct pending *p, struct bmc_reply *r)
 {
 	struct sim_bmc *b = sim_find(p->host);
 	memset(r, 0, sizeof(*r));
@@ -97,6 +108,14 @@ static void answer(struct pending *p, struct bmc_reply *r)
 		r->fail = BMC_FAIL_NETWORK;
 		snprintf(r->message, sizeof(r->message), "connect to %s: no route to host",
 			 p->host);
+		return;
+	}
+	b->provider = E->name;
+	b->port = p->ep.port;
+	b->cipher = p->ep.cipher_suite;
+	if (E == &eng_rf && b->fail_rf) {
+		r->fail = b->fail_rf;
+		snprintf(r->message, sizeof(r->message), "GET /redfish/v1: HTTP 503");
 		return;
 	}
 	snprintf(b->user, sizeof(b->user), "%s", p->ep.user);
@@ -161,15 +180,24 @@ static int sim_new(const struct bmc_settings *settings, void **ret, char *err, s
 		snprintf(err, errlen, "cannot bind 0.0.0.0:623: permission denied");
 		return -EACCES;
 	}
-	sim.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	*ret = &sim;
+	eng_ipmi.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*ret = &eng_ipmi;
+	return 0;
+}
+
+static int sim_rf_new(const struct bmc_settings *settings, void **ret, char *err, size_t errlen)
+{
+	(void)settings;
+	(void)err;
+	(void)errlen;
+	eng_rf.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*ret = &eng_rf;
 	return 0;
 }
 
 static int sim_fd(void *e)
 {
-	(void)e;
-	return sim.efd;
+	return ((struct sim_engine *)e)->efd;
 }
 
 static int sim_timeout(void *e, uint64_t now)
@@ -184,24 +212,24 @@ static void sim_process(void *e, uint64_t now)
 {
 	static struct pending batch[SIM_QUEUE];
 	struct bmc_reply r[SIM_QUEUE];
+	struct sim_engine *E = e;
 	uint64_t v;
 	size_t n = 0, keep = 0;
-	(void)e;
 	(void)now;
-	if (read(sim.efd, &v, sizeof(v)) < 0)
+	if (read(E->efd, &v, sizeof(v)) < 0)
 		v = 0;
 	pthread_mutex_lock(&sim.mu);
-	for (size_t i = 0; i < sim.nq; i++) {
-		struct sim_bmc *b = sim_find(sim.q[i].host);
+	for (size_t i = 0; i < E->nq; i++) {
+		struct sim_bmc *b = sim_find(E->q[i].host);
 		if (b && b->silent) {
-			sim.q[keep++] = sim.q[i];
+			E->q[keep++] = E->q[i];
 			continue;
 		}
-		batch[n] = sim.q[i];
-		answer(&batch[n], &r[n]);
+		batch[n] = E->q[i];
+		answer(E, &batch[n], &r[n]);
 		n++;
 	}
-	sim.nq = keep;
+	E->nq = keep;
 	pthread_mutex_unlock(&sim.mu);
 	for (size_t i = 0; i < n; i++)
 		batch[i].done(&r[i], batch[i].ud);
@@ -210,21 +238,21 @@ static void sim_process(void *e, uint64_t now)
 static int sim_submit(void *e, const struct bmc_endpoint *ep, const struct bmc_call *call,
 		      bmc_done_fn done, void *ud)
 {
+	struct sim_engine *E = e;
 	uint64_t one = 1;
-	(void)e;
 	pthread_mutex_lock(&sim.mu);
-	if (sim.nq == SIM_QUEUE) {
+	if (E->nq == SIM_QUEUE) {
 		pthread_mutex_unlock(&sim.mu);
 		return -EAGAIN;
 	}
-	struct pending *p = &sim.q[sim.nq++];
+	struct pending *p = &E->q[E->nq++];
 	snprintf(p->host, sizeof(p->host), "%s", ep->host);
 	p->ep = *ep;
 	p->call = *call;
 	p->done = done;
 	p->ud = ud;
 	pthread_mutex_unlock(&sim.mu);
-	ck_assert_int_eq(write(sim.efd, &one, sizeof(one)), sizeof(one));
+	ck_assert_int_eq(write(E->efd, &one, sizeof(one)), sizeof(one));
 	return 0;
 }
 
@@ -237,18 +265,29 @@ static size_t sim_sessions(void *e)
 static void sim_free(void *e, unsigned timeout_ms)
 {
 	struct bmc_reply r = { .fail = BMC_FAIL_CANCELED };
-	(void)e;
+	struct sim_engine *E = e;
 	(void)timeout_ms;
-	for (size_t i = 0; i < sim.nq; i++)
-		sim.q[i].done(&r, sim.q[i].ud);
-	sim.nq = 0;
-	close(sim.efd);
-	sim.efd = -1;
+	for (size_t i = 0; i < E->nq; i++)
+		E->q[i].done(&r, E->q[i].ud);
+	E->nq = 0;
+	close(E->efd);
+	E->efd = -1;
 }
 
 static const struct bmc_engine_ops sim_ops = {
 	.name = "ipmitool",
 	.new = sim_new,
+	.fd = sim_fd,
+	.timeout_ms = sim_timeout,
+	.process = sim_process,
+	.submit = sim_submit,
+	.sessions = sim_sessions,
+	.free = sim_free,
+};
+
+static const struct bmc_engine_ops sim_rf_ops = {
+	.name = "redfish",
+	.new = sim_rf_new,
 	.fd = sim_fd,
 	.timeout_ms = sim_timeout,
 	.process = sim_process,
@@ -271,9 +310,11 @@ static const struct bmc_engine_ops off_ops = { .name = "redfish", .new = off_new
 
 static struct bmc_server *srv;
 
-static void start(unsigned max_jobs, unsigned task_timeout_s)
+/* Starts a server on the scripted IPMI engine and, with redfish, the
+ * scripted Redfish one (else one that does not start). */
+static void start_with(unsigned max_jobs, unsigned task_timeout_s, bool redfish)
 {
-	static const struct bmc_engine_ops *const ops[] = { &sim_ops, &off_ops };
+	const struct bmc_engine_ops *const ops[] = { &sim_ops, redfish ? &sim_rf_ops : &off_ops };
 	struct bmc_settings set = { .poll_interval_s = 1,
 				    .verify_interval_ms = 10,
 				    .max_jobs = max_jobs,
@@ -284,11 +325,16 @@ static void start(unsigned max_jobs, unsigned task_timeout_s)
 	ck_assert_int_eq(bmc_server_start(srv, err, sizeof(err)), 0);
 }
 
+static void start(unsigned max_jobs, unsigned task_timeout_s)
+{
+	start_with(max_jobs, task_timeout_s, false);
+}
+
 static void bmc_setup(void)
 {
 	setup();
 	pthread_mutex_lock(&sim.mu);
-	sim.n = sim.nq = 0;
+	sim.n = eng_ipmi.nq = eng_rf.nq = 0;
 	sim.active = sim.max_active = 0;
 	pthread_mutex_unlock(&sim.mu);
 	engine_fails = false;
@@ -821,6 +867,48 @@ START_TEST(test_tasks_by_hand_and_restart)
 }
 END_TEST
 
+/* preferredOrder first ("gofish" is Redfish), then the rest; the next
+ * provider when one cannot reach the BMC; ports and cipher suite as the
+ * Machine says. */
+START_TEST(test_provider_order)
+{
+	char m[512];
+	sim_add("10.0.6.1", BMC_POWER_ON);
+	sim_add("10.0.6.2", BMC_POWER_ON)->fail_rf = BMC_FAIL_NETWORK;
+	struct sim_bmc *b3 = sim_add("10.0.6.3", BMC_POWER_ON);
+	b3->fail_rf = BMC_FAIL_NETWORK;
+	b3->fail = BMC_FAIL_AUTH;
+	sim_add("10.0.6.4", BMC_POWER_OFF);
+	secret("creds", true);
+	machine("o1", "10.0.6.1",
+		"C,\"providerOptions\":{\"preferredOrder\":[\"GoFish\"],"
+		"\"redfish\":{\"port\":8443}}");
+	machine("o2", "10.0.6.2",
+		"C,\"providerOptions\":{\"preferredOrder\":[\"gofish\",\"ipmitool\"]}");
+	machine("o3", "10.0.6.3",
+		"C,\"providerOptions\":{\"preferredOrder\":[\"openbmc\","
+		"\"gofish\"]}");
+	machine("o4", "10.0.6.4",
+		"C,\"port\":6230,\"providerOptions\":{\"ipmitool\":{\"cipherSuite\":\"17\"}}");
+	start_with(0, 0, true);
+	wait_power("o1", "on");
+	wait_power("o2", "on");
+	wait_power("o4", "off");
+	wait_cond(STORE_KIND_MACHINE, "o3", "Contactable", "False", m, sizeof(m));
+	ck_assert_str_eq(m, "redfish: GET /redfish/v1: HTTP 503; ipmitool: RAKP 2: unauthorized "
+			    "name (status 0x0d)");
+	pthread_mutex_lock(&sim.mu);
+	ck_assert_str_eq(sim_find("10.0.6.1")->provider, "redfish");
+	ck_assert_uint_eq(sim_find("10.0.6.1")->port, 8443);
+	ck_assert_str_eq(sim_find("10.0.6.2")->provider, "ipmitool");
+	ck_assert_uint_eq(sim_find("10.0.6.2")->port, 623);
+	ck_assert_str_eq(sim_find("10.0.6.4")->provider, "ipmitool");
+	ck_assert_uint_eq(sim_find("10.0.6.4")->port, 6230);
+	ck_assert_uint_eq(sim_find("10.0.6.4")->cipher, 17);
+	pthread_mutex_unlock(&sim.mu);
+}
+END_TEST
+
 START_TEST(test_base64)
 {
 	uint8_t out[16];
@@ -869,6 +957,7 @@ int main(void)
 	tcase_add_test(tc, test_desired_power);
 	tcase_add_test(tc, test_engine_unavailable);
 	tcase_add_test(tc, test_tasks_by_hand_and_restart);
+	tcase_add_test(tc, test_provider_order);
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("base64");
 	tcase_add_test(tb, test_base64);
