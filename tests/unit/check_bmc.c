@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "bmc/bmc-internal.h"
+#include "common/common.h"
 #include "tests/unit/unit.h"
 
 #define FIXTURE_NAME "check_bmc"
@@ -909,6 +910,55 @@ START_TEST(test_provider_order)
 }
 END_TEST
 
+/* A thousand Machines on one thread: each polled once and written, in a
+ * few store writes; their statuses listed until every one is there. */
+START_TEST(test_many_machines)
+{
+	enum {
+		N = 1000
+	};
+	static struct store_op ops[N];
+	char name[32];
+	secret("creds", true);
+	sim_add("10.0.7.1", BMC_POWER_ON);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "many-%04d", i);
+		ops[i] = (struct store_op){
+			.type = STORE_OP_CREATE,
+			.kind = STORE_KIND_MACHINE,
+			.no_object = true,
+			.body = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:{s:s}}}}", "apiVersion",
+					  "bmc.tinkerbell.org/v1alpha1", "kind", "Machine",
+					  "metadata", "name", name, "spec", "connection", "host",
+					  "10.0.7.1", "authSecretRef", "name", "creds"),
+		};
+	}
+	ck_assert_int_eq(store_write(st, ops, N, true), 0);
+	for (int i = 0; i < N; i++) {
+		json_decref(ops[i].body);
+		store_op_clear(&ops[i]);
+	}
+	uint64_t t0 = now_mono_ns();
+	start(0, 0);
+	size_t ok = 0;
+	for (int turn = 0; turn < WAIT_TURNS && ok < N; turn++) {
+		json_t *items = NULL, *o;
+		size_t i;
+		ok = 0;
+		ck_assert_int_eq(store_list(rd, STORE_KIND_MACHINE, NULL, NULL, &items, NULL), 0);
+		json_array_foreach (items, i, o)
+			ok += cond(o, "Contactable", "True") != NULL;
+		json_decref(items);
+		if (ok < N)
+			nap();
+	}
+	ck_assert_uint_eq(ok, N);
+	/* for the record, not asserted */
+	fprintf(stderr, "# %d Machines polled and written in %.0f ms\n", N,
+		(double)(now_mono_ns() - t0) / 1e6);
+}
+END_TEST
+
 START_TEST(test_base64)
 {
 	uint8_t out[16];
@@ -958,6 +1008,7 @@ int main(void)
 	tcase_add_test(tc, test_engine_unavailable);
 	tcase_add_test(tc, test_tasks_by_hand_and_restart);
 	tcase_add_test(tc, test_provider_order);
+	tcase_add_test(tc, test_many_machines);
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("base64");
 	tcase_add_test(tb, test_base64);
