@@ -99,11 +99,13 @@ typedef void (*bmc_req_fn)(struct bmc_server *s, const struct bmc_reply *r, int 
 /* Runs call against conn's engines in order, starting with prefer when it
  * is one of them (-1: conn's order): an engine that cannot reach the BMC
  * (timeout, network, TLS, auth, protocol, unsupported) passes the call
- * to the next; the reply's message then names each provider tried. conn
+ * to the next; the failure's why then names each provider tried. conn
  * is copied (and its password wiped when the call ends). 0, or a negative
- * errno (-EAGAIN: every engine is full, try later) with no callback. */
+ * errno (-EAGAIN: every engine is full, try later) with no callback and
+ * what each engine said in err. */
 int bmc_req_start(struct bmc_server *s, const struct bmc_conn *conn, int prefer,
-		  const struct bmc_call *call, bmc_req_fn done, void *obj);
+		  const struct bmc_call *call, bmc_req_fn done, void *obj, char *err,
+		  size_t errlen);
 
 /* The engine's provider name ("ipmitool"), for messages. */
 const char *bmc_engine_name(const struct bmc_server *s, int engine);

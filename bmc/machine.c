@@ -397,7 +397,7 @@ static void desired_check(struct bmc_server *s, struct bmc_machine *m, enum bmc_
 		return;
 	struct bmc_call call = { .cmd = BMC_CMD_POWER_SET,
 				 .action = want == BMC_POWER_ON ? BMC_ACT_ON : BMC_ACT_OFF };
-	if (bmc_req_start(s, &c, m->engine, &call, on_restore, m) == 0) {
+	if (bmc_req_start(s, &c, m->engine, &call, on_restore, m, err, sizeof(err)) == 0) {
 		m->inflight++;
 		m->restoring = true;
 		m->restore_after = bmc_now_ms() + (uint64_t)s->set.poll_interval_s * 1000u;
@@ -444,12 +444,11 @@ static void poll_fire(struct bmc_server *s, struct bmc_timer *t)
 		return;
 	}
 	struct bmc_call call = { .cmd = BMC_CMD_POWER_GET };
-	e = bmc_req_start(s, &c, m->engine, &call, on_poll, m);
+	e = bmc_req_start(s, &c, m->engine, &call, on_poll, m, err, sizeof(err));
 	explicit_bzero(&c, sizeof(c));
 	if (e == -EAGAIN) {
 		bmc_timer_set(s, &m->timer, bmc_now_ms() + BMC_RETRY_BUSY_MS);
 	} else if (e < 0) {
-		snprintf(err, sizeof(err), "no provider took the call: %s", strerror(-e));
 		set_status(s, m, "unknown", false, err);
 		bmc_timer_set(s, &m->timer, next);
 	} else {

@@ -346,11 +346,13 @@ static void on_reply(const struct bmc_reply *r, void *ud)
 }
 
 int bmc_req_start(struct bmc_server *s, const struct bmc_conn *conn, int prefer,
-		  const struct bmc_call *call, bmc_req_fn done, void *obj)
+		  const struct bmc_call *call, bmc_req_fn done, void *obj, char *err, size_t errlen)
 {
 	struct req *q = calloc(1, sizeof(*q));
-	if (!q)
+	if (!q) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
 	q->s = s;
 	q->conn = *conn;
 	q->call = *call;
@@ -366,8 +368,10 @@ int bmc_req_start(struct bmc_server *s, const struct bmc_conn *conn, int prefer,
 		break;
 	}
 	int e = req_submit(q);
-	if (e < 0)
+	if (e < 0) {
+		snprintf(err, errlen, "%s", q->msg);
 		req_free(q);
+	}
 	return e;
 }
 

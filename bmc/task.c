@@ -279,21 +279,21 @@ static int prefer(struct bmc_server *s, const struct bmc_task *t)
 static void submit(struct bmc_server *s, struct bmc_task *t, const struct bmc_call *call,
 		   bmc_req_fn done)
 {
-	char err[BMC_COND_MAX], msg[BMC_COND_MAX + 64];
+	char err[BMC_COND_MAX], msg[BMC_COND_MAX + 160];
 	struct bmc_conn c;
 	int e = bmc_conn_resolve(s, t->conn, t->ns, &c, err, sizeof(err));
 	if (e < 0) {
 		task_end(s, t, false, err);
 		return;
 	}
-	e = bmc_req_start(s, &c, prefer(s, t), call, done, t);
+	e = bmc_req_start(s, &c, prefer(s, t), call, done, t, err, sizeof(err));
 	explicit_bzero(&c, sizeof(c));
 	if (e == 0) {
 		t->inflight++;
 	} else if (e == -EAGAIN) {
 		bmc_timer_set(s, &t->tick, bmc_now_ms() + BMC_RETRY_BUSY_MS);
 	} else {
-		snprintf(msg, sizeof(msg), "%s: no provider can do it (%s)", t->what, strerror(-e));
+		snprintf(msg, sizeof(msg), "%s: no provider can do it: %s", t->what, err);
 		task_end(s, t, false, msg);
 	}
 }

@@ -241,6 +241,8 @@ static int sim_submit(void *e, const struct bmc_endpoint *ep, const struct bmc_c
 {
 	struct sim_engine *E = e;
 	uint64_t one = 1;
+	if (E == &eng_ipmi && call->cmd == BMC_CMD_MEDIA_SET)
+		return -EINVAL; /* IPMI has no virtual media */
 	pthread_mutex_lock(&sim.mu);
 	if (E->nq == SIM_QUEUE) {
 		pthread_mutex_unlock(&sim.mu);
@@ -851,7 +853,9 @@ START_TEST(test_tasks_by_hand_and_restart)
 	start(0, 0);
 	wait_cond(STORE_KIND_TASK, "status", "Completed", "True", m, sizeof(m));
 	ck_assert_str_eq(m, "power is on");
-	wait_cond(STORE_KIND_TASK, "media", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_TASK, "media", "Failed", "True", m, sizeof(m));
+	ck_assert_str_eq(m,
+			 "virtual media insert: no provider can do it: ipmitool: cannot do this");
 	wait_cond(STORE_KIND_TASK, "jr-task-0", "Failed", "True", m, sizeof(m));
 	ck_assert_str_eq(m, "interrupted by a restart");
 	wait_cond(STORE_KIND_JOB, "jr", "Failed", "True", m, sizeof(m));
@@ -862,7 +866,7 @@ START_TEST(test_tasks_by_hand_and_restart)
 	ck_assert_uint_eq(json_array_size(ev), 2);
 	json_decref(ev);
 	pthread_mutex_lock(&sim.mu);
-	ck_assert_str_eq(sim_find("10.0.5.1")->log, "media");
+	ck_assert_str_eq(sim_find("10.0.5.1")->log, "");
 	pthread_mutex_unlock(&sim.mu);
 	assert_no_password();
 }
@@ -880,6 +884,7 @@ START_TEST(test_provider_order)
 	b3->fail_rf = BMC_FAIL_NETWORK;
 	b3->fail = BMC_FAIL_AUTH;
 	sim_add("10.0.6.4", BMC_POWER_OFF);
+	sim_add("10.0.6.5", BMC_POWER_OFF);
 	secret("creds", true);
 	machine("o1", "10.0.6.1",
 		"C,\"providerOptions\":{\"preferredOrder\":[\"GoFish\"],"
@@ -891,7 +896,11 @@ START_TEST(test_provider_order)
 		"\"gofish\"]}");
 	machine("o4", "10.0.6.4",
 		"C,\"port\":6230,\"providerOptions\":{\"ipmitool\":{\"cipherSuite\":\"17\"}}");
+	task_obj("media", "{\"virtualMediaAction\":{\"mediaURL\":\"\",\"kind\":\"CD\"}}",
+		 "10.0.6.5");
 	start_with(0, 0, true);
+	wait_cond(STORE_KIND_TASK, "media", "Completed", "True", m, sizeof(m));
+	ck_assert_str_eq(m, "virtual media eject: done");
 	wait_power("o1", "on");
 	wait_power("o2", "on");
 	wait_power("o4", "off");
@@ -906,6 +915,8 @@ START_TEST(test_provider_order)
 	ck_assert_str_eq(sim_find("10.0.6.4")->provider, "ipmitool");
 	ck_assert_uint_eq(sim_find("10.0.6.4")->port, 6230);
 	ck_assert_uint_eq(sim_find("10.0.6.4")->cipher, 17);
+	ck_assert_str_eq(sim_find("10.0.6.5")->log, "media");
+	ck_assert_str_eq(sim_find("10.0.6.5")->provider, "redfish");
 	pthread_mutex_unlock(&sim.mu);
 }
 END_TEST
