@@ -197,7 +197,8 @@ struct bmc_machine *bmc_machine_find(struct bmc_server *s, const char *ns, const
 bool bmc_machine_idle(struct bmc_server *s, const struct bmc_machine *m);
 /* The engine that last answered m, or -1. */
 int bmc_machine_engine(const struct bmc_machine *m);
-/* Polls m soon (after a Job ends, or a Machine appears). */
+/* Polls m soon (after a Job ends, or a Machine appears), and lets the
+ * desired power state act then, however recently it last did. */
 void bmc_machine_poll_soon(struct bmc_server *s, struct bmc_machine *m);
 /* Marks and sweeps for a relist: mark, then bmc_machine_changed() for
  * each object listed, then sweep drops those not seen. */

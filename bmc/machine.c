@@ -134,6 +134,7 @@ int bmc_machine_engine(const struct bmc_machine *m)
 void bmc_machine_poll_soon(struct bmc_server *s, struct bmc_machine *m)
 {
 	uint64_t at = bmc_now_ms() + BMC_FIRST_POLL_MS;
+	m->restore_after = 0; /* something changed: the desired state may act at once */
 	if (!m->timer.idx || m->timer.at > at)
 		bmc_timer_set(s, &m->timer, at);
 }
@@ -515,7 +516,6 @@ void bmc_machine_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 	if (!m->conn || !json_equal(m->conn, conn) || strcmp(old_desired, m->desired)) {
 		json_decref(m->conn);
 		m->conn = json_deep_copy(conn);
-		m->restore_after = 0;
 		bmc_machine_poll_soon(s, m);
 	}
 }
