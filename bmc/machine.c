@@ -514,6 +514,8 @@ void bmc_machine_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 	memcpy(old_desired, m->desired, sizeof(old_desired));
 	read_desired(m, obj);
 	if (!m->conn || !json_equal(m->conn, conn) || strcmp(old_desired, m->desired)) {
+		if (!m->conn || !json_equal(m->conn, conn))
+			m->engine = -1; /* another BMC, maybe another provider */
 		json_decref(m->conn);
 		m->conn = json_deep_copy(conn);
 		bmc_machine_poll_soon(s, m);

@@ -25,7 +25,13 @@
  * serves), counts latency and failures per provider and command
  * (ironbell_bmc_request_seconds, ironbell_bmc_failures_total), and keeps
  * a copy of the endpoint whose password it wipes when the call ends. No
- * metric label ever holds a host, a user or a password. */
+ * metric label ever holds a host, a user or a password.
+ *
+ * Store writes wait for their commit. Jobs' and Tasks' are few and are
+ * read back at once (the Job controller decides on what is stored), so
+ * they are written as they happen; Machines' statuses, a thousand after
+ * one round of polls, are queued and written together before the loop
+ * sleeps (bmc_status_patch_later()). */
 #include "config.h"
 
 #include <errno.h>
