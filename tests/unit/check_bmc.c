@@ -970,6 +970,36 @@ START_TEST(test_many_machines)
 }
 END_TEST
 
+/* The Secret as kubectl writes it (stringData), and values that cannot be
+ * credentials: each named, never shown. */
+START_TEST(test_creds)
+{
+	struct bmc_endpoint ep = { 0 };
+	char err[256] = "", big[400];
+	create(STORE_KIND_SECRET, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+				  "{\"name\":\"plain\"},\"stringData\":{\"username\":\"root\","
+				  "\"password\":\"" PASSWORD "\"}}");
+	ck_assert_int_eq(bmc_creds_read(rd, "default", "plain", &ep, err, sizeof(err)), 0);
+	ck_assert_str_eq(ep.user, "root");
+	ck_assert_str_eq(ep.password, PASSWORD);
+	/* a 150-byte password: longer than an endpoint holds */
+	snprintf(big, sizeof(big),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+		 "\"big\"},\"data\":{\"username\":\"YWRtaW4=\",\"password\":\"%.*s\"}}",
+		 200,
+		 "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB"
+		 "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB"
+		 "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB");
+	create(STORE_KIND_SECRET, big);
+	memset(&ep, 0, sizeof(ep));
+	ck_assert_int_eq(bmc_creds_read(rd, "default", "big", &ep, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "secret default/big: key \"password\" is longer than 127 bytes");
+	ck_assert_str_eq(ep.password, "");
+	ck_assert_int_eq(bmc_creds_read(rd, "other", "plain", &ep, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "secret other/plain not found");
+}
+END_TEST
+
 START_TEST(test_base64)
 {
 	uint8_t out[16];
@@ -1021,8 +1051,10 @@ int main(void)
 	tcase_add_test(tc, test_provider_order);
 	tcase_add_test(tc, test_many_machines);
 	suite_add_tcase(s, tc);
-	TCase *tb = tcase_create("base64");
+	TCase *tb = tcase_create("credentials");
 	tcase_add_test(tb, test_base64);
+	tcase_add_checked_fixture(tb, setup, teardown);
+	tcase_add_test(tb, test_creds);
 	suite_add_tcase(s, tb);
 	return unit_run(s);
 }
