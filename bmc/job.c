@@ -135,18 +135,17 @@ static json_t *conditions_with(const json_t *obj, const char *type, const char *
 static void job_end(struct bmc_server *s, struct bmc_job *j, const json_t *obj, bool ok,
 		    const char *message)
 {
-	char now[21];
+	char now[21], what[BMC_COND_MAX + 300];
+	/* The event first: whoever sees the Job ended finds its event (after
+	 * store_sync()). */
+	snprintf(what, sizeof(what), "%s%s", ok ? "completed" : "failed: ", ok ? "" : message);
+	mevent(s, j, ok ? "Normal" : "Warning", ok ? "JobCompleted" : "JobFailed", what);
 	bmc_time_now(now);
 	json_t *st = json_pack("{s:o,s:s}", "conditions",
 			       conditions_with(obj, ok ? "Completed" : "Failed", message),
 			       "completionTime", now);
-	if (st && bmc_status_patch(s, STORE_KIND_JOB, j->ns, j->name, st) == 0) {
+	if (st && bmc_status_patch(s, STORE_KIND_JOB, j->ns, j->name, st) == 0)
 		metric_inc(s->m_jobs[ok ? 0 : 1], 1);
-		char what[BMC_COND_MAX + 300];
-		snprintf(what, sizeof(what), "%s%s",
-			 ok ? "completed" : "failed: ", ok ? "" : message);
-		mevent(s, j, ok ? "Normal" : "Warning", ok ? "JobCompleted" : "JobFailed", what);
-	}
 	json_decref(st);
 	job_remove(s, j);
 }

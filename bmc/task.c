@@ -145,9 +145,10 @@ static void task_end(struct bmc_server *s, struct bmc_task *t, bool ok, const ch
 
 	if (t->finished)
 		return;
-	write_end(s, t->ns, t->name, ok, message);
+	/* the event first: whoever sees the Task ended finds its event */
 	snprintf(ev, sizeof(ev), "%s: %s", ok ? "completed" : "failed", message);
 	tevent(s, t, !ok, ok ? "TaskCompleted" : "TaskFailed", ev);
+	write_end(s, t->ns, t->name, ok, message);
 	memcpy(ns, t->ns, sizeof(ns));
 	memcpy(job, t->job, sizeof(job));
 	task_unlink(s, t);
@@ -515,7 +516,6 @@ void bmc_task_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 	}
 	if (bmc_jstr(obj, "status.startTime")) {
 		const char *job = owner_job(obj), *mns, *mname;
-		write_end(s, ns, name, false, "interrupted by a restart");
 		if (job && bmc_job_machine(s, ns, job, &mns, &mname))
 			store_event(s->store, STORE_KIND_MACHINE, mns, mname, "Warning",
 				    "TaskFailed", "task %s/%s failed: interrupted by a restart", ns,
@@ -523,6 +523,7 @@ void bmc_task_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 		else
 			store_event(s->store, STORE_KIND_TASK, ns, name, "Warning", "TaskFailed",
 				    "task %s/%s failed: interrupted by a restart", ns, name);
+		write_end(s, ns, name, false, "interrupted by a restart");
 		bmc_job_kick(s, ns, job);
 		goto out;
 	}
