@@ -67,3 +67,13 @@ tests_fuzz_fuzz_redfish_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_redfish_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_redfish_LDADD = $(JANSSON_LIBS) $(COMMON_LIBS)
 endif
+
+# The bmc thread and the Machine, Job and Task controllers.
+libbmc_a_SOURCES += bmc/bmc-internal.h bmc/server.c bmc/machine.c bmc/job.c bmc/task.c \
+	bmc/creds.c
+
+check_PROGRAMS += tests/unit/check_bmc
+TESTS += tests/unit/check_bmc
+tests_unit_check_bmc_SOURCES = tests/unit/check_bmc.c tests/unit/unit.h tests/unit/store_fixture.h
+tests_unit_check_bmc_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_bmc_LDADD = $(BMC_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
