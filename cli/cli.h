@@ -186,6 +186,11 @@ void cli_format_age(int64_t seconds, char out[static 32]);
 /* The AGE of an object from metadata.creationTimestamp, "<unknown>" when
  * it has none. */
 void cli_object_age(const json_t *obj, int64_t now, char out[static 32]);
+#define CLI_REDACTED "<redacted>" /* what a Secret's value prints as */
+/* Replaces the values of data and stringData with CLI_REDACTED in v when
+ * it is a Secret, in each Secret of v's items (a List), and in v's object
+ * (a watch event). Nothing else is changed. */
+void cli_redact_secrets(json_t *v);
 /* Prints v as YAML (yj_dump) to f, each line prefixed by indent spaces.
  * Returns 0 or a negative errno. */
 int cli_print_yaml(const json_t *v, FILE *f, int indent);

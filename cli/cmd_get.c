@@ -13,7 +13,8 @@
  *
  * describe prints one object for people: its identity, labels and
  * annotations, then spec and status as indented YAML, then the object's
- * events. A Secret's values are never printed, only their sizes. */
+ * events. A Secret's values are never printed, only their sizes (describe)
+ * or CLI_REDACTED (-o json, -o yaml). */
 #include "config.h"
 
 #include <errno.h>
@@ -132,6 +133,7 @@ static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items,
 	}
 	if (!v)
 		return cli_error("out of memory");
+	cli_redact_secrets(v);
 	int r = 0;
 	if (out == OUT_JSON)
 		cli_print_json(v, stdout);

@@ -348,6 +348,53 @@ unlike "$out" 'c2VjcmV0|secret$' "describe secret: never the value"
 ib describe hw nosuch
 is "$rc" 1 "describe of a missing object fails"
 
+# ---- a Secret's values never reach the output ----
+
+# Written with stringData, as for kubectl: stored as data (base64), and
+# neither the value nor its base64 is printed by any command.
+PW=Pw-$$-never-printed
+PW64=$(printf '%s' "$PW" | base64)
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: redact\ntype: Opaque\nstringData:\n  username: admin\n  password: %s\n' "$PW" >"$IB_TMP/redact.yaml"
+ib apply -f "$IB_TMP/redact.yaml"
+is "$rc" 0 "apply of a Secret written with stringData"
+api GET /api/v1/namespaces/default/secrets/redact
+is "$(printf '%s' "$out" | pyjson 'd["data"]["password"]')" "$PW64" \
+	"stringData is stored as base64 data"
+is "$(printf '%s' "$out" | pyjson '"stringData" in d')" "False" "and stringData is not kept"
+leaks=
+for cmd in "get secret redact" "get secret redact -o wide" "get secret redact -o yaml" \
+	"get secret redact -o json" "get secrets -o yaml" "get secrets,machines -o json" \
+	"get secret redact -o name" "describe secret redact" "events secret redact" \
+	"events secret redact -o json" "get secrets -A -o yaml"; do
+	# shellcheck disable=SC2086 # the command's words
+	ib $cmd
+	case "$out$err" in
+	*"$PW"* | *"$PW64"*) leaks="$leaks [$cmd]" ;;
+	esac
+	[ "$rc" = 0 ] || leaks="$leaks [$cmd: status $rc]"
+done
+is "$leaks" "" "no command prints the password or its base64"
+ib get secret redact -o yaml
+like "$out" '^  password: "?<redacted>"?$' "get -o yaml: the value is redacted"
+ib get secret redact -o json
+is "$(printf '%s' "$out" | pyjson 'd["data"]["username"]')" "<redacted>" \
+	"get -o json: every value is redacted"
+ib describe secret redact
+like "$out" "^password: +${#PW} bytes\$" "describe: the size of the value, not the value"
+"$IRONBELL" watch secrets -o json >"$IB_TMP/watch-secret.out" 2>&1 &
+rpid=$!
+ib_bg "$rpid"
+ok "watch -o json shows the Secret" wait_for 10 file_has "$IB_TMP/watch-secret.out" '"redact"'
+kill -INT "$rpid"
+wait "$rpid"
+ok "watch -o json: the value is redacted" file_has "$IB_TMP/watch-secret.out" '"password": ?"<redacted>"'
+if grep -q -e "$PW" -e "$PW64" "$IB_TMP/watch-secret.out"; then
+	fail "watch -o json prints the password"
+else
+	pass "watch -o json never prints the password"
+fi
+ib delete secret redact
+
 # ---- events ----
 
 # Every create, update and delete through the admin API leaves an event.
