@@ -110,6 +110,8 @@ static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items,
 	case OUT_WIDE: {
 		if (json_array_size(items) == 0)
 			return CLI_EXIT_OK;
+		if (strcmp(k->kind, "Job") == 0)
+			cli_bmc_count_tasks(c, items);
 		struct cli_table *t = make_table(k, items, out == OUT_WIDE, c->all_ns, false);
 		if (!t)
 			return cli_error("out of memory");
@@ -432,6 +434,8 @@ static int get_kinds(struct cli *c, const struct cli_kind **kinds, size_t nkinds
 		}
 		if (out == OUT_TABLE || out == OUT_WIDE) {
 			if (json_array_size(items)) {
+				if (strcmp(kinds[n]->kind, "Job") == 0)
+					cli_bmc_count_tasks(c, items);
 				struct cli_table *t = make_table(kinds[n], items, out == OUT_WIDE,
 								 c->all_ns, true);
 				if (!t) {
@@ -637,6 +641,8 @@ static void describe_object(struct cli *c, const struct cli_kind *k, const json_
 			cli_print_yaml(one, stdout, 2);
 		json_decref(one);
 	}
+	if (strcmp(k->kind, "Hardware") == 0)
+		cli_bmc_describe_hardware(c, obj);
 	if (strcmp(k->kind, "Secret") == 0) {
 		describe_secret_data(obj);
 	} else {

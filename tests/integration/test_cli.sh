@@ -282,10 +282,116 @@ is "$rc" 0 "several kinds with nothing in them"
 like "$err" '^No resources found in nosuch-ns namespace\.$' "say so once"
 
 ib get machines.bmc.tinkerbell.org
-like "$out" '^NAME   +AGE$' "bmc machine table: no printer columns"
-like "$out" '^bmc-node-a ' "bmc machine row"
+like "$out" '^NAME   +HOST   +POWER   +CONTACTABLE   +AGE$' "bmc machine table: host, power, contactable"
+like "$out" '^bmc-node-a   +192\.0\.2\.10   ' "bmc machine row"
 ib get machine -o wide
-like "$out" '^NAME   +POWER   +AGE$' "bmc machine wide adds POWER"
+like "$out" '^NAME   +HOST   +POWER   +CONTACTABLE   +MESSAGE   +AGE$' "bmc machine wide adds MESSAGE"
+
+# The bmc kinds' columns, from status as the controllers write it.
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/machines/bmc-node-a/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"powerState":"off","conditions":[{"type":"Contactable","status":"False","message":"authentication failed"}]}}'
+is "$code" 200 "machine status patch"
+ib get machine -o wide
+like "$out" '^bmc-node-a   +192\.0\.2\.10   +off   +False   +authentication failed   +[0-9]' \
+	"machine: power, Contactable and its message"
+cat >"$IB_TMP/job.yaml" <<'EOF'
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Job
+metadata:
+  name: nb
+spec:
+  machineRef: {name: bmc-node-a, namespace: default}
+  tasks:
+  - powerAction: "off"
+  - oneTimeBootDeviceAction: {device: [pxe], efiBoot: true}
+  - bootDevice: {device: disk, persistent: true}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Task
+metadata:
+  name: nb-task-0
+  labels: {owner-name: nb}
+spec:
+  task: {powerAction: "off"}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Task
+metadata:
+  name: nb-task-1
+  labels: {owner-name: nb}
+spec:
+  task: {oneTimeBootDeviceAction: {device: [pxe], efiBoot: true}}
+EOF
+ib apply -f "$IB_TMP/job.yaml"
+is "$rc" 0 "apply of a Job and two Tasks"
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/tasks/nb-task-0/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Completed","status":"True"}]}}'
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/tasks/nb-task-1/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z"}}'
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/jobs/nb/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Running","status":"True"}]}}'
+ib get jobs
+like "$out" '^NAME   +MACHINE   +STATE   +TASKS   +AGE$' "job columns"
+like "$out" '^nb   +bmc-node-a   +Running   +1/3   ' "job row: machine, state, tasks done/total"
+ib get tasks
+like "$out" '^NAME   +ACTION   +STATE   +AGE$' "task columns"
+like "$out" '^nb-task-0   +power off   +Completed   ' "task row: a power action"
+like "$out" '^nb-task-1   +bootdev pxe once efi   +Running   ' "task row: a one-time boot device"
+ib get machines,jobs,tasks
+is "$rc" 0 "get machines,jobs,tasks"
+like "$out" '^job\.bmc\.tinkerbell\.org/nb   +bmc-node-a   +Running   +1/3   ' "jobs among several kinds"
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/jobs/nb/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"conditions":[{"type":"Failed","status":"True","message":"bmc task timeout"}]}}'
+ib get job nb
+like "$out" '^nb   +bmc-node-a   +Failed   ' "a Failed condition: Failed"
+ib delete -f "$IB_TMP/job.yaml"
+
+# describe of a Hardware follows spec.bmcRef to its Machine.
+cat >"$IB_TMP/hw-bmc.yaml" <<'EOF'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: hw-bmc
+spec:
+  bmcRef: {apiGroup: bmc.tinkerbell.org, kind: Machine, name: bmc-node-a}
+EOF
+ib apply -f "$IB_TMP/hw-bmc.yaml"
+is "$rc" 0 "apply of a Hardware with bmcRef"
+ib describe hw hw-bmc
+like "$out" '^BMC: +machine/bmc-node-a: power off, contactable False: authentication failed$' \
+	"describe hardware: its Machine's power state and Contactable"
+ib describe hw node-a
+unlike "$out" '^BMC:' "describe hardware without bmcRef: no BMC line"
+ib delete -f "$IB_TMP/hw-bmc.yaml"
+
+# power and bootdev: usage, a missing Machine, and (no controller acts on
+# the Job here) the timeout.
+ib power on
+is "$rc" 2 "power without a machine: status 2"
+ib power sideways bmc-node-a
+is "$rc" 2 "power with an unknown action: status 2"
+ib bootdev floppy bmc-node-a
+is "$rc" 2 "bootdev with an unknown device: status 2"
+ib power on bmc-node-a --timeout soon
+is "$rc" 2 "a bad --timeout: status 2"
+ib power on nosuch
+is "$rc" 1 "power of a missing machine: status 1"
+like "$err" 'machine "nosuch" not found' "says the machine is not found"
+ib bootdev pxe --persistent --efi bmc-node-a --timeout 1s
+is "$rc" 1 "a Job nobody runs: status 1 after --timeout"
+like "$out" '^job\.bmc\.tinkerbell\.org/bootdev-pxe-bmc-node-a-[0-9]+ created$' "the Job is created"
+like "$err" 'did not finish within 1 s' "says it timed out"
+job=$(printf '%s\n' "$out" | sed -n 's|^job\.bmc\.tinkerbell\.org/\(.*\) created$|\1|p')
+ib get job "$job" -o json
+is "$(printf '%s' "$out" | pyjson 'd["spec"]')" \
+	"{'machineRef': {'name': 'bmc-node-a', 'namespace': 'default'}, 'tasks': [{'bootDevice': {'device': 'pxe', 'persistent': True, 'efiBoot': True}}]}" \
+	"the Job names the Machine and the one action"
+ib delete job "$job"
 
 ib get secrets
 like "$out" '^NAME   +TYPE   +DATA   +AGE$' "secret columns"
