@@ -60,6 +60,9 @@ if ls "$top_srcdir"/etc/examples/*.yaml >/dev/null 2>&1; then
 		[ "$rc" = 0 ] && [ "$out" = "$obj" ] || missing="$missing $obj"
 	done
 	is "$missing" "" "every example object can be read back by name"
+	ib apply -f "$top_srcdir/etc/examples/bmc-jobs"
+	is "$rc" 0 "the example Job is valid"
+	ib delete -f "$top_srcdir/etc/examples/bmc-jobs"
 	ib delete -f "$top_srcdir/etc/examples"
 	is "$rc" 0 "delete -f etc/examples/ succeeds"
 	like "$out" '^hardware.tinkerbell.org "machine1" deleted$' "delete prints kubectl's line"
