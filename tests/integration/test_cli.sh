@@ -42,7 +42,11 @@ ADMIN_PORT=$(ib_free_port) || bail_out "no free port"
 IB_API_EXTRA="  listen: 127.0.0.1:$ADMIN_PORT
   token_file: $IB_TMP/token"
 # A short idle timeout, so that the quiet-watch case below outlasts it.
-ib_write_config "  idle_timeout: 2" || bail_out "cannot write the config"
+# The BMC controllers are off: the status of the Machines, Jobs and Tasks
+# below is written by the test, and their BMCs do not exist.
+ib_write_config "  idle_timeout: 2
+bmc:
+  enabled: false" || bail_out "cannot write the config"
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # ---- the examples shipped in etc/examples ----
