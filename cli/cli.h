@@ -220,7 +220,8 @@ int cli_cmd_describe(struct cli *c, int argc, char **argv);
 int cli_cmd_events(struct cli *c, int argc, char **argv);
 int cli_cmd_logs(struct cli *c, int argc, char **argv);
 int cli_cmd_watch(struct cli *c, int argc, char **argv);
-int cli_cmd_version(struct cli *c, int argc, char **argv);int cli_cmd_power(struct cli *c, int argc, char **argv);
+int cli_cmd_version(struct cli *c, int argc, char **argv);
+int cli_cmd_power(struct cli *c, int argc, char **argv);
 int cli_cmd_bootdev(struct cli *c, int argc, char **argv);
 
 /* ---- the bmc kinds (cli/cmd_bmc.c) ---- */

@@ -33,8 +33,8 @@
 #define CLI_BMC_POLL_MS 500
 #define CLI_BMC_DEFAULT_TIMEOUT_MS (15u * 60 * 1000)
 #define CLI_BMC_MAX_TIMEOUT_MS (24u * 3600 * 1000)
-#define CLI_BMC_NAME_MACHINE_MAX 200 /* bytes of the Machine's name in a Job's name */
-#define CLI_BMC_MAX_TASKS 64         /* Tasks of one Job followed */
+#define CLI_BMC_NAME_MACHINE_MAX 200           /* bytes of the Machine's name in a Job's name */
+#define CLI_BMC_MAX_TASKS 64                   /* Tasks of one Job followed */
 #define TASKS_DONE_KEY "x-ironbell-tasks-done" /* set on a Job by cli_bmc_count_tasks */
 
 /* ---- conditions ---- */
@@ -82,7 +82,8 @@ static char *dup_or_null(const char *s)
 
 char *cli_bmc_contactable(const json_t *obj)
 {
-	return dup_or_null(json_string_value(json_object_get(condition(obj, "Contactable"), "status")));
+	return dup_or_null(
+		json_string_value(json_object_get(condition(obj, "Contactable"), "status")));
 }
 
 char *cli_bmc_contactable_message(const json_t *obj)
@@ -131,7 +132,8 @@ static void action_text(const json_t *a, char *out, size_t outlen)
 	if (power) {
 		snprintf(out, outlen, "power %s", power);
 	} else if (once) {
-		const char *dev = json_string_value(json_array_get(json_object_get(once, "device"), 0));
+		const char *dev =
+			json_string_value(json_array_get(json_object_get(once, "device"), 0));
 		snprintf(out, outlen, "bootdev %s once%s", dev ? dev : "?",
 			 json_is_true(json_object_get(once, "efiBoot")) ? " efi" : "");
 	} else if (bd) {
@@ -166,9 +168,8 @@ static bool task_of(const json_t *task, const char *job, const char *ns)
 {
 	const char *tns = cli_meta_string(task, "namespace");
 	const char *name = cli_meta_string(task, "name");
-	const char *owner = json_string_value(
-		json_object_get(json_object_get(json_object_get(task, "metadata"), "labels"),
-				"owner-name"));
+	const char *owner = json_string_value(json_object_get(
+		json_object_get(json_object_get(task, "metadata"), "labels"), "owner-name"));
 	size_t n = strlen(job);
 	if (!tns || !ns || strcmp(tns, ns) != 0 || !name)
 		return false;
@@ -277,9 +278,8 @@ static void print_task_changes(struct follow *f, const json_t *tasks, const char
 		}
 		snprintf(f->state[j], sizeof(f->state[0]), "%s", st);
 		char action[512];
-		const char *msg = json_string_value(
-			json_object_get(condition(t, strcmp(st, "Failed") == 0 ? "Failed" : st),
-					"message"));
+		const char *msg = json_string_value(json_object_get(
+			condition(t, strcmp(st, "Failed") == 0 ? "Failed" : st), "message"));
 		action_text(json_object_get(json_object_get(t, "spec"), "task"), action,
 			    sizeof(action));
 		printf("task/%s: %s: %s%s%s\n", name, action, st, msg && *msg ? ": " : "",
@@ -322,9 +322,10 @@ static int follow_job(struct cli *c, const char *ns, const char *job, uint64_t t
 			return CLI_EXIT_OK;
 		}
 		if (strcmp(st, "Failed") == 0) {
-			const char *msg =
-				json_string_value(json_object_get(condition(j, "Failed"), "message"));
-			int r = cli_error("job %s failed: %s", job, msg && *msg ? msg : "no message");
+			const char *msg = json_string_value(
+				json_object_get(condition(j, "Failed"), "message"));
+			int r = cli_error("job %s failed: %s", job,
+					  msg && *msg ? msg : "no message");
 			json_decref(j);
 			return r;
 		}
@@ -350,8 +351,8 @@ static int create_job(struct cli *c, const char *prefix, const char *machine, js
 	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s}, s:[O]}}",
 				"apiVersion", "bmc.tinkerbell.org/v1alpha1", "kind", "Job",
 				"metadata", "name", name, "namespace", c->ns, "labels",
-				"ironbell.dev/created-by", "ironbell", "spec", "machineRef",
-				"name", machine, "namespace", c->ns, "tasks", action);
+				"ironbell.dev/created-by", "ironbell", "spec", "machineRef", "name",
+				machine, "namespace", c->ns, "tasks", action);
 	if (!job || !(body = json_dumps(job, JSON_COMPACT)) ||
 	    cli_kind_path(&path, cli_kind_by_name("Job"), c->ns, NULL, NULL) < 0) {
 		ret = cli_error("out of memory");
@@ -374,7 +375,10 @@ out:
 	return ret;
 }
 
-enum bmc_cmd { BMC_POWER, BMC_BOOTDEV };
+enum bmc_cmd {
+	BMC_POWER,
+	BMC_BOOTDEV
+};
 
 /* The shared body of power and bootdev, from the parsed action on. */
 static int run_job(struct cli *c, enum bmc_cmd cmd, const char *what, const char *machine,
@@ -385,7 +389,8 @@ static int run_job(struct cli *c, enum bmc_cmd cmd, const char *what, const char
 	json_t *m = get_object(c, "Machine", c->ns, machine, &code);
 	if (!m) {
 		if (code == 404)
-			return cli_error("machine \"%s\" not found in namespace %s", machine, c->ns);
+			return cli_error("machine \"%s\" not found in namespace %s", machine,
+					 c->ns);
 		return CLI_EXIT_ERROR;
 	}
 	json_decref(m);
@@ -399,8 +404,8 @@ static int run_job(struct cli *c, enum bmc_cmd cmd, const char *what, const char
 	m = get_object(c, "Machine", c->ns, machine, &code);
 	if (!m)
 		return code == 404 ? cli_error("machine \"%s\" is gone", machine) : CLI_EXIT_ERROR;
-	const char *p = json_string_value(
-		json_object_get(json_object_get(m, "status"), "powerState"));
+	const char *p =
+		json_string_value(json_object_get(json_object_get(m, "status"), "powerState"));
 	printf("machine/%s: power %s\n", machine, p ? p : "unknown");
 	json_decref(m);
 	return CLI_EXIT_OK;
@@ -414,12 +419,17 @@ static bool one_of(const char *s, const char *const *list)
 	return false;
 }
 
-enum { OPT_TIMEOUT = CLI_OPT_COMMAND, OPT_PERSISTENT, OPT_EFI };
+enum {
+	OPT_TIMEOUT = CLI_OPT_COMMAND,
+	OPT_PERSISTENT,
+	OPT_EFI
+};
 
 static int bmc_command(struct cli *c, enum bmc_cmd cmd, int argc, char **argv)
 {
-	static const char *const powers[] = { "on", "off", "cycle", "reset", "soft", "status",
-					      NULL };
+	static const char *const powers[] = {
+		"on", "off", "cycle", "reset", "soft", "status", NULL
+	};
 	static const char *const devices[] = { "pxe", "disk", "bios", "cdrom", "safe", NULL };
 	static const struct option opts[] = {
 		CLI_GLOBAL_LONGOPTS,
@@ -439,8 +449,9 @@ static int bmc_command(struct cli *c, enum bmc_cmd cmd, int argc, char **argv)
 			if (num_parse_duration_ms(optarg, strlen(optarg), CLI_BMC_MAX_TIMEOUT_MS,
 						  &timeout_ms) < 0 ||
 			    timeout_ms == 0)
-				return cli_usage_error(name, "--timeout: \"%s\" is not a duration "
-							     "like 90s, 15m or 1h (at most 24h)",
+				return cli_usage_error(name,
+						       "--timeout: \"%s\" is not a duration "
+						       "like 90s, 15m or 1h (at most 24h)",
 						       optarg);
 			continue;
 		}
@@ -458,13 +469,13 @@ static int bmc_command(struct cli *c, enum bmc_cmd cmd, int argc, char **argv)
 		return cli_usage_error(name, "%s needs an action and a machine", name);
 	const char *what = argv[optind], *machine = argv[optind + 1];
 	if (!one_of(what, cmd == BMC_POWER ? powers : devices))
-		return cli_usage_error(name, "unknown %s \"%s\"", cmd == BMC_POWER ? "action" : "device",
-				       what);
+		return cli_usage_error(name, "unknown %s \"%s\"",
+				       cmd == BMC_POWER ? "action" : "device", what);
 	if (cmd == BMC_POWER)
 		action = json_pack("{s:s}", "powerAction", what);
 	else if (persistent)
-		action = json_pack("{s:{s:s, s:b, s:b}}", "bootDevice", "device", what, "persistent",
-				   1, "efiBoot", efi);
+		action = json_pack("{s:{s:s, s:b, s:b}}", "bootDevice", "device", what,
+				   "persistent", 1, "efiBoot", efi);
 	else
 		action = json_pack("{s:{s:[s], s:b}}", "oneTimeBootDeviceAction", "device", what,
 				   "efiBoot", efi);
@@ -501,7 +512,8 @@ void cli_bmc_describe_hardware(struct cli *c, const json_t *hw)
 		       code == 404 ? "not found" : "cannot be read");
 		return;
 	}
-	const char *p = json_string_value(json_object_get(json_object_get(m, "status"), "powerState"));
+	const char *p =
+		json_string_value(json_object_get(json_object_get(m, "status"), "powerState"));
 	char *ct = cli_bmc_contactable(m), *msg = cli_bmc_contactable_message(m);
 	printf("BMC:         machine/%s: power %s, contactable %s%s%s\n", name, p ? p : "unknown",
 	       ct ? ct : "Unknown", msg && *msg ? ": " : "", msg && *msg ? msg : "");

@@ -253,7 +253,8 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "bmc.redfish.timeout", a->bmc.redfish.timeout_ms != b->bmc.redfish.timeout_ms },
 		{ "bmc.redfish.max_connections",
 		  a->bmc.redfish.max_connections != b->bmc.redfish.max_connections },
-		{ "bmc.redfish.ca_file", str_differs(a->bmc.redfish.ca_file, b->bmc.redfish.ca_file) },
+		{ "bmc.redfish.ca_file",
+		  str_differs(a->bmc.redfish.ca_file, b->bmc.redfish.ca_file) },
 		{ "bmc.poll_interval", a->bmc.poll_interval_s != b->bmc.poll_interval_s },
 		{ "bmc.task_timeout", a->bmc.task_timeout_s != b->bmc.task_timeout_s },
 		{ "bmc.max_jobs", a->bmc.max_jobs != b->bmc.max_jobs },
@@ -449,8 +450,7 @@ int main(int argc, char **argv)
 	 * needs no privilege, but an error there stops the start like the
 	 * others'. */
 	settings_bmc(dhcp_cfg, &bmc_set);
-	if (dhcp_cfg->bmc.enabled &&
-	    bmc_server_new(store, &bmc_set, &bmc, err, sizeof(err)) < 0) {
+	if (dhcp_cfg->bmc.enabled && bmc_server_new(store, &bmc_set, &bmc, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -496,7 +496,7 @@ out:
 	dhcp_server_free(dhcp);
 	tftp_server_free(tftp);
 	syslog_server_free(syslogd); /* before the store: it queues events */
-	bmc_server_free(bmc); /* before the store: it writes status and events */
+	bmc_server_free(bmc);        /* before the store: it writes status and events */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

@@ -340,7 +340,8 @@ static void vdefault(const struct vfield *f, json_t *v)
  * string; NULL on ENOMEM. */
 static char *base64_encode(const char *s, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *u = (const unsigned char *)s;
 	char *out = malloc(n / 3 * 4 + 5), *o = out;
 	size_t i = 0;
@@ -378,8 +379,7 @@ static void secret_string_data(json_t *obj)
 	const char *key;
 	if (!json_is_object(sd) || (data && !json_is_object(data)))
 		return;
-	json_object_foreach(sd, key, val)
-	{
+	json_object_foreach (sd, key, val) {
 		struct vctx quiet = { .err = NULL };
 		if (!json_is_string(val) || store_check_config_key(&quiet, key) < 0)
 			return;
@@ -387,8 +387,7 @@ static void secret_string_data(json_t *obj)
 	merged = data ? json_copy(data) : json_object();
 	if (!merged)
 		return;
-	json_object_foreach(sd, key, val)
-	{
+	json_object_foreach (sd, key, val) {
 		char *b = base64_encode(json_string_value(val), json_string_length(val));
 		if (!b || json_object_set_new(merged, key, json_string(b)) < 0) {
 			free(b);

@@ -666,10 +666,11 @@ END_TEST
 START_TEST(test_secret_string_data)
 {
 	char msg[512];
-	json_t *v = load(SECRET_HEAD "type: Opaque\n"
-				     "data: {username: b2xk, keep: a2VlcA==}\n"
-				     "stringData: {username: admin, password: \"s3cr\\u00e9t!\", e: \"\", "
-				     "a.b: xy}\n");
+	json_t *v = load(SECRET_HEAD
+			 "type: Opaque\n"
+			 "data: {username: b2xk, keep: a2VlcA==}\n"
+			 "stringData: {username: admin, password: \"s3cr\\u00e9t!\", e: \"\", "
+			 "a.b: xy}\n");
 	store_default(STORE_KIND_SECRET, v);
 	ck_assert_ptr_null(json_object_get(v, "stringData"));
 	json_t *d = json_object_get(v, "data");
