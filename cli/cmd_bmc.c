@@ -34,6 +34,7 @@
 #define CLI_BMC_DEFAULT_TIMEOUT_MS (15u * 60 * 1000)
 #define CLI_BMC_MAX_TIMEOUT_MS (24u * 3600 * 1000)
 #define CLI_BMC_NAME_MACHINE_MAX 200           /* bytes of the Machine's name in a Job's name */
+#define CLI_BMC_NAME_TRIES 16                  /* names tried when one is taken */
 #define CLI_BMC_MAX_TASKS 64                   /* Tasks of one Job followed */
 #define TASKS_DONE_KEY "x-ironbell-tasks-done" /* set on a Job by cli_bmc_count_tasks */
 
@@ -337,29 +338,49 @@ static int follow_job(struct cli *c, const char *ns, const char *job, uint64_t t
 			 (unsigned long long)(timeout_ms / 1000));
 }
 
-/* Creates the Job "<prefix>-<machine>-<time>" with the one action, in the
- * Machine's namespace, and writes its name into name. */
+/* POSTs the Job "<prefix>-<machine>-<time>[-<n>]" with the one action, in
+ * the Machine's namespace, and writes its name into name. A name already
+ * taken (two commands in the same second) gets the next n, at most
+ * CLI_BMC_NAME_TRIES times. */
 static int create_job(struct cli *c, const char *prefix, const char *machine, json_t *action,
 		      char *name, size_t namelen)
 {
 	struct buf path = BUF_INIT(1024);
 	struct cli_response resp = { 0 };
 	char *body = NULL;
+	json_t *job = NULL;
 	int ret = CLI_EXIT_ERROR;
-	snprintf(name, namelen, "%s-%.*s-%lld", prefix, CLI_BMC_NAME_MACHINE_MAX, machine,
-		 (long long)time(NULL));
-	json_t *job = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s}, s:[O]}}",
+	long long now = (long long)time(NULL);
+	if (cli_kind_path(&path, cli_kind_by_name("Job"), c->ns, NULL, NULL) < 0) {
+		ret = cli_error("out of memory");
+		goto out;
+	}
+	for (int n = 0; n < CLI_BMC_NAME_TRIES; n++) {
+		if (n == 0)
+			snprintf(name, namelen, "%s-%.*s-%lld", prefix, CLI_BMC_NAME_MACHINE_MAX,
+				 machine, now);
+		else
+			snprintf(name, namelen, "%s-%.*s-%lld-%d", prefix, CLI_BMC_NAME_MACHINE_MAX,
+				 machine, now, n);
+		json_decref(job);
+		free(body);
+		body = NULL;
+		cli_response_free(&resp);
+		job = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:{s:s, s:s}, s:[O]}}",
 				"apiVersion", "bmc.tinkerbell.org/v1alpha1", "kind", "Job",
 				"metadata", "name", name, "namespace", c->ns, "labels",
 				"ironbell.dev/created-by", "ironbell", "spec", "machineRef", "name",
 				machine, "namespace", c->ns, "tasks", action);
-	if (!job || !(body = json_dumps(job, JSON_COMPACT)) ||
-	    cli_kind_path(&path, cli_kind_by_name("Job"), c->ns, NULL, NULL) < 0) {
-		ret = cli_error("out of memory");
-		goto out;
+		if (!job || !(body = json_dumps(job, JSON_COMPACT))) {
+			ret = cli_error("out of memory");
+			goto out;
+		}
+		if (cli_request(c, "POST", path.data, "application/json", body, strlen(body),
+				&resp) < 0)
+			goto out;
+		if (resp.code != 409)
+			break;
 	}
-	if (cli_request(c, "POST", path.data, "application/json", body, strlen(body), &resp) < 0)
-		goto out;
 	if (resp.code != 201 && resp.code != 200) {
 		cli_print_server_error(&resp);
 		goto out;

@@ -400,6 +400,22 @@ is "$(printf '%s' "$out" | pyjson 'd["spec"]')" \
 	"the Job names the Machine and the one action"
 ib delete job "$job"
 
+# A name already taken (a Job of the same second) gets a suffix.
+now=$(date +%s)
+: >"$IB_TMP/taken.yaml"
+for t in $now $((now + 1)) $((now + 2)) $((now + 3)); do
+	printf 'apiVersion: bmc.tinkerbell.org/v1alpha1\nkind: Job\nmetadata:\n  name: power-off-bmc-node-a-%s\nspec:\n  machineRef: {name: bmc-node-a, namespace: default}\n  tasks: [{powerAction: "off"}]\n---\n' "$t" >>"$IB_TMP/taken.yaml"
+done
+ib apply -f "$IB_TMP/taken.yaml"
+is "$rc" 0 "Jobs named as power would name them in the next seconds"
+ib power off bmc-node-a --timeout 1s
+like "$out" '^job\.bmc\.tinkerbell\.org/power-off-bmc-node-a-[0-9]+-1 created$' \
+	"power takes the next free name"
+job=$(printf '%s\n' "$out" | sed -n 's|^job\.bmc\.tinkerbell\.org/\(.*\) created$|\1|p')
+ib delete -f "$IB_TMP/taken.yaml"
+ib delete job "$job"
+is "$rc" 0 "and that Job can be deleted"
+
 ib get secrets
 like "$out" '^NAME   +TYPE   +DATA   +AGE$' "secret columns"
 like "$out" '^bmc-node-a   +Opaque   +2   ' "secret row: type and key count"
