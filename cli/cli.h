@@ -186,6 +186,11 @@ void cli_format_age(int64_t seconds, char out[static 32]);
 /* The AGE of an object from metadata.creationTimestamp, "<unknown>" when
  * it has none. */
 void cli_object_age(const json_t *obj, int64_t now, char out[static 32]);
+#define CLI_REDACTED "<redacted>" /* what a Secret's value prints as */
+/* Replaces the values of data and stringData with CLI_REDACTED in v when
+ * it is a Secret, in each Secret of v's items (a List), and in v's object
+ * (a watch event). Nothing else is changed. */
+void cli_redact_secrets(json_t *v);
 /* Prints v as YAML (yj_dump) to f, each line prefixed by indent spaces.
  * Returns 0 or a negative errno. */
 int cli_print_yaml(const json_t *v, FILE *f, int indent);
@@ -216,3 +221,28 @@ int cli_cmd_events(struct cli *c, int argc, char **argv);
 int cli_cmd_logs(struct cli *c, int argc, char **argv);
 int cli_cmd_watch(struct cli *c, int argc, char **argv);
 int cli_cmd_version(struct cli *c, int argc, char **argv);
+int cli_cmd_power(struct cli *c, int argc, char **argv);
+int cli_cmd_bootdev(struct cli *c, int argc, char **argv);
+
+/* ---- the bmc kinds (cli/cmd_bmc.c) ---- */
+
+/* Columns of get (struct cli_column.fn): each a malloc'ed text or NULL.
+ * Contactable: the status of the Machine's Contactable condition, and its
+ * message; a Job's Machine, state (Completed, Failed, Running, Pending)
+ * and Tasks done/total; a Task's action in words ("power off", "bootdev
+ * pxe once efi") and state. */
+char *cli_bmc_contactable(const json_t *obj);
+char *cli_bmc_contactable_message(const json_t *obj);
+char *cli_bmc_job_machine(const json_t *obj);
+char *cli_bmc_job_state(const json_t *obj);
+char *cli_bmc_job_tasks(const json_t *obj);
+char *cli_bmc_task_action(const json_t *obj);
+char *cli_bmc_task_state(const json_t *obj);
+/* Reads the Tasks of the namespace (every one with -A) and records on each
+ * Job of jobs how many of its Tasks have Completed, for the TASKS column.
+ * For a table only: the Jobs gain a key the API does not have. On an
+ * error (printed) the column shows "?". */
+void cli_bmc_count_tasks(struct cli *c, json_t *jobs);
+/* For describe of a Hardware with spec.bmcRef: prints its Machine's
+ * power state and Contactable condition (a line, nothing without bmcRef). */
+void cli_bmc_describe_hardware(struct cli *c, const json_t *hw);

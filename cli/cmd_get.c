@@ -13,7 +13,8 @@
  *
  * describe prints one object for people: its identity, labels and
  * annotations, then spec and status as indented YAML, then the object's
- * events. A Secret's values are never printed, only their sizes. */
+ * events. A Secret's values are never printed, only their sizes (describe)
+ * or CLI_REDACTED (-o json, -o yaml). */
 #include "config.h"
 
 #include <errno.h>
@@ -109,6 +110,8 @@ static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items,
 	case OUT_WIDE: {
 		if (json_array_size(items) == 0)
 			return CLI_EXIT_OK;
+		if (strcmp(k->kind, "Job") == 0)
+			cli_bmc_count_tasks(c, items);
 		struct cli_table *t = make_table(k, items, out == OUT_WIDE, c->all_ns, false);
 		if (!t)
 			return cli_error("out of memory");
@@ -132,6 +135,7 @@ static int print_objects(struct cli *c, const struct cli_kind *k, json_t *items,
 	}
 	if (!v)
 		return cli_error("out of memory");
+	cli_redact_secrets(v);
 	int r = 0;
 	if (out == OUT_JSON)
 		cli_print_json(v, stdout);
@@ -430,6 +434,8 @@ static int get_kinds(struct cli *c, const struct cli_kind **kinds, size_t nkinds
 		}
 		if (out == OUT_TABLE || out == OUT_WIDE) {
 			if (json_array_size(items)) {
+				if (strcmp(kinds[n]->kind, "Job") == 0)
+					cli_bmc_count_tasks(c, items);
 				struct cli_table *t = make_table(kinds[n], items, out == OUT_WIDE,
 								 c->all_ns, true);
 				if (!t) {
@@ -635,6 +641,8 @@ static void describe_object(struct cli *c, const struct cli_kind *k, const json_
 			cli_print_yaml(one, stdout, 2);
 		json_decref(one);
 	}
+	if (strcmp(k->kind, "Hardware") == 0)
+		cli_bmc_describe_hardware(c, obj);
 	if (strcmp(k->kind, "Secret") == 0) {
 		describe_secret_data(obj);
 	} else {

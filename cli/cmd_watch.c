@@ -49,7 +49,9 @@ static int on_watch_line(void *arg, const char *line, size_t len)
 		goto out;
 	}
 	if (w->json) {
-		fwrite(line, 1, len, stdout);
+		/* Not the line as it came: a Secret's values are redacted. */
+		cli_redact_secrets(ev);
+		json_dumpf(ev, stdout, JSON_COMPACT);
 		fputc('\n', stdout);
 	} else {
 		const char *ns = cli_meta_string(obj, "namespace");

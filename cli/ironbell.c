@@ -61,6 +61,21 @@ static const struct command commands[] = {
 	  "  -l, --selector SEL    label selector\n"
 	  "  -o, --output json     print the raw watch events\n"
 	  "      --resource-version N  start after this resourceVersion\n" },
+	{ "power", cli_cmd_power,
+	  "power on|off|cycle|reset|soft|status MACHINE [--timeout DURATION] [-n NS]",
+	  "Changes (or reads) a machine's power through its BMC: creates a Job with\n"
+	  "one power Task and follows it, printing each Task's state, until it ends.\n"
+	  "Exit status 0 when the Job Completed, 1 when it Failed or timed out.\n"
+	  "`power status` then prints the Machine's power state.\n"
+	  "      --timeout DURATION  how long to follow the Job (90s, 15m, 1h;\n"
+	  "                        default 15m); the Job itself goes on\n" },
+	{ "bootdev", cli_cmd_bootdev,
+	  "bootdev pxe|disk|bios|cdrom|safe MACHINE [--persistent] [--efi] [--timeout DURATION]",
+	  "Sets the device a machine boots from next through its BMC, as a Job with one\n"
+	  "Task, followed as for power.\n"
+	  "      --persistent      for every boot, not only the next one\n"
+	  "      --efi             an EFI boot (not legacy BIOS)\n"
+	  "      --timeout DURATION  as for power\n" },
 	{ "version", cli_cmd_version, "version [--client]",
 	  "Prints the client's and the daemon's versions.\n"
 	  "      --client          the client's version only; the daemon is not asked\n" },

@@ -5,8 +5,10 @@
  * small copy so that it links nothing of the store. Printer columns are the
  * CRDs' additionalPrinterColumns (Hardware, Template: State; Workflow:
  * Template, State, Task (wide), Action, Agent, Hardware, Template-Rendering
- * (wide)). The bmc kinds have none in their CRDs: `get machine -o wide`
- * adds POWER (.status.powerState), which kubectl does not show. Secret
+ * (wide)). The bmc kinds have none in their CRDs; ironbell shows a
+ * Machine's HOST, POWER and CONTACTABLE (MESSAGE with -o wide), a Job's
+ * MACHINE, STATE and TASKS done/total, a Task's ACTION and STATE, read
+ * from the conditions as Rufio writes them (cli/cmd_bmc.c). Secret
  * shows TYPE and DATA (the number of keys) as kubectl does. */
 #include "config.h"
 
@@ -54,7 +56,23 @@ static const struct cli_column workflow_columns[] = {
 };
 
 static const struct cli_column machine_columns[] = {
-	{ "POWER", ".status.powerState", true, NULL },
+	{ "HOST", ".spec.connection.host", false, NULL },
+	{ "POWER", ".status.powerState", false, NULL },
+	{ "CONTACTABLE", NULL, false, cli_bmc_contactable },
+	{ "MESSAGE", NULL, true, cli_bmc_contactable_message },
+	{ 0 },
+};
+
+static const struct cli_column job_columns[] = {
+	{ "MACHINE", NULL, false, cli_bmc_job_machine },
+	{ "STATE", NULL, false, cli_bmc_job_state },
+	{ "TASKS", NULL, false, cli_bmc_job_tasks },
+	{ 0 },
+};
+
+static const struct cli_column task_columns[] = {
+	{ "ACTION", NULL, false, cli_bmc_task_action },
+	{ "STATE", NULL, false, cli_bmc_task_state },
 	{ 0 },
 };
 
@@ -63,8 +81,6 @@ static const struct cli_column secret_columns[] = {
 	{ "DATA", NULL, false, secret_data_count },
 	{ 0 },
 };
-
-static const struct cli_column no_columns[] = { { 0 } };
 
 #define TB "tinkerbell.org"
 #define BMC "bmc.tinkerbell.org"
@@ -122,7 +138,7 @@ static const struct cli_kind kinds[] = {
 		.singular = "job",
 		.short_names = { "j" },
 		.resource = "job.bmc.tinkerbell.org",
-		.columns = no_columns,
+		.columns = job_columns,
 	},
 	{
 		.kind = "Task",
@@ -133,7 +149,7 @@ static const struct cli_kind kinds[] = {
 		.singular = "task",
 		.short_names = { "t" },
 		.resource = "task.bmc.tinkerbell.org",
-		.columns = no_columns,
+		.columns = task_columns,
 	},
 	{
 		.kind = "Secret",

@@ -4,7 +4,12 @@
  * Tables are built whole, then printed with each column as wide as its
  * widest cell (counted in UTF-8 characters, not bytes) and three spaces
  * between columns, as kubectl's printer does; the last column is not
- * padded, so lines carry no trailing blanks. */
+ * padded, so lines carry no trailing blanks.
+ *
+ * A Secret's values never reach the terminal: before an object is printed
+ * as JSON or YAML, cli_redact_secrets() replaces each value of its data
+ * and stringData with CLI_REDACTED, which is not base64, so that output
+ * applied again is refused rather than overwriting the credentials. */
 #include "config.h"
 
 #include <errno.h>
@@ -267,4 +272,46 @@ void cli_print_json(const json_t *v, FILE *f)
 {
 	json_dumpf(v, f, JSON_INDENT(4));
 	fputc('\n', f);
+}
+
+/* A Secret: core v1 kind Secret (as the server sends it). */
+static bool is_secret(const json_t *v)
+{
+	const char *av = json_string_value(json_object_get(v, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(v, "kind"));
+	return av && kind && strcmp(av, "v1") == 0 && strcmp(kind, "Secret") == 0;
+}
+
+static void redact_map(json_t *m)
+{
+	const char *key;
+	json_t *val;
+	if (!json_is_object(m))
+		return;
+	json_object_foreach (m, key, val)
+		json_object_set_new(m, key, json_string(CLI_REDACTED));
+}
+
+void cli_redact_secrets(json_t *v)
+{
+	size_t i;
+	json_t *item;
+	if (!json_is_object(v))
+		return;
+	if (is_secret(v)) {
+		redact_map(json_object_get(v, "data"));
+		redact_map(json_object_get(v, "stringData"));
+	}
+	/* A List's items, a watch event's object: one level each, as the
+	 * server sends them. */
+	json_array_foreach (json_object_get(v, "items"), i, item)
+		if (is_secret(item)) {
+			redact_map(json_object_get(item, "data"));
+			redact_map(json_object_get(item, "stringData"));
+		}
+	item = json_object_get(v, "object");
+	if (is_secret(item)) {
+		redact_map(json_object_get(item, "data"));
+		redact_map(json_object_get(item, "stringData"));
+	}
 }

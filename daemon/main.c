@@ -8,7 +8,8 @@
  * them), creates the state directory, opens the store, binds the DHCP
  * sockets when dhcp.enabled (a busy port stops the start) and the
  * listeners' sockets, drops every capability (daemon/privilege.c), starts
- * the listeners (daemon/http/http.c) and the DHCP thread (which loads every
+ * the listeners (daemon/http/http.c), the BMC thread (bmc/, when
+ * bmc.enabled) and the DHCP thread (which loads every
  * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
@@ -43,6 +44,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "bmc/bmc.h"
 #include "common/common.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
@@ -243,6 +245,20 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "syslog.rate", a->syslog.rate != b->syslog.rate },
 		{ "syslog.burst", a->syslog.burst != b->syslog.burst },
 		{ "syslog.max_message", a->syslog.max_message != b->syslog.max_message },
+		{ "bmc.enabled", a->bmc.enabled != b->bmc.enabled },
+		{ "bmc.ipmi.cipher_suite", a->bmc.ipmi.cipher_suite != b->bmc.ipmi.cipher_suite },
+		{ "bmc.ipmi.timeout", a->bmc.ipmi.timeout_ms != b->bmc.ipmi.timeout_ms },
+		{ "bmc.ipmi.retries", a->bmc.ipmi.retries != b->bmc.ipmi.retries },
+		{ "bmc.ipmi.max_sessions", a->bmc.ipmi.max_sessions != b->bmc.ipmi.max_sessions },
+		{ "bmc.redfish.timeout", a->bmc.redfish.timeout_ms != b->bmc.redfish.timeout_ms },
+		{ "bmc.redfish.max_connections",
+		  a->bmc.redfish.max_connections != b->bmc.redfish.max_connections },
+		{ "bmc.redfish.ca_file",
+		  str_differs(a->bmc.redfish.ca_file, b->bmc.redfish.ca_file) },
+		{ "bmc.poll_interval", a->bmc.poll_interval_s != b->bmc.poll_interval_s },
+		{ "bmc.task_timeout", a->bmc.task_timeout_s != b->bmc.task_timeout_s },
+		{ "bmc.max_jobs", a->bmc.max_jobs != b->bmc.max_jobs },
+		{ "bmc.verify_interval", a->bmc.verify_interval_ms != b->bmc.verify_interval_ms },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)
@@ -351,10 +367,12 @@ int main(int argc, char **argv)
 	struct dhcp_server *dhcp = NULL;
 	struct tftp_server *tftp = NULL;
 	struct syslog_server *syslogd = NULL;
+	struct bmc_server *bmc = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	struct dhcp_settings dhcp_set;
 	struct tftp_settings tftp_set;
 	struct syslog_settings syslog_set;
+	struct bmc_settings bmc_set;
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -428,6 +446,14 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	/* The BMC thread: its IPMI socket is an ephemeral UDP port, which
+	 * needs no privilege, but an error there stops the start like the
+	 * others'. */
+	settings_bmc(dhcp_cfg, &bmc_set);
+	if (dhcp_cfg->bmc.enabled && bmc_server_new(store, &bmc_set, &bmc, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	/* Every socket is bound now: give up every privilege before the
 	 * listeners' and the servers' threads start. */
 	const char *keep[] = { dhcp_cfg->state_dir, db, NULL }; /* opened again later */
@@ -445,6 +471,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (syslogd && syslog_server_start(syslogd, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
+	if (bmc && bmc_server_start(bmc, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -466,6 +496,7 @@ out:
 	dhcp_server_free(dhcp);
 	tftp_server_free(tftp);
 	syslog_server_free(syslogd); /* before the store: it queues events */
+	bmc_server_free(bmc);        /* before the store: it writes status and events */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

@@ -1,6 +1,6 @@
 /* settings — the configuration snapshot turned into each part's settings.
  *
- * DESIGN: the parts (dhcp/, tftp/, syslog/, ipxe/, metadata/) know nothing
+ * DESIGN: the parts (dhcp/, tftp/, syslog/, ipxe/, metadata/, bmc/) know nothing
  * of ironbell.yaml: each declares, in its own public header, the settings
  * it needs, and depends on common/ and store/ only, so that a test starts
  * a server from settings it fills by hand. This file is the one place
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bmc/bmc.h"
 #include "common/num.h"
 #include "daemon/config/conf.h"
 #include "daemon/settings.h"
@@ -133,6 +134,23 @@ void settings_syslog(const struct ib_config *c, struct syslog_settings *ret)
 		.rate = c->syslog.rate,
 		.burst = c->syslog.burst,
 		.max_message = c->syslog.max_message,
+	};
+}
+
+void settings_bmc(const struct ib_config *c, struct bmc_settings *ret)
+{
+	*ret = (struct bmc_settings){
+		.cipher_suite = c->bmc.ipmi.cipher_suite,
+		.timeout_ms = c->bmc.ipmi.timeout_ms,
+		.retries = c->bmc.ipmi.retries,
+		.max_sessions = c->bmc.ipmi.max_sessions,
+		.http_timeout_ms = c->bmc.redfish.timeout_ms,
+		.max_connections = c->bmc.redfish.max_connections,
+		.ca_file = c->bmc.redfish.ca_file,
+		.poll_interval_s = c->bmc.poll_interval_s,
+		.task_timeout_s = c->bmc.task_timeout_s,
+		.max_jobs = c->bmc.max_jobs,
+		.verify_interval_ms = c->bmc.verify_interval_ms,
 	};
 }
 

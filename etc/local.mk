@@ -15,6 +15,10 @@ dist_ironbellexamples_DATA = \
 	etc/examples/hardware.yaml \
 	etc/examples/template.yaml \
 	etc/examples/workflow.yaml
+# Not in examples/ itself, which `make demo` applies whole: it powers a
+# machine off.
+ironbellbmcjobsdir = $(docdir)/examples/bmc-jobs
+dist_ironbellbmcjobs_DATA = etc/examples/bmc-jobs/netboot-job.yaml
 
 # The unit names the daemon by its configured path.
 etc/ironbelld.service: etc/ironbelld.service.in Makefile

@@ -328,8 +328,9 @@ int store_validate_status(enum store_kind k, const json_t *status, char *err, si
 /* Fills in the CRD defaults of kind k in obj as the API server does before
  * it validates (e.g. a Machine's spec.connection.port 623, an interface's
  * disableDhcp false), where the parent object is present and the field is
- * absent or null; prunes the other nulls of known fields. Anything of the
- * wrong type is left for store_validate() to report. */
+ * absent or null; prunes the other nulls of known fields. A Secret's
+ * stringData is base64-encoded into data (stringData wins) and removed.
+ * Anything of the wrong type is left for store_validate() to report. */
 void store_default(enum store_kind k, json_t *obj);
 
 /* ---- DHCP leases ----

@@ -14,7 +14,9 @@
  * server does before it validates: a field with a `default` in the CRD
  * that is absent or null, in an object that is present, gets its default;
  * other nulls of known fields are pruned. The stored object carries them,
- * so that every reader sees the same values as under Kubernetes.
+ * so that every reader sees the same values as under Kubernetes. A
+ * Secret's stringData is merged into data as base64 and dropped, as the
+ * API server does.
  *
  * What is checked differently from the CRDs, and why, is said in
  * crd-tables.c and listed in docs/strictness.md. null counts as absent,
@@ -27,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -333,6 +336,70 @@ static void vdefault(const struct vfield *f, json_t *v)
 	}
 }
 
+/* RFC 4648 §4 base64 with padding of s (n bytes), a new NUL-terminated
+ * string; NULL on ENOMEM. */
+static char *base64_encode(const char *s, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = malloc(n / 3 * 4 + 5), *o = out;
+	size_t i = 0;
+	if (!out)
+		return NULL;
+	for (; i + 3 <= n; i += 3) {
+		uint32_t w = (uint32_t)u[i] << 16 | (uint32_t)u[i + 1] << 8 | u[i + 2];
+		*o++ = tab[w >> 18];
+		*o++ = tab[(w >> 12) & 63];
+		*o++ = tab[(w >> 6) & 63];
+		*o++ = tab[w & 63];
+	}
+	if (i < n) {
+		uint32_t w = (uint32_t)u[i] << 16 | (i + 1 < n ? (uint32_t)u[i + 1] << 8 : 0);
+		*o++ = tab[w >> 18];
+		*o++ = tab[(w >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(w >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A Secret's stringData, stored as the API server stores it: each value
+ * base64-encoded into data, a stringData key winning over the same key of
+ * data, and stringData removed (it is write-only: a read never shows it).
+ * Done only when stringData is well-formed (an object of valid keys and
+ * string values, and data an object or absent); otherwise both are left
+ * for store_validate() to name what is wrong. The new data is built whole
+ * before it replaces the old, so an allocation failure changes nothing. */
+static void secret_string_data(json_t *obj)
+{
+	json_t *sd = json_object_get(obj, "stringData"), *data = json_object_get(obj, "data");
+	json_t *val, *merged = NULL;
+	const char *key;
+	if (!json_is_object(sd) || (data && !json_is_object(data)))
+		return;
+	json_object_foreach (sd, key, val) {
+		struct vctx quiet = { .err = NULL };
+		if (!json_is_string(val) || store_check_config_key(&quiet, key) < 0)
+			return;
+	}
+	merged = data ? json_copy(data) : json_object();
+	if (!merged)
+		return;
+	json_object_foreach (sd, key, val) {
+		char *b = base64_encode(json_string_value(val), json_string_length(val));
+		if (!b || json_object_set_new(merged, key, json_string(b)) < 0) {
+			free(b);
+			json_decref(merged);
+			return;
+		}
+		free(b);
+	}
+	if (json_object_set_new(obj, "data", merged) == 0)
+		json_object_del(obj, "stringData");
+}
+
 /* ---- entry points ---- */
 
 void store_default(enum store_kind k, json_t *obj)
@@ -341,6 +408,8 @@ void store_default(enum store_kind k, json_t *obj)
 		return;
 	const struct vfield top = { .type = V_OBJECT, .fields = store_crd_top[k] };
 	vdefault(&top, obj);
+	if (k == STORE_KIND_SECRET)
+		secret_string_data(obj);
 }
 
 int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errlen)

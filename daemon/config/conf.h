@@ -159,6 +159,28 @@ struct ib_config {
 		unsigned burst;      /* syslog.burst, default 200 */
 		size_t max_message;  /* syslog.max_message, bytes, 480..65535, default 8KiB */
 	} syslog;
+
+	/* BMC control (bmc/): struct bmc_settings, read at start. Durations
+	 * carry their unit in the field's name. */
+	struct {
+		bool enabled; /* bmc.enabled, default true */
+		struct {
+			unsigned cipher_suite; /* bmc.ipmi.cipher_suite, 3 or 17, default 3 */
+			unsigned timeout_ms;   /* bmc.ipmi.timeout, 100..60000, default 1000 */
+			unsigned retries;      /* bmc.ipmi.retries, 1..10, default 3 */
+			unsigned max_sessions; /* bmc.ipmi.max_sessions, 1..65536, default 4096 */
+		} ipmi;
+		struct {
+			unsigned timeout_ms;      /* bmc.redfish.timeout, 1000..600000, default 20000 */
+			unsigned max_connections; /* bmc.redfish.max_connections, 1..65536,
+						   * default 256 */
+			char *ca_file;            /* bmc.redfish.ca_file; NULL: the system's */
+		} redfish;
+		unsigned poll_interval_s;    /* bmc.poll_interval, 1..86400, default 30 */
+		unsigned task_timeout_s;     /* bmc.task_timeout, 1..86400, default 600 */
+		unsigned max_jobs;           /* bmc.max_jobs, 1..100000, default 64 */
+		unsigned verify_interval_ms; /* bmc.verify_interval, 100..60000, default 1000 */
+	} bmc;
 };
 
 /* Reads and checks the file at path. On success returns 0 and a new

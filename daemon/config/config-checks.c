@@ -266,8 +266,31 @@ static int check_ipxe(struct cfg_ctx *ctx, struct ib_config *c)
 	return 0;
 }
 
+/* bmc.ipmi.cipher_suite: the two suites the IPMI client speaks (IPMI v2.0
+ * §22.15.2: 3 is HMAC-SHA1 + AES-CBC-128, 17 HMAC-SHA256 + AES-CBC-128);
+ * bmc.redfish.ca_file: a regular file that can be read now, so that a typo
+ * stops the start rather than every TLS connection to a BMC. */
+static int check_bmc(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (c->bmc.ipmi.cipher_suite != 3 && c->bmc.ipmi.cipher_suite != 17)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_bmc_ipmi_keys, "cipher_suite"),
+				 "bmc.ipmi.cipher_suite: %u is not a cipher suite the IPMI client "
+				 "speaks (3 or 17)",
+				 c->bmc.ipmi.cipher_suite);
+	if (!c->bmc.redfish.ca_file)
+		return 0;
+	r = key_file(ctx, "bmc.redfish", cfg_bmc_redfish_keys, "ca_file", c->bmc.redfish.ca_file,
+		     CFG_CA_FILE_MAX, false, &data, &len);
+	free(data);
+	return r;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe };
+static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe, check_bmc };
 
 /* See config-internal.h: each rule in turn, the first error stops. */
 int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c)

@@ -14,6 +14,7 @@
 #define CFG_TOKEN_MAX 4096     /* bytes in api.token_file */
 #define CFG_TOKEN_MIN 32       /* bytes of the token, at least */
 #define CFG_TLS_FILE_MAX (256 * 1024) /* bytes of api.tls_cert, of api.tls_key */
+#define CFG_CA_FILE_MAX (4 * 1024 * 1024) /* bytes of bmc.redfish.ca_file */
 #define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */
 #define CFG_MAX_SET 128        /* rows set in one file (each row at most once) */
 #define CFG_MAX_SECTION_KEYS 64 /* rows in one table */
@@ -117,6 +118,8 @@ struct cfg_ctx {
 /* The tables the checks point into, for cfg_value_mark(). */
 extern const struct cfg_key cfg_api_keys[];
 extern const struct cfg_key cfg_ipxe_keys[];
+extern const struct cfg_key cfg_bmc_ipmi_keys[];
+extern const struct cfg_key cfg_bmc_redfish_keys[];
 
 /* Formats into err (errlen bytes, NUL-terminated); nothing when err is
  * NULL or errlen 0. */

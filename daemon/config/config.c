@@ -185,6 +185,44 @@ static const struct cfg_key cfg_syslog_keys[] = {
 	{ 0 }
 };
 
+const struct cfg_key cfg_bmc_ipmi_keys[] = {
+	{ "cipher_suite", CFG_UINT, FIELD(bmc.ipmi.cipher_suite), 3, 17, "3", NULL,
+	  "RMCP+ cipher suite when a Machine names none: 3 or 17" },
+	{ "timeout", CFG_UINT, FIELD(bmc.ipmi.timeout_ms), 100, 60000, "1000", NULL,
+	  "milliseconds before the first retransmission of a request; doubled each time" },
+	{ "retries", CFG_UINT, FIELD(bmc.ipmi.retries), 1, 10, "3", NULL,
+	  "retransmissions before a request fails" },
+	{ "max_sessions", CFG_UINT, FIELD(bmc.ipmi.max_sessions), 1, 65536, "4096", NULL,
+	  "IPMI sessions kept open at once" },
+	{ 0 }
+};
+
+const struct cfg_key cfg_bmc_redfish_keys[] = {
+	{ "timeout", CFG_UINT, FIELD(bmc.redfish.timeout_ms), 1000, 600000, "20000", NULL,
+	  "milliseconds one HTTP request may take, connection included" },
+	{ "max_connections", CFG_UINT, FIELD(bmc.redfish.max_connections), 1, 65536, "256", NULL,
+	  "HTTP connections open at once" },
+	{ "ca_file", CFG_PATH, FIELD(bmc.redfish.ca_file), 0, 0, NULL, NULL,
+	  "PEM bundle that verifies BMC certificates; unset: the system's" },
+	{ 0 }
+};
+
+static const struct cfg_key cfg_bmc_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(bmc.enabled), 0, 0, "true", NULL,
+	  "run the BMC controllers (Machines, Jobs, Tasks)" },
+	{ "ipmi", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_ipmi_keys, "the IPMI 2.0 client" },
+	{ "redfish", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_redfish_keys, "the Redfish client" },
+	{ "poll_interval", CFG_UINT, FIELD(bmc.poll_interval_s), 1, 86400, "30", NULL,
+	  "seconds between two reads of a Machine's power state" },
+	{ "task_timeout", CFG_UINT, FIELD(bmc.task_timeout_s), 1, 86400, "600", NULL,
+	  "seconds after which a Task that has not succeeded fails" },
+	{ "max_jobs", CFG_UINT, FIELD(bmc.max_jobs), 1, 100000, "64", NULL,
+	  "Machines with a Job running at once" },
+	{ "verify_interval", CFG_UINT, FIELD(bmc.verify_interval_ms), 100, 60000, "1000", NULL,
+	  "milliseconds between two reads of the power state while a power Task is verified" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -198,6 +236,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "ipxe", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_ipxe_keys, "iPXE binaries and scripts" },
 	{ "metadata", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_metadata_keys, "instance metadata" },
 	{ "syslog", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_syslog_keys, "the syslog receiver" },
+	{ "bmc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_keys, "BMC power and boot control" },
 	{ 0 }
 };
 

@@ -15,3 +15,8 @@ EXTRA_DIST += $(BMC_INTEGRATION_TESTS) \
 	tests/integration/bmc/bmc.emu \
 	tests/integration/bmc/chassis_control.sh \
 	tests/integration/bmc/ipmisim.sh
+
+# The daemon end to end against ipmi_sim: Machines, Jobs, the client's
+# power and bootdev, Contactable, and no password in any output.
+TESTS += tests/integration/test_bmc_daemon.sh
+EXTRA_DIST += tests/integration/test_bmc_daemon.sh

@@ -42,7 +42,11 @@ ADMIN_PORT=$(ib_free_port) || bail_out "no free port"
 IB_API_EXTRA="  listen: 127.0.0.1:$ADMIN_PORT
   token_file: $IB_TMP/token"
 # A short idle timeout, so that the quiet-watch case below outlasts it.
-ib_write_config "  idle_timeout: 2" || bail_out "cannot write the config"
+# The BMC controllers are off: the status of the Machines, Jobs and Tasks
+# below is written by the test, and their BMCs do not exist.
+ib_write_config "  idle_timeout: 2
+bmc:
+  enabled: false" || bail_out "cannot write the config"
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # ---- the examples shipped in etc/examples ----
@@ -60,6 +64,9 @@ if ls "$top_srcdir"/etc/examples/*.yaml >/dev/null 2>&1; then
 		[ "$rc" = 0 ] && [ "$out" = "$obj" ] || missing="$missing $obj"
 	done
 	is "$missing" "" "every example object can be read back by name"
+	ib apply -f "$top_srcdir/etc/examples/bmc-jobs"
+	is "$rc" 0 "the example Job is valid"
+	ib delete -f "$top_srcdir/etc/examples/bmc-jobs"
 	ib delete -f "$top_srcdir/etc/examples"
 	is "$rc" 0 "delete -f etc/examples/ succeeds"
 	like "$out" '^hardware.tinkerbell.org "machine1" deleted$' "delete prints kubectl's line"
@@ -282,10 +289,132 @@ is "$rc" 0 "several kinds with nothing in them"
 like "$err" '^No resources found in nosuch-ns namespace\.$' "say so once"
 
 ib get machines.bmc.tinkerbell.org
-like "$out" '^NAME   +AGE$' "bmc machine table: no printer columns"
-like "$out" '^bmc-node-a ' "bmc machine row"
+like "$out" '^NAME   +HOST   +POWER   +CONTACTABLE   +AGE$' "bmc machine table: host, power, contactable"
+like "$out" '^bmc-node-a   +192\.0\.2\.10   ' "bmc machine row"
 ib get machine -o wide
-like "$out" '^NAME   +POWER   +AGE$' "bmc machine wide adds POWER"
+like "$out" '^NAME   +HOST   +POWER   +CONTACTABLE   +MESSAGE   +AGE$' "bmc machine wide adds MESSAGE"
+
+# The bmc kinds' columns, from status as the controllers write it.
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/machines/bmc-node-a/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"powerState":"off","conditions":[{"type":"Contactable","status":"False","message":"authentication failed"}]}}'
+is "$code" 200 "machine status patch"
+ib get machine -o wide
+like "$out" '^bmc-node-a   +192\.0\.2\.10   +off   +False   +authentication failed   +[0-9]' \
+	"machine: power, Contactable and its message"
+cat >"$IB_TMP/job.yaml" <<'EOF'
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Job
+metadata:
+  name: nb
+spec:
+  machineRef: {name: bmc-node-a, namespace: default}
+  tasks:
+  - powerAction: "off"
+  - oneTimeBootDeviceAction: {device: [pxe], efiBoot: true}
+  - bootDevice: {device: disk, persistent: true}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Task
+metadata:
+  name: nb-task-0
+  labels: {owner-name: nb}
+spec:
+  task: {powerAction: "off"}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Task
+metadata:
+  name: nb-task-1
+  labels: {owner-name: nb}
+spec:
+  task: {oneTimeBootDeviceAction: {device: [pxe], efiBoot: true}}
+EOF
+ib apply -f "$IB_TMP/job.yaml"
+is "$rc" 0 "apply of a Job and two Tasks"
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/tasks/nb-task-0/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Completed","status":"True"}]}}'
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/tasks/nb-task-1/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z"}}'
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/jobs/nb/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"startTime":"2026-01-01T00:00:00Z","conditions":[{"type":"Running","status":"True"}]}}'
+ib get jobs
+like "$out" '^NAME   +MACHINE   +STATE   +TASKS   +AGE$' "job columns"
+like "$out" '^nb   +bmc-node-a   +Running   +1/3   ' "job row: machine, state, tasks done/total"
+ib get tasks
+like "$out" '^NAME   +ACTION   +STATE   +AGE$' "task columns"
+like "$out" '^nb-task-0   +power off   +Completed   ' "task row: a power action"
+like "$out" '^nb-task-1   +bootdev pxe once efi   +Running   ' "task row: a one-time boot device"
+ib get machines,jobs,tasks
+is "$rc" 0 "get machines,jobs,tasks"
+like "$out" '^job\.bmc\.tinkerbell\.org/nb   +bmc-node-a   +Running   +1/3   ' "jobs among several kinds"
+api PATCH /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/jobs/nb/status \
+	-H 'Content-Type: application/merge-patch+json' \
+	-d '{"status":{"conditions":[{"type":"Failed","status":"True","message":"bmc task timeout"}]}}'
+ib get job nb
+like "$out" '^nb   +bmc-node-a   +Failed   ' "a Failed condition: Failed"
+ib delete -f "$IB_TMP/job.yaml"
+
+# describe of a Hardware follows spec.bmcRef to its Machine.
+cat >"$IB_TMP/hw-bmc.yaml" <<'EOF'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: hw-bmc
+spec:
+  bmcRef: {apiGroup: bmc.tinkerbell.org, kind: Machine, name: bmc-node-a}
+EOF
+ib apply -f "$IB_TMP/hw-bmc.yaml"
+is "$rc" 0 "apply of a Hardware with bmcRef"
+ib describe hw hw-bmc
+like "$out" '^BMC: +machine/bmc-node-a: power off, contactable False: authentication failed$' \
+	"describe hardware: its Machine's power state and Contactable"
+ib describe hw node-a
+unlike "$out" '^BMC:' "describe hardware without bmcRef: no BMC line"
+ib delete -f "$IB_TMP/hw-bmc.yaml"
+
+# power and bootdev: usage, a missing Machine, and (no controller acts on
+# the Job here) the timeout.
+ib power on
+is "$rc" 2 "power without a machine: status 2"
+ib power sideways bmc-node-a
+is "$rc" 2 "power with an unknown action: status 2"
+ib bootdev floppy bmc-node-a
+is "$rc" 2 "bootdev with an unknown device: status 2"
+ib power on bmc-node-a --timeout soon
+is "$rc" 2 "a bad --timeout: status 2"
+ib power on nosuch
+is "$rc" 1 "power of a missing machine: status 1"
+like "$err" 'machine "nosuch" not found' "says the machine is not found"
+ib bootdev pxe --persistent --efi bmc-node-a --timeout 1s
+is "$rc" 1 "a Job nobody runs: status 1 after --timeout"
+like "$out" '^job\.bmc\.tinkerbell\.org/bootdev-pxe-bmc-node-a-[0-9]+ created$' "the Job is created"
+like "$err" 'did not finish within 1 s' "says it timed out"
+job=$(printf '%s\n' "$out" | sed -n 's|^job\.bmc\.tinkerbell\.org/\(.*\) created$|\1|p')
+ib get job "$job" -o json
+is "$(printf '%s' "$out" | pyjson 'd["spec"]')" \
+	"{'machineRef': {'name': 'bmc-node-a', 'namespace': 'default'}, 'tasks': [{'bootDevice': {'device': 'pxe', 'persistent': True, 'efiBoot': True}}]}" \
+	"the Job names the Machine and the one action"
+ib delete job "$job"
+
+# A name already taken (a Job of the same second) gets a suffix.
+now=$(date +%s)
+: >"$IB_TMP/taken.yaml"
+for t in $now $((now + 1)) $((now + 2)) $((now + 3)); do
+	printf 'apiVersion: bmc.tinkerbell.org/v1alpha1\nkind: Job\nmetadata:\n  name: power-off-bmc-node-a-%s\nspec:\n  machineRef: {name: bmc-node-a, namespace: default}\n  tasks: [{powerAction: "off"}]\n---\n' "$t" >>"$IB_TMP/taken.yaml"
+done
+ib apply -f "$IB_TMP/taken.yaml"
+is "$rc" 0 "Jobs named as power would name them in the next seconds"
+ib power off bmc-node-a --timeout 1s
+like "$out" '^job\.bmc\.tinkerbell\.org/power-off-bmc-node-a-[0-9]+-1 created$' \
+	"power takes the next free name"
+job=$(printf '%s\n' "$out" | sed -n 's|^job\.bmc\.tinkerbell\.org/\(.*\) created$|\1|p')
+ib delete -f "$IB_TMP/taken.yaml"
+ib delete job "$job"
+is "$rc" 0 "and that Job can be deleted"
 
 ib get secrets
 like "$out" '^NAME   +TYPE   +DATA   +AGE$' "secret columns"
@@ -347,6 +476,53 @@ like "$out" '^password: +6 bytes$' "describe secret: sizes"
 unlike "$out" 'c2VjcmV0|secret$' "describe secret: never the value"
 ib describe hw nosuch
 is "$rc" 1 "describe of a missing object fails"
+
+# ---- a Secret's values never reach the output ----
+
+# Written with stringData, as for kubectl: stored as data (base64), and
+# neither the value nor its base64 is printed by any command.
+PW=Pw-$$-never-printed
+PW64=$(printf '%s' "$PW" | base64)
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: redact\ntype: Opaque\nstringData:\n  username: admin\n  password: %s\n' "$PW" >"$IB_TMP/redact.yaml"
+ib apply -f "$IB_TMP/redact.yaml"
+is "$rc" 0 "apply of a Secret written with stringData"
+api GET /api/v1/namespaces/default/secrets/redact
+is "$(printf '%s' "$out" | pyjson 'd["data"]["password"]')" "$PW64" \
+	"stringData is stored as base64 data"
+is "$(printf '%s' "$out" | pyjson '"stringData" in d')" "False" "and stringData is not kept"
+leaks=
+for cmd in "get secret redact" "get secret redact -o wide" "get secret redact -o yaml" \
+	"get secret redact -o json" "get secrets -o yaml" "get secrets,machines -o json" \
+	"get secret redact -o name" "describe secret redact" "events secret redact" \
+	"events secret redact -o json" "get secrets -A -o yaml"; do
+	# shellcheck disable=SC2086 # the command's words
+	ib $cmd
+	case "$out$err" in
+	*"$PW"* | *"$PW64"*) leaks="$leaks [$cmd]" ;;
+	esac
+	[ "$rc" = 0 ] || leaks="$leaks [$cmd: status $rc]"
+done
+is "$leaks" "" "no command prints the password or its base64"
+ib get secret redact -o yaml
+like "$out" '^  password: "?<redacted>"?$' "get -o yaml: the value is redacted"
+ib get secret redact -o json
+is "$(printf '%s' "$out" | pyjson 'd["data"]["username"]')" "<redacted>" \
+	"get -o json: every value is redacted"
+ib describe secret redact
+like "$out" "^password: +${#PW} bytes\$" "describe: the size of the value, not the value"
+"$IRONBELL" watch secrets -o json >"$IB_TMP/watch-secret.out" 2>&1 &
+rpid=$!
+ib_bg "$rpid"
+ok "watch -o json shows the Secret" wait_for 10 file_has "$IB_TMP/watch-secret.out" '"redact"'
+kill -INT "$rpid"
+wait "$rpid"
+ok "watch -o json: the value is redacted" file_has "$IB_TMP/watch-secret.out" '"password": ?"<redacted>"'
+if grep -q -e "$PW" -e "$PW64" "$IB_TMP/watch-secret.out"; then
+	fail "watch -o json prints the password"
+else
+	pass "watch -o json never prints the password"
+fi
+ib delete secret redact
 
 # ---- events ----
 

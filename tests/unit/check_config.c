@@ -55,6 +55,32 @@ static const char *cfg_diff(const struct cfg_key *keys, const char *prefix,
 	return NULL;
 }
 
+/* Every row that is not a section, at any depth, with the dotted path of
+ * the section it is in ("" at the top level). */
+struct leaf {
+	const struct cfg_key *k;
+	char section[64];
+};
+#define MAX_LEAVES 256
+
+static size_t cfg_leaves(const struct cfg_key *keys, const char *prefix, struct leaf *out,
+			 size_t n)
+{
+	for (const struct cfg_key *k = keys; k->name; k++) {
+		if (k->type == CFG_SECTION) {
+			char sub[64];
+			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "." : "", k->name);
+			n = cfg_leaves(k->section, sub, out, n);
+			continue;
+		}
+		ck_assert_uint_lt(n, MAX_LEAVES);
+		out[n].k = k;
+		snprintf(out[n].section, sizeof(out[n].section), "%s", prefix);
+		n++;
+	}
+	return n;
+}
+
 static int load(const char *text, struct ib_config **ret, char *err, size_t errlen)
 {
 	return config_load_string(NAME, text, strlen(text), ret, err, errlen);
@@ -170,6 +196,18 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->dhcp.lease_reuse, 25);
 	ck_assert_uint_eq(d->dhcp.arch.n, 0);
 	ck_assert(d->dhcp.subnet_check);
+	ck_assert(d->bmc.enabled);
+	ck_assert_uint_eq(d->bmc.ipmi.cipher_suite, 3);
+	ck_assert_uint_eq(d->bmc.ipmi.timeout_ms, 1000);
+	ck_assert_uint_eq(d->bmc.ipmi.retries, 3);
+	ck_assert_uint_eq(d->bmc.ipmi.max_sessions, 4096);
+	ck_assert_uint_eq(d->bmc.redfish.timeout_ms, 20000);
+	ck_assert_uint_eq(d->bmc.redfish.max_connections, 256);
+	ck_assert_ptr_null(d->bmc.redfish.ca_file);
+	ck_assert_uint_eq(d->bmc.poll_interval_s, 30);
+	ck_assert_uint_eq(d->bmc.task_timeout_s, 600);
+	ck_assert_uint_eq(d->bmc.max_jobs, 64);
+	ck_assert_uint_eq(d->bmc.verify_interval_ms, 1000);
 	config_free(d);
 	config_free(NULL);
 }
@@ -202,7 +240,7 @@ END_TEST
 
 START_TEST(test_every_key)
 {
-	char text[4096];
+	char text[8192];
 	char tok[512], tmpl[512], cert[512], key[512];
 	snprintf(tok, sizeof(tok), "%s", tmp_file("token", "s3cr3t-T0ken-0123456789abcdefghij\n", 34));
 	snprintf(tmpl, sizeof(tmpl), "%s", tmp_file("auto.ipxe", "#!ipxe\nchain {{base_url}}\n", 26));
@@ -273,8 +311,23 @@ START_TEST(test_every_key)
 		 "  listen: :5514\n"
 		 "  rate: 100000\n"
 		 "  burst: 1\n"
-		 "  max_message: 480\n",
-		 tok, cert, key, tmpl);
+		 "  max_message: 480\n"
+		 "bmc:\n"
+		 "  enabled: false\n"
+		 "  ipmi:\n"
+		 "    cipher_suite: 17\n"
+		 "    timeout: 100\n"
+		 "    retries: 10\n"
+		 "    max_sessions: 1\n"
+		 "  redfish:\n"
+		 "    timeout: 600000\n"
+		 "    max_connections: 65536\n"
+		 "    ca_file: %s\n"
+		 "  poll_interval: 86400\n"
+		 "  task_timeout: 1\n"
+		 "  max_jobs: 100000\n"
+		 "  verify_interval: 60000\n",
+		 tok, cert, key, tmpl, cert);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
 	ck_assert_int_eq(c->log_level, LOG_LVL_DEBUG);
@@ -338,23 +391,32 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->metadata.trusted_proxies.e[2].family, AF_INET6);
 	ck_assert_uint_eq(c->metadata.trusted_proxies.e[3].prefix, 0);
 	ck_assert_uint_eq(c->syslog.burst, 1);
+	ck_assert(!c->bmc.enabled);
+	ck_assert_uint_eq(c->bmc.ipmi.cipher_suite, 17);
+	ck_assert_uint_eq(c->bmc.ipmi.timeout_ms, 100);
+	ck_assert_uint_eq(c->bmc.ipmi.retries, 10);
+	ck_assert_uint_eq(c->bmc.ipmi.max_sessions, 1);
+	ck_assert_uint_eq(c->bmc.redfish.timeout_ms, 600000);
+	ck_assert_uint_eq(c->bmc.redfish.max_connections, 65536);
+	ck_assert_str_eq(c->bmc.redfish.ca_file, cert);
+	ck_assert_uint_eq(c->bmc.poll_interval_s, 86400);
+	ck_assert_uint_eq(c->bmc.task_timeout_s, 1);
+	ck_assert_uint_eq(c->bmc.max_jobs, 100000);
+	ck_assert_uint_eq(c->bmc.verify_interval_ms, 60000);
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
-	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
-		const struct cfg_key *rows = s->type == CFG_SECTION ? s->section : s;
-		for (const struct cfg_key *k = rows; k->name; k++) {
-			if (k->type == CFG_SECTION)
-				continue;
-			const char *fa = (const char *)c + k->offset, *fd = (const char *)d + k->offset;
-			if (cfg_types[k->type].owns_string) {
-				const char *sa = *(char *const *)fa, *sd = *(char *const *)fd;
-				ck_assert_msg(sa && (!sd || strcmp(sa, sd) != 0), "%s kept its default",
-					      k->name);
-			} else {
-				ck_assert_msg(memcmp(fa, fd, k->size) != 0, "%s kept its default", k->name);
-			}
-			if (rows == s)
-				break;
+	static struct leaf leaves[MAX_LEAVES];
+	size_t nleaves = cfg_leaves(cfg_top_keys, "", leaves, 0);
+	for (size_t i = 0; i < nleaves; i++) {
+		const struct cfg_key *k = leaves[i].k;
+		const char *fa = (const char *)c + k->offset, *fd = (const char *)d + k->offset;
+		if (cfg_types[k->type].owns_string) {
+			const char *sa = *(char *const *)fa, *sd = *(char *const *)fd;
+			ck_assert_msg(sa && (!sd || strcmp(sa, sd) != 0), "%s.%s kept its default",
+				      leaves[i].section, k->name);
+		} else {
+			ck_assert_msg(memcmp(fa, fd, k->size) != 0, "%s.%s kept its default",
+				      leaves[i].section, k->name);
 		}
 	}
 	config_free(d);
@@ -446,22 +508,40 @@ START_TEST(test_example_file)
 END_TEST
 
 /* Finds in the example the line that sets key: at the top level when
- * section is NULL, else "  key: value" under "section:" ("  #key: value"
- * when commented). Returns the value without quotes (static) or NULL. */
+ * section is "", else "  key: value" under "section:" (nested sections,
+ * dotted, indent two spaces more each: "    key" under "a:" and "  b:"
+ * for "a.b"); "#key: value" at the same indentation when commented.
+ * Returns the value without quotes (static) or NULL. */
 static const char *example_value(const char *text, const char *section, const char *key,
 				 bool commented)
 {
 	static char val[256];
-	bool in = section == NULL;
-	size_t klen = strlen(key), want_ind = section ? 2 : 0;
+	char stack[8][64] = { { 0 } }, path[256];
+	size_t depth = 0, klen = strlen(key);
 	for (const char *l = text; *l;) {
 		const char *nl = strchr(l, '\n');
 		size_t len = nl ? (size_t)(nl - l) : strlen(l);
 		size_t ind = strspn(l, " ");
 		const char *s = l + ind;
-		if (section && ind == 0 && len > 0 && s[0] != '#')
-			in = strncmp(s, section, strlen(section)) == 0 && s[strlen(section)] == ':';
-		if (in && ind == want_ind && (s[0] == '#') == commented) {
+		size_t level = ind / 2;
+		if (ind < len && s[0] != '#' && level < 8) {
+			/* A row: the sections it is in are the first level ones. */
+			depth = level < depth ? level : depth;
+			size_t nlen = strcspn(s, ":");
+			const char *after = s + nlen + 1;
+			if (nlen < len - ind && (after >= l + len || after[strspn(after, " ")] == '#' ||
+						 after + strspn(after, " ") >= l + len) &&
+			    depth == level && nlen < sizeof(stack[0])) {
+				snprintf(stack[depth], sizeof(stack[0]), "%.*s", (int)nlen, s);
+				depth++;
+			}
+		}
+		path[0] = '\0';
+		for (size_t i = 0; i < level && i < depth; i++)
+			snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s%s",
+				 i ? "." : "", stack[i]);
+		if (level <= depth && strcmp(path, section) == 0 && ind % 2 == 0 &&
+		    (s[0] == '#') == commented) {
 			s += commented;
 			if (strncmp(s, key, klen) == 0 && s[klen] == ':') {
 				s += klen + 1;
@@ -487,19 +567,16 @@ static const char *example_value(const char *text, const char *section, const ch
 START_TEST(test_example_has_every_key)
 {
 	char *text = read_src("etc/ironbell.yaml");
-	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
-		if (s->type != CFG_SECTION) {
-			const char *v = example_value(text, NULL, s->name, false);
-			ck_assert_msg(v != NULL, "%s is not in the example", s->name);
-			ck_assert_str_eq(v, s->def);
-			continue;
-		}
-		for (const struct cfg_key *k = s->section; k->name; k++) {
-			const char *v = example_value(text, s->name, k->name, k->def == NULL);
-			ck_assert_msg(v != NULL, "%s.%s is not in the example", s->name, k->name);
-			if (k->def)
-				ck_assert_str_eq(v, k->def);
-		}
+	static struct leaf leaves[MAX_LEAVES];
+	size_t nleaves = cfg_leaves(cfg_top_keys, "", leaves, 0);
+	for (size_t i = 0; i < nleaves; i++) {
+		const struct cfg_key *k = leaves[i].k;
+		bool top = leaves[i].section[0] == '\0';
+		const char *v = example_value(text, leaves[i].section, k->name, !top && !k->def);
+		ck_assert_msg(v != NULL, "%s%s%s is not in the example", leaves[i].section,
+			      top ? "" : ".", k->name);
+		if (k->def)
+			ck_assert_str_eq(v, k->def);
 	}
 	free(text);
 }
@@ -510,39 +587,40 @@ START_TEST(test_man_page_has_every_key)
 {
 	char *man = read_src("man/ironbell.yaml.5");
 	char want[256];
+	static struct leaf leaves[MAX_LEAVES];
+	size_t nleaves = cfg_leaves(cfg_top_keys, "", leaves, 0);
 	for (const struct cfg_key *s = cfg_top_keys; s->name; s++) {
-		const struct cfg_key *rows = s->type == CFG_SECTION ? s->section : s;
 		if (s->type == CFG_SECTION) {
 			snprintf(want, sizeof(want), "\n.Ss The %s section\n", s->name);
 			ck_assert_msg(strstr(man, want) != NULL, "no %s", want + 1);
 		}
-		for (const struct cfg_key *k = rows; k->name; k++) {
-			if (s->type == CFG_SECTION)
-				snprintf(want, sizeof(want), "\n.It Cm %s.%s ", s->name, k->name);
-			else
-				snprintf(want, sizeof(want), "\n.It Cm %s ", k->name);
-			const char *at = strstr(man, want);
-			ck_assert_msg(at != NULL, "the man page has no entry %s", want + 1);
-			const char *end = strstr(at + 1, "\n.It ");
-			const char *el = strstr(at + 1, "\n.El");
-			if (!end || (el && el < end))
-				end = el;
-			/* "Default:", maybe a macro and a quote, then the default
-			 * (or "unset") as a whole word. */
-			const char *d = strstr(at, "Default:");
-			ck_assert_msg(d && (!end || d < end), "%s has no default", want + 1);
-			d += strlen("Default:");
-			d += strspn(d, " \n");
-			if (d[0] == '.')
-				d += strcspn(d, " ") + 1;
-			if (strncmp(d, "\\(dq", 4) == 0)
-				d += 4;
-			const char *v = k->def ? k->def : "unset";
-			ck_assert_msg(strncmp(d, v, strlen(v)) == 0 && !isalnum((unsigned char)d[strlen(v)]),
-				      "%s: the default is not %s", want + 1, v);
-			if (rows == s)
-				break;
-		}
+	}
+	for (size_t i = 0; i < nleaves; i++) {
+		const struct cfg_key *k = leaves[i].k;
+		if (leaves[i].section[0])
+			snprintf(want, sizeof(want), "\n.It Cm %s.%s ", leaves[i].section,
+				 k->name);
+		else
+			snprintf(want, sizeof(want), "\n.It Cm %s ", k->name);
+		const char *at = strstr(man, want);
+		ck_assert_msg(at != NULL, "the man page has no entry %s", want + 1);
+		const char *end = strstr(at + 1, "\n.It ");
+		const char *el = strstr(at + 1, "\n.El");
+		if (!end || (el && el < end))
+			end = el;
+		/* "Default:", maybe a macro and a quote, then the default
+		 * (or "unset") as a whole word. */
+		const char *d = strstr(at, "Default:");
+		ck_assert_msg(d && (!end || d < end), "%s has no default", want + 1);
+		d += strlen("Default:");
+		d += strspn(d, " \n");
+		if (d[0] == '.')
+			d += strcspn(d, " ") + 1;
+		if (strncmp(d, "\\(dq", 4) == 0)
+			d += 4;
+		const char *v = k->def ? k->def : "unset";
+		ck_assert_msg(strncmp(d, v, strlen(v)) == 0 && !isalnum((unsigned char)d[strlen(v)]),
+			      "%s: the default is not %s", want + 1, v);
 	}
 	free(man);
 }
@@ -557,7 +635,7 @@ static const struct {
 	/* unknown keys */
 	{ "foo: 1\n",
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
-	       "tftp, ipxe, metadata, syslog)" },
+	       "tftp, ipxe, metadata, syslog, bmc)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file, "
 	       "tls_cert, tls_key)" },
@@ -567,9 +645,9 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog)" },
+				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc)" },
 	/* prefixes */
 	{ "metadata:\n  trusted_proxies: [10.0.0.1/8]\n",
 	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.1/8\" has bits set past its /8 prefix "
@@ -593,6 +671,30 @@ static const struct {
 	{ "tftp:\n  blksize_max: 511\n", NAME ":2:16: tftp.blksize_max: 511 is out of range 512..65464" },
 	{ "syslog:\n  max_message: 64KiB\n",
 	  NAME ":2:16: syslog.max_message: 64KiB is out of range 480..65535" },
+	/* bmc: */
+	{ "bmc:\n  ipmi:\n    cipher_suite: 4\n",
+	  NAME ":3:19: bmc.ipmi.cipher_suite: 4 is not a cipher suite the IPMI client speaks "
+	       "(3 or 17)" },
+	{ "bmc:\n  ipmi:\n    cipher_suite: 18\n",
+	  NAME ":3:19: bmc.ipmi.cipher_suite: 18 is out of range 3..17" },
+	{ "bmc:\n  ipmi:\n    timeout: 99\n",
+	  NAME ":3:14: bmc.ipmi.timeout: 99 is out of range 100..60000" },
+	{ "bmc:\n  ipmi:\n    retries: 0\n",
+	  NAME ":3:14: bmc.ipmi.retries: 0 is out of range 1..10" },
+	{ "bmc:\n  redfish:\n    timeout: 10s\n",
+	  NAME ":3:14: bmc.redfish.timeout: \"10s\" is not an integer" },
+	{ "bmc:\n  redfish:\n    ca_file: /nonexistent/ca.pem\n",
+	  NAME ":3:14: bmc.redfish.ca_file: cannot read \"/nonexistent/ca.pem\": No such file or "
+	       "directory" },
+	{ "bmc:\n  redfish:\n    ca_file: etc/ca.pem\n",
+	  NAME ":3:14: bmc.redfish.ca_file: \"etc/ca.pem\" is not an absolute path" },
+	{ "bmc:\n  poll_interval: 0\n",
+	  NAME ":2:18: bmc.poll_interval: 0 is out of range 1..86400" },
+	{ "bmc:\n  max_jobs: 100001\n", NAME ":2:13: bmc.max_jobs: 100001 is out of range 1..100000" },
+	{ "bmc:\n  ipmi: 3\n", NAME ":2:9: bmc.ipmi: expected a mapping, got a string" },
+	{ "bmc:\n  ipmi:\n    timout: 3\n",
+	  NAME ":3:5: unknown key \"timout\" in \"bmc.ipmi\" (valid keys: cipher_suite, timeout, "
+	       "retries, max_sessions)" },
 	{ "? [a]\n: 1\n", NAME ":1:3: a key must be a string, not a sequence" },
 	/* wrong types */
 	{ "api:\n  socket_mode: {a: 1}\n",

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "bmc/bmc.h"
 #include "daemon/config/conf.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp.h"
@@ -257,6 +258,45 @@ START_TEST(test_ipxe)
 }
 END_TEST
 
+/* The bmc: section becomes struct bmc_settings field by field; the
+ * defaults of the file are the part's own, so bmc_settings_default()
+ * changes nothing in what the daemon hands over. */
+START_TEST(test_bmc)
+{
+	struct ib_config *c = load("bmc:\n  ipmi:\n    cipher_suite: 17\n    timeout: 250\n"
+				   "    retries: 5\n    max_sessions: 9\n"
+				   "  redfish:\n    timeout: 3000\n    max_connections: 7\n"
+				   "  poll_interval: 11\n  task_timeout: 12\n  max_jobs: 13\n"
+				   "  verify_interval: 140\n");
+	struct bmc_settings b, d;
+	settings_bmc(c, &b);
+	ck_assert_uint_eq(b.cipher_suite, 17);
+	ck_assert_uint_eq(b.timeout_ms, 250);
+	ck_assert_uint_eq(b.retries, 5);
+	ck_assert_uint_eq(b.max_sessions, 9);
+	ck_assert_uint_eq(b.http_timeout_ms, 3000);
+	ck_assert_uint_eq(b.max_connections, 7);
+	ck_assert_ptr_null(b.ca_file);
+	ck_assert_uint_eq(b.poll_interval_s, 11);
+	ck_assert_uint_eq(b.task_timeout_s, 12);
+	ck_assert_uint_eq(b.max_jobs, 13);
+	ck_assert_uint_eq(b.verify_interval_ms, 140);
+	config_free(c);
+
+	c = load("");
+	ck_assert(c->bmc.enabled);
+	settings_bmc(c, &b);
+	d = b;
+	bmc_settings_default(&d);
+	ck_assert_mem_eq(&b, &d, sizeof(b));
+	ck_assert_uint_eq(b.cipher_suite, 3);
+	ck_assert_uint_eq(b.poll_interval_s, 30);
+	ck_assert_uint_eq(b.task_timeout_s, 600);
+	ck_assert_uint_eq(b.max_jobs, 64);
+	config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon_settings");
@@ -269,6 +309,7 @@ int main(void)
 	UNIT_TEST(tc, test_dhcp_server_settings);
 	UNIT_TEST(tc, test_tftp_syslog_metadata);
 	UNIT_TEST(tc, test_ipxe);
+	UNIT_TEST(tc, test_bmc);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }

@@ -659,6 +659,59 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+/* A Secret written with stringData is stored as the API server stores it:
+ * each value base64 in data, stringData winning over data, stringData
+ * gone; the result validates. Malformed stringData is left as it is, for
+ * store_validate() to report. */
+START_TEST(test_secret_string_data)
+{
+	char msg[512];
+	json_t *v = load(SECRET_HEAD
+			 "type: Opaque\n"
+			 "data: {username: b2xk, keep: a2VlcA==}\n"
+			 "stringData: {username: admin, password: \"s3cr\\u00e9t!\", e: \"\", "
+			 "a.b: xy}\n");
+	store_default(STORE_KIND_SECRET, v);
+	ck_assert_ptr_null(json_object_get(v, "stringData"));
+	json_t *d = json_object_get(v, "data");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "username")), "YWRtaW4=");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "password")), "czNjcsOpdCE=");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "e")), "");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "a.b")), "eHk=");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "keep")), "a2VlcA==");
+	ck_assert_int_eq(store_validate(STORE_KIND_SECRET, v, msg, sizeof(msg)), 0);
+	json_decref(v);
+
+	/* stringData alone makes data */
+	v = load(SECRET_HEAD "stringData: {password: abc}\n");
+	store_default(STORE_KIND_SECRET, v);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "data"), "password")),
+			 "YWJj");
+	ck_assert_ptr_null(json_object_get(v, "stringData"));
+	json_decref(v);
+
+	/* malformed: left for validation, which names the field */
+	static const char *const bad[] = {
+		SECRET_HEAD "stringData: {password: 7}\n",
+		SECRET_HEAD "stringData: {\"pass word\": x}\n",
+		SECRET_HEAD "stringData: [x]\n",
+		SECRET_HEAD "data: [x]\nstringData: {password: x}\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = load(bad[i]);
+		store_default(STORE_KIND_SECRET, v);
+		ck_assert_msg(json_object_get(v, "stringData") != NULL, "%s", bad[i]);
+		ck_assert_int_eq(store_validate(STORE_KIND_SECRET, v, msg, sizeof(msg)), -EINVAL);
+		json_decref(v);
+	}
+	/* other kinds keep a field of that name to validation */
+	v = load(MACHINE_HEAD CONN "stringData: {a: b}\n");
+	store_default(STORE_KIND_MACHINE, v);
+	ck_assert_ptr_nonnull(json_object_get(v, "stringData"));
+	json_decref(v);
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -673,6 +726,7 @@ static Suite *validate_suite(void)
 	tcase_add_loop_test(tc, test_optional, 0, (int)(sizeof(optional) / sizeof(optional[0])));
 	UNIT_TEST(tc, test_all_errors);
 	UNIT_TEST(tc, test_defaults);
+	UNIT_TEST(tc, test_secret_string_data);
 	suite_add_tcase(s, tc);
 	return s;
 }
