@@ -527,30 +527,37 @@ while read -r work way conc wall cpu srv emu rss note; do
 		printf '%-8s %-10s %5s   FAILED: %s\n' "$work" "$way" "$conc" "$cpu $srv $emu $rss $note"
 		continue
 	fi
-	case $work in status-*) continue ;; esac
+	case $work in status-*) continue ;; netboot) emu=- ;; esac
 	[ "$emu" = - ] || emu="$emu%"
 	[ "$rss" = - ] || rss="$((rss / 1024)) MiB"
 	printf '%-8s %-10s %5s %9s %11s %11s %9s %9s\n' "$work" "$way" "$conc" "$wall" "$cpu" "$srv" "$emu" "$rss"
 done <"$results"
 say "(client: Rufio's way, every ipmitool, curl and shell it started; bmc-call, the process(es);"
 say " ironbelld, the daemon alone. BMCs' CPU: every ipmi_sim and Redfish emulator process."
-say " emu busy: the busiest emulator process's CPU over the step, in % of one core."
+say " emu busy: the busiest Redfish emulator process's CPU over the step, in % of one core;"
+say " bmc-call's wall time includes its start and, at its exit, the close of every session."
 say " * extrapolated: the first $SAMPLE of $NR Redfish BMCs measured, scaled to $NR.)"
 
 say ""
-say "== ratios (time of Rufio's way / time of ironbell: above 1, ironbell is faster)"
-awk '$4 != "FAILED" { w = $4; sub(/\*$/, "", w); t[$1 " " $2 " " $3] = w }
-	function r(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("x%.1f", a / b) }
+say "== ratios (Rufio's way / ironbell: above 1, ironbell is faster or uses less CPU)"
+awk '$4 != "FAILED" { w = $4; c = $5; sub(/\*$/, "", w); sub(/\*$/, "", c)
+		t[$1 " " $2 " " $3] = w; u[$1 " " $2 " " $3] = c }
+	# A CPU time of 0 is under the 0.01 s that /usr/bin/time and /proc count.
+	function r(a, b) {
+		if (a == "" || b == "")
+			return "-";
+		return b == 0 ? sprintf(">x%.0f", a / 0.01) : sprintf("x%.1f", a / b)
+	}
 	END {
 		split("netboot status", W, " ");
 		split("bmc-call ironbelld", I, " ");
 		for (i = 1; i <= 2; i++)
 			for (j = 1; j <= 2; j++) {
-				n = (I[j] == "bmc-call" && W[i] == "netboot") ? conc_nb : "all";
-				if (I[j] == "ironbelld" && W[i] == "netboot") n = conc_nb;
-				me = t[W[i] " " I[j] " " n];
-				printf "%-8s %-10s vs concurrency 1 %-8s vs concurrency %s %s\n", W[i], I[j],
-					r(t[W[i] " rufio 1"], me), conc, r(t[W[i] " rufio " conc], me);
+				k = W[i] " " I[j] " " (W[i] == "netboot" ? conc_nb : "all");
+				a = W[i] " rufio 1";
+				b = W[i] " rufio " conc;
+				printf "%-8s %-10s time: vs concurrency 1 %-7s vs %s %-7s  client CPU: vs 1 %-7s vs %s %s\n",
+					W[i], I[j], r(t[a], t[k]), conc, r(t[b], t[k]), r(u[a], u[k]), conc, r(u[b], u[k]);
 			}
 	}' conc="$CONC" conc_nb="$NB" "$results"
 say "(the concurrency-1 status time of Rufio's way is extrapolated: see above)"
