@@ -58,6 +58,10 @@
 # daemon's BMC control does not work, its lines say FAILED and why, the
 # baseline still runs, and the script exits 1.
 #
+# BENCH_BMC_PARTS chooses the parts to run ("rufio engines daemon", the
+# default: all); BENCH_BMC_TIMEOUT (60) bounds each wait on the daemon, in
+# seconds.
+#
 # Needs ipmi_sim, ipmitool, curl, openssl, /usr/bin/time, /usr/bin/python3
 # and the built ironbelld, ironbell and tests/bmc/bmc-call; without them
 # it says why and exits 0. No root needed. Every wait is bounded; the EXIT
@@ -73,10 +77,12 @@ RFP=${BENCH_BMC_RF_PROCS:-4}
 SAMPLE=${BENCH_BMC_SAMPLE:-100}
 CONC=${BENCH_BMC_CONC:-10}
 WAIT=${BENCH_BMC_TIMEOUT:-60}
+PARTS=${BENCH_BMC_PARTS:-rufio engines daemon}
 PY=/usr/bin/python3
 HZ=$(getconf CLK_TCK)
 
 say() { printf '%s\n' "$*"; }
+want() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 skip() {
 	say "== bmc benchmark skipped: $*"
 	exit 0
@@ -304,87 +310,91 @@ rufio_status() { # KIND PORT: one BMC's power state
 }
 export -f rufio_netboot rufio_status
 
-say ""
-say "== Rufio's way: one ipmitool -I lanplus -C 3 process per command, curl for Redfish"
-for c in 1 "$CONC"; do
-	if measure bash -c "seq $IP0 $((IP0 + NB - 1)) |
-		xargs -P $c -I{} bash -c 'rufio_netboot {} || echo fail'"; then
-		calls=$(awk '$1 ~ /^[0-9]+$/ { s += $1 } END { print s }' "$tmp/out")
-		grep -q fail "$tmp/out" && { fail netboot rufio "$c" "$(grep -c fail "$tmp/out") jobs failed"; continue; }
-		keep netboot rufio "$c"
-		say "   $NB netboot jobs, concurrency $c: $m_wall s, $calls ipmitool processes, client CPU $m_cpu s, BMCs' CPU $m_srv s"
-	else
-		fail netboot rufio "$c" "xargs failed: $(head -c 200 "$tmp/err")"
-	fi
-done
+if want rufio; then
+	say ""
+	say "== Rufio's way: one ipmitool -I lanplus -C 3 process per command, curl for Redfish"
+	for c in 1 "$CONC"; do
+		if measure bash -c "seq $IP0 $((IP0 + NB - 1)) |
+			xargs -P $c -I{} bash -c 'rufio_netboot {} || echo fail'"; then
+			calls=$(awk '$1 ~ /^[0-9]+$/ { s += $1 } END { print s }' "$tmp/out")
+			grep -q fail "$tmp/out" && { fail netboot rufio "$c" "$(grep -c fail "$tmp/out") jobs failed"; continue; }
+			keep netboot rufio "$c"
+			say "   $NB netboot jobs, concurrency $c: $m_wall s, $calls ipmitool processes, client CPU $m_cpu s, BMCs' CPU $m_srv s"
+		else
+			fail netboot rufio "$c" "xargs failed: $(head -c 200 "$tmp/err")"
+		fi
+	done
 
-{
-	for p in $(seq "$IP0" "$IP1"); do echo "i $p"; done
-	for p in $(seq "$RF0" "$RF1"); do echo "r $p"; done
-} >"$tmp/all.list"
-# Concurrency 1: all the IPMI BMCs and SAMPLE Redfish ones, the Redfish
-# part scaled to NR (the IPMI part measured apart, so that only the
-# Redfish part is extrapolated).
-if measure bash -c "grep '^i' $tmp/all.list | xargs -n 2 bash -c 'rufio_status \$0 \$1 || echo fail'" &&
-	! grep -q fail "$tmp/out"; then
-	read -r iw ic is im <<<"$m_wall $m_cpu $m_srv $m_rss"
-	if measure bash -c "grep '^r' $tmp/all.list | head -n $SAMPLE | xargs -n 2 bash -c 'rufio_status \$0 \$1 || echo fail'" &&
+	{
+		for p in $(seq "$IP0" "$IP1"); do echo "i $p"; done
+		for p in $(seq "$RF0" "$RF1"); do echo "r $p"; done
+	} >"$tmp/all.list"
+	# Concurrency 1: all the IPMI BMCs and SAMPLE Redfish ones, the Redfish
+	# part scaled to NR (the IPMI part measured apart, so that only the
+	# Redfish part is extrapolated).
+	if measure bash -c "grep '^i' $tmp/all.list | xargs -n 2 bash -c 'rufio_status \$0 \$1 || echo fail'" &&
 		! grep -q fail "$tmp/out"; then
-		k=$(awk -v n="$NR" -v s="$SAMPLE" 'BEGIN { print n / s }')
-		ext=$(awk -v iw="$iw" -v ic="$ic" -v is="$is" -v rw="$m_wall" -v rc="$m_cpu" \
-			-v rs="$m_srv" -v k="$k" 'BEGIN { printf "%.2f %.2f %.2f", iw + k * rw, ic + k * rc, is + k * rs }')
-		read -r ew ec es <<<"$ext"
-		[ "$SAMPLE" = "$NR" ] && x= || x='*'
-		record "status rufio 1 $ew$x $ec$x $es$x $m_emu $((im > m_rss ? im : m_rss)) -"
-		say "   power status, concurrency 1: $NI IPMI in $iw s, the first $SAMPLE Redfish in $m_wall s; all $((NI + NR)): $ew s$x"
+		read -r iw ic is im <<<"$m_wall $m_cpu $m_srv $m_rss"
+		if measure bash -c "grep '^r' $tmp/all.list | head -n $SAMPLE | xargs -n 2 bash -c 'rufio_status \$0 \$1 || echo fail'" &&
+			! grep -q fail "$tmp/out"; then
+			k=$(awk -v n="$NR" -v s="$SAMPLE" 'BEGIN { print n / s }')
+			ext=$(awk -v iw="$iw" -v ic="$ic" -v is="$is" -v rw="$m_wall" -v rc="$m_cpu" \
+				-v rs="$m_srv" -v k="$k" 'BEGIN { printf "%.2f %.2f %.2f", iw + k * rw, ic + k * rc, is + k * rs }')
+			read -r ew ec es <<<"$ext"
+			[ "$SAMPLE" = "$NR" ] && x= || x='*'
+			record "status rufio 1 $ew$x $ec$x $es$x $m_emu $((im > m_rss ? im : m_rss)) -"
+			say "   power status, concurrency 1: $NI IPMI in $iw s, the first $SAMPLE Redfish in $m_wall s; all $((NI + NR)): $ew s$x"
+		else
+			fail status rufio 1 "curl to the Redfish emulator failed: $(grep -m1 -v '^$' "$tmp/err")"
+		fi
 	else
-		fail status rufio 1 "curl to the Redfish emulator failed: $(grep -m1 -v '^$' "$tmp/err")"
+		fail status rufio 1 "ipmitool power status failed: $(grep -m1 -v '^$' "$tmp/err")"
 	fi
-else
-	fail status rufio 1 "ipmitool power status failed: $(grep -m1 -v '^$' "$tmp/err")"
-fi
-if measure bash -c "xargs -P $CONC -n 2 bash -c 'rufio_status \$0 \$1 || echo fail' <$tmp/all.list" &&
-	! grep -q fail "$tmp/out"; then
-	keep status rufio "$CONC"
-	say "   power status, concurrency $CONC: all $((NI + NR)) in $m_wall s, client CPU $m_cpu s, BMCs' CPU $m_srv s"
-else
-	fail status rufio "$CONC" "$(grep -c fail "$tmp/out") BMCs failed: $(grep -m1 -v '^$' "$tmp/err")"
+	if measure bash -c "xargs -P $CONC -n 2 bash -c 'rufio_status \$0 \$1 || echo fail' <$tmp/all.list" &&
+		! grep -q fail "$tmp/out"; then
+		keep status rufio "$CONC"
+		say "   power status, concurrency $CONC: all $((NI + NR)) in $m_wall s, client CPU $m_cpu s, BMCs' CPU $m_srv s"
+	else
+		fail status rufio "$CONC" "$(grep -c fail "$tmp/out") BMCs failed: $(grep -m1 -v '^$' "$tmp/err")"
+	fi
 fi
 
 # ---- ironbell's engines: bmc-call ----
 
-say ""
-say "== ironbell's engines without the daemon (tests/bmc/bmc-call, one thread per engine)"
-call() { "$b/tests/bmc/bmc-call" --user "$BMC_USER" --password-file "$tmp/password" --summary "$@"; }
-# engine_error FILE: why bmc-call failed, in a line.
-engine_error() {
-	{ grep -m1 . "$tmp/err"; grep -m1 'fail=' "$tmp/out"; tail -n 1 "$tmp/out"; } | head -n 1
-}
-if measure "$b/tests/bmc/bmc-call" --provider ipmitool --cipher 3 \
-	--user "$BMC_USER" --password-file "$tmp/password" --summary --port "$IP0-$((IP0 + NB - 1))" \
-	power off + power-status + bootdev pxe + power on + power-status; then
-	keep netboot bmc-call "$NB"
-	say "   $NB netboot jobs (5 calls each) at once: $m_wall s, client CPU $m_cpu s, RSS $((m_rss / 1024)) MiB; $(tail -n 1 "$tmp/out")"
-else
-	fail netboot bmc-call "$NB" "$(engine_error)"
-fi
-# The poll: both engines at once, as the daemon runs them.
-poll_engines() {
-	call --provider ipmitool --cipher 3 --port "$IP0-$IP1" power-status >"$tmp/poll.ipmi" 2>&1 &
-	local a=$!
-	call --provider redfish --ca-file "$CERT" --port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
-	local r=$?
-	wait "$a" && return "$r"
-}
-export -f call poll_engines
-export b IP0 IP1 RF0 RF1
-if measure bash -c poll_engines; then
-	keep status bmc-call all
-	say "   power status of $((NI + NR)) at once: $m_wall s, client CPU $m_cpu s, peak RSS $((m_rss / 1024)) MiB"
-	say "   ipmi: $(tail -n 1 "$tmp/poll.ipmi")"
-	say "   redfish: $(tail -n 1 "$tmp/poll.rf")"
-else
-	fail status bmc-call all "ipmi: $(grep -m1 -e 'fail=' -e 'bmc-call:' "$tmp/poll.ipmi"); redfish: $(grep -m1 -e 'fail=' -e 'bmc-call:' "$tmp/poll.rf")"
+if want engines; then
+	say ""
+	say "== ironbell's engines without the daemon (tests/bmc/bmc-call, one thread per engine)"
+	call() { "$b/tests/bmc/bmc-call" --user "$BMC_USER" --password-file "$tmp/password" --summary "$@"; }
+	# engine_error FILE: why bmc-call failed, in a line.
+	engine_error() {
+		{ grep -m1 . "$tmp/err"; grep -m1 'fail=' "$tmp/out"; tail -n 1 "$tmp/out"; } | head -n 1
+	}
+	if measure "$b/tests/bmc/bmc-call" --provider ipmitool --cipher 3 \
+		--user "$BMC_USER" --password-file "$tmp/password" --summary --port "$IP0-$((IP0 + NB - 1))" \
+		power off + power-status + bootdev pxe + power on + power-status; then
+		keep netboot bmc-call "$NB"
+		say "   $NB netboot jobs (5 calls each) at once: $m_wall s, client CPU $m_cpu s, RSS $((m_rss / 1024)) MiB; $(tail -n 1 "$tmp/out")"
+	else
+		fail netboot bmc-call "$NB" "$(engine_error)"
+	fi
+	# The poll: both engines at once, as the daemon runs them.
+	poll_engines() {
+		call --provider ipmitool --cipher 3 --port "$IP0-$IP1" power-status >"$tmp/poll.ipmi" 2>&1 &
+		local a=$!
+		call --provider redfish --ca-file "$CERT" --port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
+		local r=$?
+		wait "$a" && return "$r"
+	}
+	export -f call poll_engines
+	export b IP0 IP1 RF0 RF1
+	if measure bash -c poll_engines; then
+		keep status bmc-call all
+		say "   power status of $((NI + NR)) at once: $m_wall s, client CPU $m_cpu s, peak RSS $((m_rss / 1024)) MiB"
+		say "   ipmi: $(tail -n 1 "$tmp/poll.ipmi")"
+		say "   redfish: $(tail -n 1 "$tmp/poll.rf")"
+	else
+		fail status bmc-call all "ipmi: $(grep -m1 -e 'fail=' -e 'bmc-call:' "$tmp/poll.ipmi"); redfish: $(grep -m1 -e 'fail=' -e 'bmc-call:' "$tmp/poll.rf")"
+	fi
 fi
 
 # ---- ironbelld ----
@@ -452,69 +462,71 @@ stop_daemon() {
 }
 daemon_note() { grep -m1 -i -e bmc -e machine -e job "$tmp/ironbelld.log" | head -c 200; }
 
-say ""
-say "== ironbelld: $NB netboot Jobs; then, in a fresh daemon, the first poll of $((NI + NR)) Machines"
-if start_daemon; then
-	objects "$tmp/s30.yaml" secret "$IP0" "$NB" ipmitool
-	objects "$tmp/m30.yaml" machine "$IP0" "$NB" ipmitool
-	jobs_yaml "$tmp/j30.yaml" "$IP0" "$NB"
-	ib apply -f "$tmp/s30.yaml" >/dev/null && ib apply -f "$tmp/m30.yaml" >/dev/null || {
-		fail netboot ironbelld "$NB" "apply of the Secrets and Machines failed"
-	}
-	# Let the first poll of the Machines end, so that the Jobs are timed
-	# alone.
-	"$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" machines "$NB" "$(now_ns)" \
-		$((WAIT < 20 ? WAIT : 20)) >"$tmp/w" ||
-		say "   (the Machines have no power state yet: $(cat "$tmp/w"))"
-	c0=$(ticks "$dpid")
-	s0=$(server_ticks)
-	t0=$(now_ns)
-	if ib apply -f "$tmp/j30.yaml" >/dev/null &&
-		"$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" jobs "$NB" "$t0" "$WAIT" >"$tmp/w"; then
-		read -r _ w <"$tmp/w"
-		c1=$(ticks "$dpid")
-		s1=$(server_ticks)
-		rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$dpid/status")
-		record "netboot ironbelld $NB $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) - $rss -"
-		say "   $NB Jobs Completed $w s after their apply; daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
-	else
-		fail netboot ironbelld "$NB" "Jobs not Completed: $(cat "$tmp/w") $(daemon_note)"
-	fi
-	stop_daemon
-else
-	fail netboot ironbelld "$NB" "ironbelld does not start"
-fi
-
-if start_daemon; then
-	objects "$tmp/si.yaml" secret "$IP0" "$NI" ipmitool
-	objects "$tmp/sr.yaml" secret "$RF0" "$NR" gofish
-	objects "$tmp/mi.yaml" machine "$IP0" "$NI" ipmitool
-	objects "$tmp/mr.yaml" machine "$RF0" "$NR" gofish
-	cat "$tmp/mi.yaml" "$tmp/mr.yaml" >"$tmp/m.yaml"
-	ib apply -f "$tmp/si.yaml" >/dev/null && ib apply -f "$tmp/sr.yaml" >/dev/null ||
-		fail status ironbelld all "apply of the Secrets failed"
-	c0=$(ticks "$dpid")
-	s0=$(server_ticks)
-	emu_mark >"$tmp/emu0"
-	t0=$(now_ns)
-	if ib apply -f "$tmp/m.yaml" >/dev/null; then
-		ta=$(now_ns)
-		if "$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" machines $((NI + NR)) "$t0" "$WAIT" >"$tmp/w"; then
+if want daemon; then
+	say ""
+	say "== ironbelld: $NB netboot Jobs; then, in a fresh daemon, the first poll of $((NI + NR)) Machines"
+	if start_daemon; then
+		objects "$tmp/s30.yaml" secret "$IP0" "$NB" ipmitool
+		objects "$tmp/m30.yaml" machine "$IP0" "$NB" ipmitool
+		jobs_yaml "$tmp/j30.yaml" "$IP0" "$NB"
+		ib apply -f "$tmp/s30.yaml" >/dev/null && ib apply -f "$tmp/m30.yaml" >/dev/null || {
+			fail netboot ironbelld "$NB" "apply of the Secrets and Machines failed"
+		}
+		# Let the first poll of the Machines end, so that the Jobs are timed
+		# alone.
+		"$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" machines "$NB" "$(now_ns)" \
+			$((WAIT < 20 ? WAIT : 20)) >"$tmp/w" ||
+			say "   (the Machines have no power state yet: $(cat "$tmp/w"))"
+		c0=$(ticks "$dpid")
+		s0=$(server_ticks)
+		t0=$(now_ns)
+		if ib apply -f "$tmp/j30.yaml" >/dev/null &&
+			"$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" jobs "$NB" "$t0" "$WAIT" >"$tmp/w"; then
 			read -r _ w <"$tmp/w"
 			c1=$(ticks "$dpid")
 			s1=$(server_ticks)
 			rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$dpid/status")
-			record "status ironbelld all $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) $(busiest "$tmp/emu0" "$w") $rss -"
-			say "   $((NI + NR)) Machines with a power state $w s after their apply began (the apply itself $(secs "$t0" "$ta") s); daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
+			record "netboot ironbelld $NB $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) - $rss -"
+			say "   $NB Jobs Completed $w s after their apply; daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
 		else
-			fail status ironbelld all "Machines without a power state: $(cat "$tmp/w") $(daemon_note)"
+			fail netboot ironbelld "$NB" "Jobs not Completed: $(cat "$tmp/w") $(daemon_note)"
 		fi
+		stop_daemon
 	else
-		fail status ironbelld all "apply of the Machines failed"
+		fail netboot ironbelld "$NB" "ironbelld does not start"
 	fi
-	stop_daemon
-else
-	fail status ironbelld all "ironbelld does not start"
+
+	if start_daemon; then
+		objects "$tmp/si.yaml" secret "$IP0" "$NI" ipmitool
+		objects "$tmp/sr.yaml" secret "$RF0" "$NR" gofish
+		objects "$tmp/mi.yaml" machine "$IP0" "$NI" ipmitool
+		objects "$tmp/mr.yaml" machine "$RF0" "$NR" gofish
+		cat "$tmp/mi.yaml" "$tmp/mr.yaml" >"$tmp/m.yaml"
+		ib apply -f "$tmp/si.yaml" >/dev/null && ib apply -f "$tmp/sr.yaml" >/dev/null ||
+			fail status ironbelld all "apply of the Secrets failed"
+		c0=$(ticks "$dpid")
+		s0=$(server_ticks)
+		emu_mark >"$tmp/emu0"
+		t0=$(now_ns)
+		if ib apply -f "$tmp/m.yaml" >/dev/null; then
+			ta=$(now_ns)
+			if "$PY" "$src/tests/bench/bmc/wait.py" "$b/ironbell" machines $((NI + NR)) "$t0" "$WAIT" >"$tmp/w"; then
+				read -r _ w <"$tmp/w"
+				c1=$(ticks "$dpid")
+				s1=$(server_ticks)
+				rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$dpid/status")
+				record "status ironbelld all $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) $(busiest "$tmp/emu0" "$w") $rss -"
+				say "   $((NI + NR)) Machines with a power state $w s after their apply began (the apply itself $(secs "$t0" "$ta") s); daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
+			else
+				fail status ironbelld all "Machines without a power state: $(cat "$tmp/w") $(daemon_note)"
+			fi
+		else
+			fail status ironbelld all "apply of the Machines failed"
+		fi
+		stop_daemon
+	else
+		fail status ironbelld all "ironbelld does not start"
+	fi
 fi
 
 # ---- summary ----
