@@ -53,8 +53,9 @@
 #   the daemon's CPU and peak RSS (VmHWM). The waiting is wait.py's.
 #
 # Each line says wall time, the client's CPU (user + system, with its
-# children: /usr/bin/time), the simulated BMCs' CPU (every ipmi_sim with
-# its hook's children, and the emulators: /proc/PID/stat), the busiest
+# children: /usr/bin/time), the simulated BMCs' CPU as "IPMI/Redfish"
+# (every ipmi_sim with its hook's children / every emulator process:
+# /proc/PID/stat), the busiest
 # emulator process's CPU as a share of one core over the step (near 100%:
 # the emulator, not the client, was the limit) and the client's peak RSS
 # (of its largest process, for Rufio's way). When an engine or the
@@ -231,7 +232,13 @@ say "== $NR Redfish BMCs (TLS) on 127.0.0.1 TCP $RF0-$RF1 in $RFP emulator proce
 results=$tmp/results
 : >"$results"
 failed=0
-server_ticks() { ticks $sims $emus; }
+# server_ticks: "SIMS EMUS", the ticks of the ipmi_sims and of the Redfish
+# emulators; srv_secs BEFORE AFTER: the seconds between, "SIMS/EMUS".
+server_ticks() { echo "$(ticks $sims) $(ticks $emus)"; }
+srv_secs() {
+	awk -v a="$1" -v b="$2" -v hz="$HZ" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		printf "%.2f/%.2f", (y[1] - x[1]) / hz, (y[2] - x[2]) / hz }'
+}
 # emu_mark: the emulators' ticks now, one a line; busiest SINCE_FILE WALL:
 # the largest share of one core an emulator took since.
 emu_mark() { for p in $emus; do ticks "$p"; done; }
@@ -247,7 +254,8 @@ fail() {
 }
 
 # measure COMMAND...: runs COMMAND under /usr/bin/time and sets m_wall,
-# m_cpu (its user + system with its children), m_srv (the BMCs' CPU),
+# m_cpu (its user + system with its children), m_srv (the BMCs' CPU,
+# ipmi_sims/emulators),
 # m_emu and m_rss (KiB); its output in $tmp/out and $tmp/err. Returns
 # COMMAND's status. keep WORK WAY CONC records those figures.
 measure() {
@@ -262,7 +270,7 @@ measure() {
 	wall=$(secs "$t0" "$t1")
 	read -r u sy m <"$tmp/time" || { u=0 sy=0 m=0; }
 	m_wall=$wall m_cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
-	m_srv=$(tsec $((s1 - s0))) m_emu=$(busiest "$tmp/emu0" "$wall") m_rss=$m
+	m_srv=$(srv_secs "$s0" "$s1") m_emu=$(busiest "$tmp/emu0" "$wall") m_rss=$m
 	return "$st"
 }
 keep() { record "$1 $2 $3 $m_wall $m_cpu $m_srv $m_emu $m_rss -"; }
@@ -342,7 +350,8 @@ if want rufio; then
 			! grep -q fail "$tmp/out"; then
 			k=$(awk -v n="$NR" -v s="$SAMPLE" 'BEGIN { print n / s }')
 			ext=$(awk -v iw="$iw" -v ic="$ic" -v is="$is" -v rw="$m_wall" -v rc="$m_cpu" \
-				-v rs="$m_srv" -v k="$k" 'BEGIN { printf "%.2f %.2f %.2f", iw + k * rw, ic + k * rc, is + k * rs }')
+				-v rs="$m_srv" -v k="$k" 'BEGIN { split(is, a, "/"); split(rs, b, "/");
+				printf "%.2f %.2f %.2f/%.2f", iw + k * rw, ic + k * rc, a[1] + k * b[1], a[2] + k * b[2] }')
 			read -r ew ec es <<<"$ext"
 			[ "$SAMPLE" = "$NR" ] && x= || x='*'
 			record "status rufio 1 $ew$x $ec$x $es$x $m_emu $((im > m_rss ? im : m_rss)) -"
@@ -489,7 +498,7 @@ daemon_netboot() {
 			c1=$(ticks "$dpid")
 			s1=$(server_ticks)
 			rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$dpid/status")
-			record "netboot $1 $NB $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) - $rss -"
+			record "netboot $1 $NB $w $(tsec $((c1 - c0))) $(srv_secs "$s0" "$s1") - $rss -"
 			say "   $1: $NB Jobs Completed $w s after their apply; daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
 		else
 			fail netboot "$1" "$NB" "Jobs not Completed: $(cat "$tmp/w") $(daemon_note)"
@@ -529,7 +538,7 @@ if want daemon; then
 				c1=$(ticks "$dpid")
 				s1=$(server_ticks)
 				rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$dpid/status")
-				record "status ironbelld all $w $(tsec $((c1 - c0))) $(tsec $((s1 - s0))) $(busiest "$tmp/emu0" "$w") $rss -"
+				record "status ironbelld all $w $(tsec $((c1 - c0))) $(srv_secs "$s0" "$s1") $(busiest "$tmp/emu0" "$w") $rss -"
 				say "   $((NI + NR)) Machines with a power state $w s after their apply began (the apply itself $(secs "$t0" "$ta") s); daemon CPU $(tsec $((c1 - c0))) s, VmHWM $((rss / 1024)) MiB"
 			else
 				fail status ironbelld all "Machines without a power state: $(cat "$tmp/w") $(daemon_note)"
@@ -547,7 +556,7 @@ fi
 
 say ""
 say "== bmc results: $NB netboot jobs on IPMI (cipher suite 3); one power status of $NI IPMI + $NR Redfish (TLS) BMCs; simulated, on 127.0.0.1, $(nproc) CPUs"
-printf '%-8s %-15s %5s %9s %11s %11s %9s %9s\n' work client conc "wall s" "client CPU" "BMCs' CPU" "emu busy" "peak RSS"
+printf '%-8s %-15s %5s %9s %11s %15s %9s %9s\n' work client conc "wall s" "client CPU" "BMCs' CPU" "emu busy" "peak RSS"
 while read -r work way conc wall cpu srv emu rss note; do
 	if [ "$wall" = FAILED ]; then
 		printf '%-8s %-15s %5s   FAILED: %s\n' "$work" "$way" "$conc" "$cpu $srv $emu $rss $note"
@@ -556,10 +565,10 @@ while read -r work way conc wall cpu srv emu rss note; do
 	case $work in status-*) continue ;; netboot) emu=- ;; esac
 	[ "$emu" = - ] || emu="$emu%"
 	[ "$rss" = - ] || rss="$((rss / 1024)) MiB"
-	printf '%-8s %-15s %5s %9s %11s %11s %9s %9s\n' "$work" "$way" "$conc" "$wall" "$cpu" "$srv" "$emu" "$rss"
+	printf '%-8s %-15s %5s %9s %11s %15s %9s %9s\n' "$work" "$way" "$conc" "$wall" "$cpu" "$srv" "$emu" "$rss"
 done <"$results"
 say "(client: Rufio's way, every ipmitool, curl and shell it started; bmc-call, the process(es);"
-say " ironbelld, the daemon alone. BMCs' CPU: every ipmi_sim and Redfish emulator process."
+say " ironbelld, the daemon alone. BMCs' CPU: every ipmi_sim / every Redfish emulator process."
 say " emu busy: the busiest Redfish emulator process's CPU over the step, in % of one core;"
 say " bmc-call's wall time includes its start and, at its exit, the close of every session."
 say " * extrapolated: the first $SAMPLE of $NR Redfish BMCs measured, scaled to $NR.)"
