@@ -9,7 +9,8 @@
 # tests/integration/bmc/ipmisim.sh does (lan.conf, bmc.emu, the
 # chassis_control.sh hook), started all at once and then waited for, a few
 # probes at a time; and BENCH_BMC_REDFISH (1000) Redfish BMCs over TLS
-# (a self-signed certificate that the clients verify), served by
+# (a self-signed certificate that curl and bmc-call verify; the daemon's
+# Machines say insecureTLS, as Rufio's Machines mostly do), served by
 # tests/redfish/redfish_emu.py split into BENCH_BMC_RF_PROCS (4)
 # processes of as many ports each, with TCP_NODELAY (redfish_emu_nodelay.py
 # says why), so that one Python process and its one core at a time are
@@ -53,12 +54,12 @@
 #   the daemon's CPU and peak RSS (VmHWM). The waiting is wait.py's.
 #
 # Each line says wall time, the client's CPU (user + system, with its
-# children: /usr/bin/time), the simulated BMCs' CPU as "IPMI/Redfish"
-# (every ipmi_sim with its hook's children / every emulator process:
-# /proc/PID/stat), the busiest
+# children: /usr/bin/time; for ironbelld, the daemon's from /proc), the
+# simulated BMCs' CPU as "IPMI/Redfish" (every ipmi_sim with its hook's
+# children / every emulator process: /proc/PID/stat), the busiest
 # emulator process's CPU as a share of one core over the step (near 100%:
 # the emulator, not the client, was the limit) and the client's peak RSS
-# (of its largest process, for Rufio's way). When an engine or the
+# (of its largest process for Rufio's way; VmHWM for ironbelld). When an engine or the
 # daemon's BMC control does not work, its lines say FAILED and why, the
 # baseline still runs, and the script exits 1.
 #
@@ -255,9 +256,9 @@ fail() {
 
 # measure COMMAND...: runs COMMAND under /usr/bin/time and sets m_wall,
 # m_cpu (its user + system with its children), m_srv (the BMCs' CPU,
-# ipmi_sims/emulators),
-# m_emu and m_rss (KiB); its output in $tmp/out and $tmp/err. Returns
-# COMMAND's status. keep WORK WAY CONC records those figures.
+# "IPMI/Redfish"), m_emu and m_rss (KiB); its output in $tmp/out and
+# $tmp/err. Returns COMMAND's status. keep WORK WAY CONC records those
+# figures.
 measure() {
 	local st s0 t0 t1 s1 wall u sy m
 	emu_mark >"$tmp/emu0"
@@ -268,7 +269,8 @@ measure() {
 	t1=$(now_ns)
 	s1=$(server_ticks)
 	wall=$(secs "$t0" "$t1")
-	read -r u sy m <"$tmp/time" || { u=0 sy=0 m=0; }
+	# The last line: before it, time says when the command failed.
+	read -r u sy m < <(tail -n 1 "$tmp/time") || { u=0 sy=0 m=0; }
 	m_wall=$wall m_cpu=$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')
 	m_srv=$(srv_secs "$s0" "$s1") m_emu=$(busiest "$tmp/emu0" "$wall") m_rss=$m
 	return "$st"
