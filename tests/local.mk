@@ -19,3 +19,4 @@ include tests/bench/dhcp/local.mk
 include tests/bench/http/local.mk
 include tests/bench/tftp/local.mk
 include tests/bench/metadata/local.mk
+include tests/bench/bmc/local.mk
