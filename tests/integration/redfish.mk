@@ -15,3 +15,11 @@ REDFISH_ENGINE_TESTS = \
 	tests/integration/test_bmc_redfish.sh
 TESTS += $(REDFISH_ENGINE_TESTS)
 EXTRA_DIST += $(REDFISH_ENGINE_TESTS)
+
+# The daemon end to end over Redfish: ironbelld's controllers against the
+# emulator, its certificate verified with bmc.redfish.ca_file
+# (test_bmc_daemon_redfish). Needs openssl and curl.
+REDFISH_DAEMON_TESTS = \
+	tests/integration/test_bmc_daemon_redfish.sh
+TESTS += $(REDFISH_DAEMON_TESTS)
+EXTRA_DIST += $(REDFISH_DAEMON_TESTS)
