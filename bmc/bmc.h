@@ -40,9 +40,11 @@ struct bmc_settings {
 /* Fills every zero field of s with its default. */
 void bmc_settings_default(struct bmc_settings *s);
 
-/* Makes the engines (the IPMI socket is bound here, so that an error stops
- * the daemon at start) and registers the metrics. settings is copied,
- * strings too. 0, or a negative errno with a message in err. */
+/* Makes the engines and registers the metrics. An engine that cannot
+ * start (no UDP socket, no libcurl) is logged and left out: the Machines
+ * that need it are Contactable=False saying why, the others go on.
+ * settings is copied, strings too. 0, or a negative errno with a message
+ * in err. */
 int bmc_server_new(struct store *store, const struct bmc_settings *settings,
 		   struct bmc_server **ret, char *err, size_t errlen);
 /* Starts the thread. */
