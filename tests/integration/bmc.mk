@@ -14,7 +14,8 @@ EXTRA_DIST += $(BMC_INTEGRATION_TESTS) \
 	tests/integration/bmc/lan.conf \
 	tests/integration/bmc/bmc.emu \
 	tests/integration/bmc/chassis_control.sh \
-	tests/integration/bmc/ipmisim.sh
+	tests/integration/bmc/ipmisim.sh \
+	tests/integration/bmc/objects.sh
 
 # The daemon end to end against ipmi_sim: Machines, Jobs, the client's
 # power and bootdev, Contactable, and no password in any output.

@@ -7,7 +7,8 @@ REDFISH_INTEGRATION_TESTS = \
 	tests/integration/test_redfish_emu.sh
 TESTS += $(REDFISH_INTEGRATION_TESTS)
 EXTRA_DIST += $(REDFISH_INTEGRATION_TESTS) \
-	tests/redfish/redfish_emu.py
+	tests/redfish/redfish_emu.py \
+	tests/redfish/emu.sh
 
 # The Redfish engine (bmc/redfish/) driven by tests/bmc/bmc-call against
 # the emulator over TLS (test_bmc_redfish). Needs openssl and curl.

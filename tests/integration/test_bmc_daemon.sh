@@ -15,6 +15,7 @@ set -u
 
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/integration/bmc/ipmisim.sh"
+. "$top_srcdir/tests/integration/bmc/objects.sh"
 
 ipmisim_require
 command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
@@ -31,48 +32,6 @@ SIM=$IPMISIM_PORT
 SIMDIR=$IPMISIM_DIR
 diag "ipmi_sim on 127.0.0.1:$SIM"
 DEAD=$(ib_free_port udp) || bail_out "no free UDP port" # nothing listens there
-
-# Every output of the client, for the check that the password is in none.
-CLI_OUT=$IB_TMP/cli-outputs
-: >"$CLI_OUT"
-ibc() {
-	ib "$@"
-	printf '%s\n%s\n' "$out" "$err" >>"$CLI_OUT"
-}
-
-# pyjson EXPR: EXPR evaluated with d = the JSON document on stdin.
-pyjson() {
-	"$PY" -c 'import json, sys
-try:
-    d = json.load(sys.stdin)
-    print(eval(sys.argv[1]))
-except Exception as e:
-    print("<%s>" % e)' "$1"
-}
-
-# machine_is NAME POWER CONTACTABLE: the Machine's status says so now.
-machine_is() {
-	ibc get machine "$1" -o json
-	[ "$(printf '%s' "$out" | pyjson 'd.get("status", {}).get("powerState")')" = "$2" ] &&
-		[ "$(printf '%s' "$out" | pyjson '[c["status"] for c in d.get("status", {}).get("conditions", []) if c["type"] == "Contactable"]')" = "['$3']" ]
-}
-
-# contactable_false NAME: Contactable=False; prints its message.
-contactable_false() {
-	ibc get machine "$1" -o json
-	msg=$(printf '%s' "$out" | pyjson '[c.get("message", "") for c in d.get("status", {}).get("conditions", []) if c["type"] == "Contactable" and c["status"] == "False"][0]')
-	case $msg in
-	"<"*">") return 1 ;;
-	esac
-	printf '%s\n' "$msg"
-}
-
-# job_state NAME: Completed, Failed or nothing, from the Job's conditions.
-job_state() {
-	ibc get job "$1" -o json
-	printf '%s' "$out" | pyjson '" ".join(c["type"] for c in d.get("status", {}).get("conditions", []) if c["type"] in ("Completed", "Failed") and c["status"] == "True")'
-}
-job_done() { [ "$(job_state "$1")" = Completed ] || [ "$(job_state "$1")" = Failed ]; }
 
 ipmi() {
 	run ipmitool -I lanplus -C 3 -H 127.0.0.1 -p "$SIM" -U "$U" -P "$P" -N 2 -R 3 "$@"
@@ -199,11 +158,11 @@ is "$rc" 0 "apply of a Machine with a wrong password, one at a dead port, and a 
 ok "m1's Job completes while m-dead does not answer" wait_for "$WAIT" job_done cycle-m1
 is "$(job_state cycle-m1)" "Completed" "m1's Job Completed"
 ok "m-badpw: Contactable False" wait_for "$WAIT" contactable_false m-badpw
-msg=$(contactable_false m-badpw)
+msg=$(contactable_msg m-badpw)
 like "$msg" '[Aa]uth|[Pp]assword|RAKP|[Uu]nauthori[sz]ed' "with an authentication message"
 diag "m-badpw: $msg"
 ok "m-dead: Contactable False after the timeout" wait_for "$WAIT" contactable_false m-dead
-msg=$(contactable_false m-dead)
+msg=$(contactable_msg m-dead)
 like "$msg" '[Tt]ime|[Nn]o answer|respond|unreachable' "with a timeout message"
 diag "m-dead: $msg"
 ok "m1 is still contactable" wait_for "$WAIT" machine_is m1 on True

@@ -12,9 +12,10 @@
 set -u
 
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/redfish/emu.sh"
+. "$top_srcdir/tests/integration/bmc/objects.sh"
 
 PY=/usr/bin/python3
-EMU=$top_srcdir/tests/redfish/redfish_emu.py
 command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
 command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
 [ -x "$PY" ] || skip_all "no /usr/bin/python3"
@@ -26,76 +27,21 @@ P=Rf-$$-secret.Pw
 P64=$(printf '%s' "$P" | base64)
 WAIT=60
 
-cert() { # NAME: a self-signed certificate for 127.0.0.1
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-		-keyout "$IB_TMP/$1.key" -out "$IB_TMP/$1.pem" -days 2 -subj /CN=127.0.0.1 \
-		-addext subjectAltName=IP:127.0.0.1 >>"$IB_TMP/openssl.log" 2>&1
-}
-cert good || bail_out "openssl cannot make a certificate"
-cert other || bail_out "openssl cannot make a certificate"
-
-emu_start() { # NAME CERT ARGS...: sets EMU_PORT
-	_n=$1
-	_c=$2
-	shift 2
-	"$PY" "$EMU" --cert "$IB_TMP/$_c.pem" --key "$IB_TMP/$_c.key" --user "$U" \
-		--password "$P" --port-file "$IB_TMP/$_n.port" "$@" \
-		>>"$IB_TMP/$_n.log" 2>&1 </dev/null &
-	ib_bg $!
-	wait_for 15 test -s "$IB_TMP/$_n.port" || return 1
-	EMU_PORT=$(head -n 1 "$IB_TMP/$_n.port")
-}
-emu_start rf good --systems 2 || bail_out "the emulator did not start"
-RF=$EMU_PORT
-emu_start untrusted other || bail_out "the second emulator did not start"
+BMC_USER=$U
+BMC_PASS=$P
+emu_cert other || bail_out "openssl cannot make a certificate"
+emu_start untrusted || bail_out "the second emulator did not start"
 UNTRUSTED=$EMU_PORT
-
-# st KEY/KEY/...: one value of the first emulator's /emu/state.
-st() {
-	curl -s --max-time 10 --cacert "$IB_TMP/good.pem" "https://127.0.0.1:$RF/emu/state" |
-		"$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-for k in sys.argv[1].split("/"):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$1" 2>/dev/null
-}
-st_is() { [ "$(st "$1")" = "$2" ]; }
-
-CLI_OUT=$IB_TMP/cli-outputs
-: >"$CLI_OUT"
-ibc() {
-	ib "$@"
-	printf '%s\n%s\n' "$out" "$err" >>"$CLI_OUT"
-}
-pyjson() {
-	"$PY" -c 'import json, sys
-try:
-    d = json.load(sys.stdin)
-    print(eval(sys.argv[1]))
-except Exception as e:
-    print("<%s>" % e)' "$1"
-}
-machine_is() { # NAME POWER CONTACTABLE
-	ibc get machine "$1" -o json
-	[ "$(printf '%s' "$out" | pyjson 'd.get("status", {}).get("powerState")')" = "$2" ] &&
-		[ "$(printf '%s' "$out" | pyjson '[c["status"] for c in d.get("status", {}).get("conditions", []) if c["type"] == "Contactable"]')" = "['$3']" ]
-}
-contactable_msg() { # NAME: the message of Contactable=False
-	ibc get machine "$1" -o json
-	printf '%s' "$out" | pyjson '[c.get("message", "") for c in d.get("status", {}).get("conditions", []) if c["type"] == "Contactable" and c["status"] == "False"][0]'
-}
-contactable_false() { case $(contactable_msg "$1") in "<"*">") return 1 ;; esac; }
-job_state() {
-	ibc get job "$1" -o json
-	printf '%s' "$out" | pyjson '" ".join(c["type"] for c in d.get("status", {}).get("conditions", []) if c["type"] in ("Completed", "Failed") and c["status"] == "True")'
-}
-job_done() { [ -n "$(job_state "$1")" ]; }
+emu_cert good || bail_out "openssl cannot make a certificate"
+emu_start rf --systems 2 || bail_out "the emulator did not start"
+RF=$EMU_PORT
+RF_URL=$EMU_URL
+st_is() { [ "$(st "$RF_URL" "$1")" = "$2" ]; }
 
 ib_write_config "bmc:
   enabled: true
   redfish:
-    ca_file: $IB_TMP/good.pem
+    ca_file: $CERT
     timeout: 10000
   poll_interval: 1
   task_timeout: 60
@@ -133,9 +79,9 @@ ok "rf2: powerState off, Contactable True" wait_for "$WAIT" machine_is rf2 off T
 ibc power on rf2 --timeout 60s
 is "$rc" 0 "ironbell power on rf2: exit 0"
 [ "$rc" = 0 ] || diag "$out $err"
-is "$(st systems/2/PowerState)" "On" "system 2 is on"
-is "$(st systems/1/PowerState)" "Off" "system 1 is not touched"
-is "$(st systems/2/Resets/-1)" "On" "by a Reset On"
+is "$(st "$RF_URL" systems/2/PowerState)" "On" "system 2 is on"
+is "$(st "$RF_URL" systems/1/PowerState)" "Off" "system 1 is not touched"
+is "$(st "$RF_URL" systems/2/Resets/-1)" "On" "by a Reset On"
 
 # ---- netboot, ending on a persistent disk ----
 
@@ -156,11 +102,11 @@ ibc apply -f "$IB_TMP/job.yaml"
 is "$rc" 0 "apply of a Job off -> one-time PXE -> on -> persistent disk"
 ok "the Job ends" wait_for "$WAIT" job_done netboot-rf2
 is "$(job_state netboot-rf2)" "Completed" "the Job Completed"
-is "$(st systems/2/Boots/-1)" "Pxe" "the system booted from PXE"
-is "$(st systems/2/Boot/BootSourceOverrideTarget)" "Hdd" "and is left on the disk"
-is "$(st systems/2/Boot/BootSourceOverrideEnabled)" "Continuous" "persistently"
-is "$(st systems/2/Boot/BootSourceOverrideMode)" "UEFI" "in UEFI mode"
-is "$(st systems/2/PowerState)" "On" "and on"
+is "$(st "$RF_URL" systems/2/Boots/-1)" "Pxe" "the system booted from PXE"
+is "$(st "$RF_URL" systems/2/Boot/BootSourceOverrideTarget)" "Hdd" "and is left on the disk"
+is "$(st "$RF_URL" systems/2/Boot/BootSourceOverrideEnabled)" "Continuous" "persistently"
+is "$(st "$RF_URL" systems/2/Boot/BootSourceOverrideMode)" "UEFI" "in UEFI mode"
+is "$(st "$RF_URL" systems/2/PowerState)" "On" "and on"
 ibc get task netboot-rf2-task-3 -o json
 cond=$(printf '%s' "$out" | pyjson '[c.get("message", "") for c in d["status"]["conditions"] if c["type"] == "Completed"][0]')
 unlike "$cond" 'not verifiable' "the persistent disk was read back, not taken on trust"
@@ -173,7 +119,7 @@ machine_yaml rf2 "$RF" 2 |
 		>"$IB_TMP/rf-desired.yaml"
 ibc apply -f "$IB_TMP/rf-desired.yaml"
 is "$rc" 0 "rf2 annotated desired-power on"
-code=$(curl -s --max-time 10 --cacert "$IB_TMP/good.pem" -o /dev/null -w '%{http_code}' \
+code=$(curl -s --max-time 10 --cacert "$CERT" -o /dev/null -w '%{http_code}' \
 	-X PATCH -H 'Content-Type: application/json' -d '{"PowerState":"Off"}' \
 	"https://127.0.0.1:$RF/emu/state/systems/2")
 like "$code" "^20[04]$" "system 2 turned off behind the daemon's back"
@@ -210,7 +156,7 @@ done
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
-is "$(st sessions)" 0 "the daemon logged out of the BMC on the way out"
+is "$(st "$RF_URL" sessions)" 0 "the daemon logged out of the BMC on the way out"
 ok "no sanitizer report in the daemon's log" ib_log_clean
 
 tap_done

@@ -17,9 +17,9 @@
 set -u
 
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/redfish/emu.sh"
 
 PY=/usr/bin/python3
-EMU=$top_srcdir/tests/redfish/redfish_emu.py
 CALL=$top_builddir/tests/bmc/bmc-call
 command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
 command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
@@ -28,47 +28,12 @@ command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
 # The engine verifies with --ca-file only: none of these may stand in.
 unset REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR
 
-CERT=$IB_TMP/cert.pem
-KEY=$IB_TMP/key.pem
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$KEY" -out "$CERT" -days 2 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 >"$IB_TMP/openssl.log" 2>&1 ||
-	bail_out "openssl cannot make a certificate"
+emu_cert cert || bail_out "openssl cannot make a certificate"
 
 BMC_USER='admin'
 BMC_PASS=s3cret-pw
 printf '%s\n' "$BMC_PASS" >"$IB_TMP/pw"
 printf 'wrong\n' >"$IB_TMP/badpw"
-
-# emu_start NAME ARGS...: as in test_redfish_emu.sh; sets EMU_PID, EMU_URL,
-# EMU_PORT (the first BMC's) and EMU_PORTS.
-emu_start() {
-	_name=$1
-	shift
-	rm -f "$IB_TMP/$_name.port"
-	"$PY" "$EMU" --cert "$CERT" --key "$KEY" --user "$BMC_USER" \
-		--password "$BMC_PASS" --port-file "$IB_TMP/$_name.port" "$@" \
-		>>"$IB_TMP/$_name.log" 2>&1 </dev/null &
-	EMU_PID=$!
-	ib_bg "$EMU_PID"
-	if ! wait_for 15 test -s "$IB_TMP/$_name.port"; then
-		diag "$(tail -n 20 "$IB_TMP/$_name.log")"
-		return 1
-	fi
-	EMU_PORTS=$(cat "$IB_TMP/$_name.port")
-	EMU_PORT=$(head -n 1 "$IB_TMP/$_name.port")
-	EMU_URL=https://127.0.0.1:$EMU_PORT
-}
-
-# st URL KEY/KEY/...: one value of the emulator's /emu/state.
-st() {
-	curl -s --max-time 10 --cacert "$CERT" "$1/emu/state" | "$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-for k in sys.argv[1].split("/"):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$2" 2>/dev/null
-}
 
 # fault URL MODE: the emulator's next request gets MODE.
 fault() {

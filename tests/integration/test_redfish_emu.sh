@@ -15,9 +15,9 @@
 set -u
 
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/redfish/emu.sh"
 
 PY=/usr/bin/python3
-EMU=$top_srcdir/tests/redfish/redfish_emu.py
 command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
 command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
 command -v redfishtool >/dev/null 2>&1 || skip_all "redfishtool is not installed"
@@ -27,45 +27,10 @@ command -v redfishtool >/dev/null 2>&1 || skip_all "redfishtool is not installed
 # settings; the certificate here is self-signed.
 unset REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE
 
-CERT=$IB_TMP/cert.pem
-KEY=$IB_TMP/key.pem
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$KEY" -out "$CERT" -days 2 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 >"$IB_TMP/openssl.log" 2>&1 ||
-	bail_out "openssl cannot make a certificate"
+emu_cert cert || bail_out "openssl cannot make a certificate"
 
 BMC_USER='admin'
 BMC_PASS=s3cret-pw
-
-# emu_start NAME ARGS...: starts an emulator on a free port (it binds port
-# 0 and writes the port it got), sets EMU_PID, EMU_URL (the first BMC's)
-# and EMU_PORTS (every BMC's, with --bmcs).
-emu_start() {
-	_name=$1
-	shift
-	rm -f "$IB_TMP/$_name.port"
-	"$PY" "$EMU" --cert "$CERT" --key "$KEY" --user "$BMC_USER" \
-		--password "$BMC_PASS" --port-file "$IB_TMP/$_name.port" "$@" \
-		>>"$IB_TMP/$_name.log" 2>&1 </dev/null &
-	EMU_PID=$!
-	ib_bg "$EMU_PID"
-	if ! wait_for 15 test -s "$IB_TMP/$_name.port"; then
-		diag "$(tail -n 20 "$IB_TMP/$_name.log")"
-		return 1
-	fi
-	EMU_PORTS=$(cat "$IB_TMP/$_name.port")
-	EMU_URL=https://127.0.0.1:$(head -n 1 "$IB_TMP/$_name.port")
-}
-
-# st URL KEY/KEY/...: one value of the emulator's /emu/state.
-st() {
-	curl -s --max-time 10 --cacert "$CERT" "$1/emu/state" | "$PY" -c '
-import json, sys
-d = json.load(sys.stdin)
-for k in sys.argv[1].split("/"):
-    d = d[int(k)] if isinstance(d, list) else d[k]
-print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$2" 2>/dev/null
-}
 
 # rft URL ARGS...: redfishtool over https with a session login.
 rft() {
