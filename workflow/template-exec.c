@@ -520,7 +520,9 @@ static int walk_list(struct ex *x, json_t *dot, const struct tn *list)
 		case TN_CONTINUE: return FLOW_CONTINUE;
 		default: return ex_fail(x, n, -EINVAL, "unknown node");
 		}
-		if (e == -E2BIG && x->out->len + 64 >= x->out->max)
+		/* Only the output's own appends: an inner block's error
+		 * already has its message. */
+		if (e == -E2BIG && (n->kind == TN_TEXT || n->kind == TN_ACTION))
 			return ex_fail(x, n, -E2BIG, "output larger than %d bytes",
 				       WF_TMPL_MAX_OUTPUT);
 	}

@@ -470,14 +470,12 @@ static int fn_has_suffix(json_t **a, size_t n, json_t **ret, char *msg, size_t m
 	return 0;
 }
 
+/* Go's strings.Index, in linear time (glibc's memmem is two-way). */
 static const char *find(const char *h, size_t hn, const char *nd, size_t nn)
 {
 	if (nn == 0)
 		return h;
-	for (size_t i = 0; i + nn <= hn; i++)
-		if (memcmp(h + i, nd, nn) == 0)
-			return h + i;
-	return NULL;
+	return memmem(h, hn, nd, nn);
 }
 
 /* contains SUBSTR S */
@@ -586,6 +584,20 @@ static int fn_quote(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsiz
 	return ret_buf(&b, ret, e);
 }
 
+/* A back-reference (\\1): glibc accepts it in an ERE, RE2 does not, and
+ * it makes matching exponential. Such a pattern does not match, as an
+ * invalid one. */
+static bool has_backref(const char *re)
+{
+	for (; *re; re++)
+		if (*re == '\\' && re[1]) {
+			if (re[1] >= '1' && re[1] <= '9')
+				return true;
+			re++;
+		}
+	return false;
+}
+
 static int fn_regex_match(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
 {
 	regex_t re;
@@ -593,7 +605,7 @@ static int fn_regex_match(json_t **a, size_t n, json_t **ret, char *msg, size_t 
 	if (e)
 		return e;
 	bool match = false;
-	if (SN(a[0]) <= TP_MAX_REGEX && strlen(S(a[0])) == SN(a[0]) &&
+	if (SN(a[0]) <= TP_MAX_REGEX && strlen(S(a[0])) == SN(a[0]) && !has_backref(S(a[0])) &&
 	    regcomp(&re, S(a[0]), REG_EXTENDED | REG_NOSUB) == 0) {
 		match = regexec(&re, S(a[1]), 0, NULL, 0) == 0;
 		regfree(&re);

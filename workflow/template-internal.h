@@ -67,6 +67,44 @@ struct tn {
 	bool b; /* BOOL */
 };
 
+/* The lexer's tokens (template-lex.c). */
+enum tp_tk {
+	TK_TEXT,
+	TK_LEFT,
+	TK_RIGHT,
+	TK_IDENT,
+	TK_FIELD,
+	TK_VAR,
+	TK_DOT,
+	TK_NUMBER,
+	TK_STRING,
+	TK_RAW,
+	TK_CHAR,
+	TK_BOOL,
+	TK_NIL,
+	TK_PIPE,
+	TK_LPAREN,
+	TK_RPAREN,
+	TK_DECLARE,
+	TK_ASSIGN,
+	TK_COMMA,
+	TK_EOF,
+};
+
+struct tp_tok {
+	enum tp_tk t;
+	const char *s;
+	size_t n;
+	size_t line, col;
+	bool space_before;
+};
+
+/* Lexes src into a malloc'ed array of tokens ending with TK_EOF (the
+ * caller frees it; the tokens point into src). Returns 0, or -EINVAL or
+ * -ENOMEM with *err filled. */
+int tp_lex(const char *src, size_t len, struct tp_tok **ret, size_t *ret_n,
+	   struct wf_tmpl_error *err);
+
 void *tp_alloc(struct tp_arena *a, size_t n);
 void tp_arena_free(struct tp_arena *a);
 

@@ -1,10 +1,8 @@
-/* template-parse — the lexer and parser of the Go text/template language.
+/* template-parse — the parser of the Go text/template language.
  *
- * DESIGN: the source is untrusted (a Template object's spec.data). The
- * lexer reads it through a byte cursor (common/cursor.h) into an array of
- * tokens, text between actions included, with the trim markers "{{- " and
- * " -}}" applied and comments dropped; every token carries its line and
- * column. The parser is recursive descent over that array, as Go's
+ * DESIGN: the lexer (template-lex.c) turns the untrusted source into an
+ * array of tokens, each with its line and column. The parser is recursive
+ * descent over that array, as Go's
  * text/template/parse builds its tree: lists of text, actions and
  * if/range/with blocks; pipelines of commands; commands of operands. Names
  * are checked here, as Go does at parse time: an unknown function or an
@@ -19,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cursor.h"
 #include "workflow/template-internal.h"
 
 #define TP_CHUNK_SIZE 16384
@@ -75,325 +72,10 @@ int tp_fail(struct wf_tmpl_error *err, size_t line, size_t col, const char *fmt,
 	return -EINVAL;
 }
 
-/* ---- lexer ---- */
-
-enum tk {
-	TK_TEXT,
-	TK_LEFT,
-	TK_RIGHT,
-	TK_IDENT,
-	TK_FIELD,
-	TK_VAR,
-	TK_DOT,
-	TK_NUMBER,
-	TK_STRING,
-	TK_RAW,
-	TK_CHAR,
-	TK_BOOL,
-	TK_NIL,
-	TK_PIPE,
-	TK_LPAREN,
-	TK_RPAREN,
-	TK_DECLARE,
-	TK_ASSIGN,
-	TK_COMMA,
-	TK_EOF,
-};
-
-struct tok {
-	enum tk t;
-	const char *s;
-	size_t n;
-	size_t line, col;
-	bool space_before;
-};
-
-struct lexer {
-	struct rd r;
-	const char *base;
-	size_t line, col;
-	struct tok *toks;
-	size_t ntoks, alloc;
-	struct wf_tmpl_error *err;
-};
-
-static int lx_peek(const struct lexer *l, size_t k)
-{
-	return k < l->r.len ? l->r.p[k] : -1;
-}
-
-static bool lx_starts(const struct lexer *l, const char *s)
-{
-	size_t n = strlen(s);
-	return l->r.len >= n && memcmp(l->r.p, s, n) == 0;
-}
-
-static void lx_skip(struct lexer *l, size_t n)
-{
-	const uint8_t *p;
-	if (rd_bytes(&l->r, n, &p) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '\n') {
-			l->line++;
-			l->col = 1;
-		} else {
-			l->col++;
-		}
-	}
-}
-
-static bool is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static bool is_alnum(int c)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c >= 0x80;
-}
-
-static int lx_emit(struct lexer *l, enum tk t, const char *s, size_t n, size_t line, size_t col,
-		   bool space)
-{
-	if (l->ntoks == l->alloc) {
-		size_t alloc = l->alloc ? l->alloc * 2 : 256;
-		struct tok *t2 = realloc(l->toks, alloc * sizeof(*t2));
-		if (!t2)
-			return -ENOMEM;
-		l->toks = t2;
-		l->alloc = alloc;
-	}
-	l->toks[l->ntoks++] = (struct tok){ t, s, n, line, col, space };
-	return 0;
-}
-
-/* " -}}" with any one space character before the dash. */
-static bool lx_right_trim(const struct lexer *l)
-{
-	return is_space(lx_peek(l, 0)) && lx_peek(l, 1) == '-' && lx_peek(l, 2) == '}' &&
-	       lx_peek(l, 3) == '}';
-}
-
-static void lx_skip_space(struct lexer *l)
-{
-	while (is_space(lx_peek(l, 0)))
-		lx_skip(l, 1);
-}
-
-/* A quoted string, raw string or character constant, delimiters included. */
-static int lx_quoted(struct lexer *l, char q, enum tk t, bool space)
-{
-	const char *s = (const char *)l->r.p;
-	size_t line = l->line, col = l->col;
-	size_t i = 1;
-	for (;;) {
-		int c = lx_peek(l, i);
-		if (c < 0 || (c == '\n' && q != '`'))
-			return tp_fail(l->err, line, col, "unterminated %s",
-				       q == '`' ? "raw quoted string" : "quoted string");
-		if (c == '\\' && q != '`') {
-			if (lx_peek(l, i + 1) < 0)
-				return tp_fail(l->err, line, col, "unterminated quoted string");
-			i += 2;
-			continue;
-		}
-		i++;
-		if (c == q)
-			break;
-	}
-	lx_skip(l, i);
-	return lx_emit(l, t, s, i, line, col, space);
-}
-
-static int lx_number(struct lexer *l, bool space)
-{
-	const char *s = (const char *)l->r.p;
-	size_t line = l->line, col = l->col, i = 0;
-	if (lx_peek(l, 0) == '+' || lx_peek(l, 0) == '-')
-		i++;
-	for (;;) {
-		int c = lx_peek(l, i);
-		if (c < 0)
-			break;
-		if ((c == '+' || c == '-') && i > 0) {
-			int p = s[i - 1];
-			if (p != 'e' && p != 'E' && p != 'p' && p != 'P')
-				break;
-			i++;
-			continue;
-		}
-		if (c == '.' || (is_alnum(c) && c < 0x80)) {
-			i++;
-			continue;
-		}
-		break;
-	}
-	lx_skip(l, i);
-	return lx_emit(l, TK_NUMBER, s, i, line, col, space);
-}
-
-/* Lexes inside one action, after its left delimiter, up to and including
- * the right one. */
-static int lx_action(struct lexer *l)
-{
-	for (;;) {
-		bool space = false;
-		while (is_space(lx_peek(l, 0)) && !lx_right_trim(l)) {
-			lx_skip(l, 1);
-			space = true;
-		}
-		size_t line = l->line, col = l->col;
-		const char *s = (const char *)l->r.p;
-		int c = lx_peek(l, 0), e;
-		if (c < 0)
-			return tp_fail(l->err, line, col, "unclosed action");
-		if (lx_right_trim(l)) {
-			lx_skip(l, 4);
-			lx_skip_space(l);
-			return lx_emit(l, TK_RIGHT, s, 4, line, col, true);
-		}
-		if (lx_starts(l, "}}")) {
-			lx_skip(l, 2);
-			return lx_emit(l, TK_RIGHT, s, 2, line, col, space);
-		}
-		switch (c) {
-		case '|':
-		case '(':
-		case ')':
-		case ',':
-		case '=':
-			lx_skip(l, 1);
-			e = lx_emit(l,
-				    c == '|' ? TK_PIPE :
-				    c == '(' ? TK_LPAREN :
-				    c == ')' ? TK_RPAREN :
-				    c == ',' ? TK_COMMA :
-					       TK_ASSIGN,
-				    s, 1, line, col, space);
-			break;
-		case ':':
-			if (lx_peek(l, 1) != '=')
-				return tp_fail(l->err, line, col, "expected :=");
-			lx_skip(l, 2);
-			e = lx_emit(l, TK_DECLARE, s, 2, line, col, space);
-			break;
-		case '"': e = lx_quoted(l, '"', TK_STRING, space); break;
-		case '`': e = lx_quoted(l, '`', TK_RAW, space); break;
-		case '\'': e = lx_quoted(l, '\'', TK_CHAR, space); break;
-		case '$': {
-			size_t i = 1;
-			while (is_alnum(lx_peek(l, i)))
-				i++;
-			lx_skip(l, i);
-			e = lx_emit(l, TK_VAR, s, i, line, col, space);
-			break;
-		}
-		case '.': {
-			int d = lx_peek(l, 1);
-			if (d >= '0' && d <= '9') {
-				e = lx_number(l, space);
-				break;
-			}
-			size_t i = 1;
-			while (is_alnum(lx_peek(l, i)))
-				i++;
-			lx_skip(l, i);
-			e = lx_emit(l, i == 1 ? TK_DOT : TK_FIELD, s, i, line, col, space);
-			break;
-		}
-		default:
-			if ((c >= '0' && c <= '9') ||
-			    ((c == '+' || c == '-') && lx_peek(l, 1) >= '0' &&
-			     lx_peek(l, 1) <= '9')) {
-				e = lx_number(l, space);
-				break;
-			}
-			if (is_alnum(c)) {
-				size_t i = 0;
-				while (is_alnum(lx_peek(l, i)))
-					i++;
-				enum tk t = TK_IDENT;
-				if ((i == 4 && memcmp(s, "true", 4) == 0) ||
-				    (i == 5 && memcmp(s, "false", 5) == 0))
-					t = TK_BOOL;
-				else if (i == 3 && memcmp(s, "nil", 3) == 0)
-					t = TK_NIL;
-				lx_skip(l, i);
-				e = lx_emit(l, t, s, i, line, col, space);
-				break;
-			}
-			if (c >= 0x20 && c < 0x7f)
-				return tp_fail(l->err, line, col, "unexpected \"%c\" in command",
-					       c);
-			return tp_fail(l->err, line, col, "unexpected byte 0x%02x in command", c);
-		}
-		if (e < 0)
-			return e;
-	}
-}
-
-/* A comment, after "{{" or "{{- ": up to "*}}" or "* -}}". */
-static int lx_comment(struct lexer *l, size_t line, size_t col)
-{
-	lx_skip(l, 2);
-	for (;;) {
-		if (l->r.len == 0)
-			return tp_fail(l->err, line, col, "unclosed comment");
-		if (lx_starts(l, "*/"))
-			break;
-		lx_skip(l, 1);
-	}
-	lx_skip(l, 2);
-	if (lx_right_trim(l)) {
-		lx_skip(l, 4);
-		lx_skip_space(l);
-		return 0;
-	}
-	if (!lx_starts(l, "}}"))
-		return tp_fail(l->err, line, col, "comment ends before closing delimiter");
-	lx_skip(l, 2);
-	return 0;
-}
-
-static int lx_run(struct lexer *l)
-{
-	int e;
-	for (;;) {
-		const char *s = (const char *)l->r.p;
-		size_t line = l->line, col = l->col, n = 0;
-		while (n < l->r.len &&
-		       !(l->r.p[n] == '{' && n + 1 < l->r.len && l->r.p[n + 1] == '{'))
-			n++;
-		lx_skip(l, n);
-		bool left_trim = lx_starts(l, "{{-") && is_space(lx_peek(l, 3));
-		size_t tn = n;
-		if (left_trim)
-			while (tn > 0 && is_space(s[tn - 1]))
-				tn--;
-		if (tn > 0 && (e = lx_emit(l, TK_TEXT, s, tn, line, col, false)) < 0)
-			return e;
-		if (l->r.len == 0)
-			return lx_emit(l, TK_EOF, (const char *)l->r.p, 0, l->line, l->col, false);
-		line = l->line;
-		col = l->col;
-		lx_skip(l, left_trim ? 4 : 2);
-		if (lx_starts(l, "/*")) {
-			if ((e = lx_comment(l, line, col)) < 0)
-				return e;
-			continue;
-		}
-		if ((e = lx_emit(l, TK_LEFT, s + n, 2, line, col, false)) < 0 ||
-		    (e = lx_action(l)) < 0)
-			return e;
-	}
-}
-
 /* ---- parser ---- */
 
 struct parser {
-	struct tok *toks;
+	struct tp_tok *toks;
 	size_t pos, ntoks;
 	struct tp_arena *a;
 	struct wf_tmpl_error *err;
@@ -401,7 +83,7 @@ struct parser {
 	size_t nvars;
 	size_t depth;
 	size_t range_depth;
-	const struct tok *term; /* the keyword of the last {{end}} or {{else}} */
+	const struct tp_tok *term; /* the keyword of the last {{end}} or {{else}} */
 };
 
 enum term {
@@ -411,25 +93,25 @@ enum term {
 	TERM_ELSE_CHAIN
 };
 
-static struct tok *pk(struct parser *p)
+static struct tp_tok *pk(struct parser *p)
 {
 	return &p->toks[p->pos];
 }
 
-static struct tok *nx(struct parser *p)
+static struct tp_tok *nx(struct parser *p)
 {
-	struct tok *t = &p->toks[p->pos];
+	struct tp_tok *t = &p->toks[p->pos];
 	if (t->t != TK_EOF)
 		p->pos++;
 	return t;
 }
 
-static bool tok_is(const struct tok *t, const char *word)
+static bool tok_is(const struct tp_tok *t, const char *word)
 {
 	return t->t == TK_IDENT && t->n == strlen(word) && memcmp(t->s, word, t->n) == 0;
 }
 
-static struct tn *mknode(struct parser *p, enum tn_kind k, const struct tok *t)
+static struct tn *mknode(struct parser *p, enum tn_kind k, const struct tp_tok *t)
 {
 	struct tn *n = tp_alloc(p->a, sizeof(*n));
 	if (n) {
@@ -450,7 +132,7 @@ static const char *dupstr(struct parser *p, const char *s, size_t n)
 	return d;
 }
 
-static int unexpected(struct parser *p, const struct tok *t, const char *where)
+static int unexpected(struct parser *p, const struct tp_tok *t, const char *where)
 {
 	if (t->t == TK_EOF)
 		return tp_fail(p->err, t->line, t->col, "unexpected EOF%s", where);
@@ -505,7 +187,7 @@ static size_t put_utf8(char *d, uint32_t cp)
 
 /* Go's strconv.Unquote for "..." and '...': the token t without its
  * quotes into d (which has room for t->n bytes). */
-static int unquote(struct parser *p, const struct tok *t, char *d, size_t *ret_n)
+static int unquote(struct parser *p, const struct tp_tok *t, char *d, size_t *ret_n)
 {
 	const char *s = t->s + 1;
 	size_t n = t->n - 2, o = 0;
@@ -557,7 +239,7 @@ static int unquote(struct parser *p, const struct tok *t, char *d, size_t *ret_n
 	return 0;
 }
 
-static int parse_number(struct parser *p, const struct tok *t, struct tn *n)
+static int parse_number(struct parser *p, const struct tp_tok *t, struct tn *n)
 {
 	char tmp[64];
 	if (t->n >= sizeof(tmp))
@@ -626,7 +308,7 @@ static int parse_fields(struct parser *p, struct tn *n)
 	if (n->nfields)
 		memcpy(f, n->fields, n->nfields * sizeof(*f));
 	for (size_t i = 0; i < count; i++) {
-		const struct tok *t = &p->toks[start + i];
+		const struct tp_tok *t = &p->toks[start + i];
 		if (!(f[n->nfields + i] = dupstr(p, t->s + 1, t->n - 1)))
 			return -ENOMEM;
 	}
@@ -635,12 +317,12 @@ static int parse_fields(struct parser *p, struct tn *n)
 	return 0;
 }
 
-static int parse_pipeline(struct parser *p, enum tk end, bool decl_ok, bool two_ok,
+static int parse_pipeline(struct parser *p, enum tp_tk end, bool decl_ok, bool two_ok,
 			  struct tn **ret);
 
 static int parse_operand(struct parser *p, struct tn **ret)
 {
-	struct tok *t = nx(p);
+	struct tp_tok *t = nx(p);
 	struct tn *n = NULL;
 	int e;
 
@@ -764,7 +446,7 @@ static int parse_operand(struct parser *p, struct tn **ret)
 	return 0;
 }
 
-static int parse_command(struct parser *p, enum tk end, struct tn **ret)
+static int parse_command(struct parser *p, enum tp_tk end, struct tn **ret)
 {
 	struct tn *cmd = mknode(p, TN_CMD, pk(p)), **tail;
 	int e;
@@ -789,7 +471,7 @@ static int parse_command(struct parser *p, enum tk end, struct tn **ret)
 static int parse_decl(struct parser *p, struct tn *pipe, bool two_ok)
 {
 	size_t save = p->pos, nd = 0;
-	const struct tok *v[TP_MAX_DECL];
+	const struct tp_tok *v[TP_MAX_DECL];
 	for (;;) {
 		if (pk(p)->t != TK_VAR || nd == TP_MAX_DECL)
 			goto none;
@@ -823,7 +505,8 @@ none:
 	return 0;
 }
 
-static int parse_pipeline(struct parser *p, enum tk end, bool decl_ok, bool two_ok, struct tn **ret)
+static int parse_pipeline(struct parser *p, enum tp_tk end, bool decl_ok, bool two_ok,
+			  struct tn **ret)
 {
 	struct tn *pipe = mknode(p, TN_PIPE, pk(p)), **tail;
 	int e;
@@ -849,7 +532,8 @@ static int parse_pipeline(struct parser *p, enum tk end, bool decl_ok, bool two_
 
 static int parse_list(struct parser *p, struct tn **ret, enum term *ret_term);
 
-static int parse_control(struct parser *p, enum tn_kind kind, const struct tok *kw, struct tn **ret)
+static int parse_control(struct parser *p, enum tn_kind kind, const struct tp_tok *kw,
+			 struct tn **ret)
 {
 	struct tn *n = mknode(p, kind, kw);
 	size_t mark = p->nvars;
@@ -871,7 +555,7 @@ static int parse_control(struct parser *p, enum tn_kind kind, const struct tok *
 	if (term == TERM_ELSE_CHAIN) {
 		/* {{else if ...}} / {{else with ...}}: a nested block that
 		 * shares this one's {{end}}. */
-		struct tok *kw2 = nx(p);
+		struct tp_tok *kw2 = nx(p);
 		struct tn *inner;
 		if (kind == TN_RANGE)
 			return unexpected(p, kw2, " after else in range");
@@ -899,7 +583,7 @@ static int parse_control(struct parser *p, enum tn_kind kind, const struct tok *
 
 static int parse_item(struct parser *p, struct tn **ret, enum term *ret_term)
 {
-	struct tok *left = nx(p), *t = pk(p);
+	struct tp_tok *left = nx(p), *t = pk(p);
 	int e;
 	*ret = NULL;
 	if (tok_is(t, "end") || tok_is(t, "break") || tok_is(t, "continue")) {
@@ -955,7 +639,7 @@ static int parse_list(struct parser *p, struct tn **ret, enum term *ret_term)
 		return -ENOMEM;
 	tail = &list->first;
 	for (;;) {
-		struct tok *t = pk(p);
+		struct tp_tok *t = pk(p);
 		struct tn *n = NULL;
 		enum term term = TERM_EOF;
 		if (t->t == TK_EOF) {
@@ -986,7 +670,8 @@ static int parse_list(struct parser *p, struct tn **ret, enum term *ret_term)
 int tp_parse(const char *src, size_t len, struct tp_arena *a, struct tn **ret,
 	     struct wf_tmpl_error *err)
 {
-	struct lexer l = { .r = rd_init(src, len), .base = src, .line = 1, .col = 1, .err = err };
+	struct tp_tok *toks = NULL;
+	size_t ntoks = 0;
 	struct parser *p = NULL;
 	struct tn *list;
 	enum term term;
@@ -997,22 +682,22 @@ int tp_parse(const char *src, size_t len, struct tp_arena *a, struct tn **ret,
 		e = -E2BIG;
 		goto out;
 	}
-	if ((e = lx_run(&l)) < 0)
+	if ((e = tp_lex(src, len, &toks, &ntoks, err)) < 0)
 		goto out;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		e = -ENOMEM;
 		goto out;
 	}
-	p->toks = l.toks;
-	p->ntoks = l.ntoks;
+	p->toks = toks;
+	p->ntoks = ntoks;
 	p->a = a;
 	p->err = err;
 	p->vars[p->nvars++] = "$";
 	if ((e = parse_list(p, &list, &term)) < 0)
 		goto out;
 	if (term != TERM_EOF) {
-		const struct tok *t = p->term;
+		const struct tp_tok *t = p->term;
 		e = tp_fail(err, t->line, t->col, "unexpected {{%s}}",
 			    term == TERM_END ? "end" : "else");
 		goto out;
@@ -1022,6 +707,6 @@ out:
 	if (e == -ENOMEM)
 		snprintf(err->message, sizeof(err->message), "template: out of memory");
 	free(p);
-	free(l.toks);
+	free(toks);
 	return e;
 }

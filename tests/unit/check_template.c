@@ -144,6 +144,8 @@ static const struct good goods[] = {
 	{ "{{ regexMatch \"a(arch|rm)\" \"aarch64\" }} {{ regexMatch \"a(arch|rm)\" \"x86_64\" }}"
 	  " {{ regexMatch \"^[0-9]+$\" \"123\" }} {{ regexMatch \"(\" \"x\" }}",
 	  "true false true false" },
+	/* a back-reference is not RE2: no match, as an invalid pattern */
+	{ "{{ regexMatch \"(a)\\\\1\" \"aa\" }} {{ regexMatch \"a\\\\.b\" \"a.b\" }}", "false true" },
 	{ "{{ join \",\" .l }} {{ join \"-\" .mixed }} {{ join \",\" .s }}",
 	  "a,b,c 1-x-true Hello" },
 	{ "{{ split \",\" .csv }} {{ (split \",\" .csv)._1 }} {{ split \",\" \"\" }}",
