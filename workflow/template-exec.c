@@ -523,7 +523,7 @@ static int walk_list(struct ex *x, json_t *dot, const struct tn *list)
 		/* Only the output's own appends: an inner block's error
 		 * already has its message. */
 		if (e == -E2BIG && (n->kind == TN_TEXT || n->kind == TN_ACTION))
-			return ex_fail(x, n, -E2BIG, "output larger than %d bytes",
+			return ex_fail(x, n, -E2BIG, "rendered template exceeds %d bytes",
 				       WF_TMPL_MAX_OUTPUT);
 	}
 	return e;

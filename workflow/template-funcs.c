@@ -255,8 +255,9 @@ static int fn_printf(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsi
 
 /* ---- Tinkerbell's functions ---- */
 
-/* formatPartition "/dev/sda" 1 = "/dev/sda1"; nvme and mmcblk disks take
- * a "p" before the number, /dev/disk/by-* links "-part". */
+/* formatPartition "/dev/sda" 1 = "/dev/sda1"; a device whose name ends
+ * in a digit (/dev/nvme0n1, /dev/mmcblk0, /dev/md0) takes a "p" before the
+ * number, and a /dev/disk/by-* link "-part", as Tinkerbell's. */
 static int fn_format_partition(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
 {
 	struct buf b = BUF_INIT(4096);
@@ -267,32 +268,45 @@ static int fn_format_partition(json_t **a, size_t n, json_t **ret, char *msg, si
 		FAIL("wrong type for value; expected int; got %s", tp_type_name(a[1]));
 	const char *dev = S(a[0]);
 	const char *sep = "";
-	if (strncmp(dev, "/dev/disk/", 10) == 0)
+	size_t dn = SN(a[0]);
+	if (dn >= 10 && memcmp(dev, "/dev/disk/", 10) == 0)
 		sep = "-part";
-	else if (strncmp(dev, "/dev/nvme", 9) == 0 || strncmp(dev, "/dev/mmcblk", 11) == 0)
+	else if (dn > 0 && dev[dn - 1] >= '0' && dev[dn - 1] <= '9')
 		sep = "p";
 	e = buf_append(&b, dev, SN(a[0]));
 	e = e ?: buf_printf(&b, "%s%" JSON_INTEGER_FORMAT, sep, json_integer_value(a[1]));
 	return ret_buf(&b, ret, e == -E2BIG ? -EINVAL : e);
 }
 
-/* netmaskToPrefixLength "255.255.255.0" = 24; a mask whose ones are not
- * contiguous gives 0, as Go's net.IPMask.Size. */
+/* netmaskToPrefixLength "255.255.255.0" = "24" (a string, as
+ * Tinkerbell's); a mask whose ones are not contiguous gives "0", as Go's
+ * net.IPMask.Size. An IPv6 address is refused, an IPv4-mapped one taken. */
 static int fn_netmask(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
 {
 	struct in_addr in;
+	struct in6_addr in6;
+	char num[8];
 	int e = want_strings(a, n, 1, msg, msgsize);
 	if (e)
 		return e;
-	if (strlen(S(a[0])) != SN(a[0]) || inet_pton(AF_INET, S(a[0]), &in) != 1)
-		FAIL("invalid netmask \"%.64s\"", S(a[0]));
+	const char *s = S(a[0]);
+	bool nul = strlen(s) != SN(a[0]);
+	if (nul || inet_pton(AF_INET, s, &in) != 1) {
+		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		if (nul || inet_pton(AF_INET6, s, &in6) != 1)
+			FAIL("invalid netmask format: %.64s", s);
+		if (memcmp(in6.s6_addr, mapped, sizeof(mapped)) != 0)
+			FAIL("netmask must be IPv4: %.64s", s);
+		memcpy(&in.s_addr, in6.s6_addr + 12, 4);
+	}
 	uint32_t m = ntohl(in.s_addr);
 	int ones = 0;
 	while (ones < 32 && (m & (1u << (31 - ones))))
 		ones++;
 	if (ones < 32 && (m << ones) != 0)
 		ones = 0;
-	*ret = json_integer(ones);
+	snprintf(num, sizeof(num), "%d", ones);
+	*ret = json_string(num);
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -316,6 +330,13 @@ static json_t *sorted_copy(const json_t *v, int depth)
 				return NULL;
 			}
 		return a;
+	}
+	if (json_is_real(v)) {
+		/* Go's encoding/json writes an integral float64 below 1e21 without
+		 * a fraction, and the YAML reads it as an integer. */
+		double f = json_real_value(v);
+		if (f == (double)(json_int_t)f && f > -9.2e18 && f < 9.2e18)
+			return json_integer((json_int_t)f);
 	}
 	if (!json_is_object(v))
 		return json_incref((json_t *)v);
@@ -357,21 +378,66 @@ static int fn_to_yaml(json_t **a, size_t n, json_t **ret, char *msg, size_t msgs
 	return ret_buf(&b, ret, e);
 }
 
+/* Numbers as float64, as Go's YAML-through-JSON decoding gives them. */
+static int floats(json_t *v, int depth)
+{
+	const char *key;
+	json_t *c;
+	if (depth > TP_MAX_NESTED_VALUE)
+		return -EINVAL;
+	if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			c = json_array_get(v, i);
+			if (json_is_integer(c)) {
+				if (json_array_set_new(
+					    v, i, json_real((double)json_integer_value(c))) < 0)
+					return -ENOMEM;
+			} else if (floats(c, depth + 1) < 0) {
+				return -EINVAL;
+			}
+		}
+	} else if (json_is_object(v)) {
+		json_object_foreach (v, key, c) {
+			if (json_is_integer(c)) {
+				if (json_object_set_new(
+					    v, key, json_real((double)json_integer_value(c))) < 0)
+					return -ENOMEM;
+			} else if (floats(c, depth + 1) < 0) {
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* fromYaml S: any YAML value (map, list, scalar); empty input or bad YAML
+ * is an error, as Tinkerbell's. */
 static int fn_from_yaml(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
 {
 	struct yj_error err;
+	json_t *v;
 	int e = want_strings(a, n, 1, msg, msgsize);
 	if (e)
 		return e;
-	if (SN(a[0]) == 0) {
-		*ret = json_object();
-		return *ret ? 0 : -ENOMEM;
-	}
-	if ((e = yj_load_one(S(a[0]), SN(a[0]), ret, &err)) < 0) {
+	if (SN(a[0]) == 0)
+		FAIL("fromYaml: empty YAML input");
+	if ((e = yj_load_one(S(a[0]), SN(a[0]), &v, &err)) < 0) {
 		if (e == -ENOMEM)
 			return e;
-		FAIL("yaml: line %zu: %s", err.line, err.message);
+		FAIL("fromYaml: yaml: line %zu: %s", err.line, err.message);
 	}
+	if (json_is_integer(v)) {
+		json_t *f = json_real((double)json_integer_value(v));
+		json_decref(v);
+		v = f;
+	}
+	if (!v || (e = floats(v, 0)) < 0) {
+		json_decref(v);
+		if (e == -ENOMEM || !v)
+			return -ENOMEM;
+		FAIL("fromYaml: value nested too deep");
+	}
+	*ret = v;
 	return 0;
 }
 

@@ -117,6 +117,13 @@ static const struct good goods[] = {
 	{ "{{ formatPartition \"/dev/sda\" 1 }}", "/dev/sda1" },
 	{ "{{ formatPartition \"/dev/nvme0n1\" 2 }}", "/dev/nvme0n1p2" },
 	{ "{{ formatPartition \"/dev/mmcblk0\" 1 }}", "/dev/mmcblk0p1" },
+	{ "{{ formatPartition \"/dev/md0\" 1 }} {{ formatPartition \"/dev/vdb\" 2 }}",
+	  "/dev/md0p1 /dev/vdb2" },
+	{ "{{ if eq (netmaskToPrefixLength \"255.255.255.128\") \"25\" }}25{{ end }}", "25" },
+	{ "{{ netmaskToPrefixLength \"::ffff:255.255.0.0\" }}", "16" },
+	{ "{{ (fromYaml \"a: 1000000\").a }} {{ fromYaml \"[1, x]\" }} {{ fromYaml \"7\" }}",
+	  "1e+06 [1 x] 7" },
+	{ "{{ \"a: 1000000\" | fromYaml | toYaml }} {{ toYaml 2.5 }}", "a: 1000000 2.5" },
 	{ "{{ formatPartition \"/dev/disk/by-id/wwn-0x5000\" 3 }}",
 	  "/dev/disk/by-id/wwn-0x5000-part3" },
 	{ "{{ netmaskToPrefixLength \"255.255.255.0\" }} {{ netmaskToPrefixLength .mask }}"
@@ -145,7 +152,8 @@ static const struct good goods[] = {
 	  " {{ regexMatch \"^[0-9]+$\" \"123\" }} {{ regexMatch \"(\" \"x\" }}",
 	  "true false true false" },
 	/* a back-reference is not RE2: no match, as an invalid pattern */
-	{ "{{ regexMatch \"(a)\\\\1\" \"aa\" }} {{ regexMatch \"a\\\\.b\" \"a.b\" }}", "false true" },
+	{ "{{ regexMatch \"(a)\\\\1\" \"aa\" }} {{ regexMatch \"a\\\\.b\" \"a.b\" }}",
+	  "false true" },
 	{ "{{ join \",\" .l }} {{ join \"-\" .mixed }} {{ join \",\" .s }}",
 	  "a,b,c 1-x-true Hello" },
 	{ "{{ split \",\" .csv }} {{ (split \",\" .csv)._1 }} {{ split \",\" \"\" }}",
@@ -187,8 +195,14 @@ static const struct bad bads[] = {
 	{ "{{ eq .s 1 }}", "template: 1:4: error calling eq: incompatible types for comparison",
 	  -EINVAL },
 	{ "{{ netmaskToPrefixLength \"x\" }}",
-	  "template: 1:4: error calling netmaskToPrefixLength: invalid netmask \"x\"", -EINVAL },
+	  "template: 1:4: error calling netmaskToPrefixLength: invalid netmask format: x",
+	  -EINVAL },
 	{ "{{ fromYaml \"a: [\" }}", NULL, -EINVAL },
+	{ "{{ fromYaml \"\" }}",
+	  "template: 1:4: error calling fromYaml: fromYaml: empty YAML input", -EINVAL },
+	{ "{{ netmaskToPrefixLength \"ffff::\" }}",
+	  "template: 1:4: error calling netmaskToPrefixLength: netmask must be IPv4: ffff::",
+	  -EINVAL },
 	{ "{{ .s 1 }}", "template: 1:7: s is not a method but has arguments", -EINVAL },
 	{ "{{ \"x\" 1 }}", "template: 1:8: can't give argument to non-function", -EINVAL },
 	{ "{{ nil }}", "template: 1:4: nil is not a command", -EINVAL },
@@ -296,7 +310,8 @@ START_TEST(test_output_cap)
 	free(out);
 	const char *over = "{{ range 256 }}{{ $.k }}{{ end }}x";
 	ck_assert_int_eq(wf_tmpl_render(over, strlen(over), d, &out, &n, &err), -E2BIG);
-	ck_assert_msg(strstr(err.message, "output larger than 262144 bytes"), "%s", err.message);
+	ck_assert_msg(strstr(err.message, "rendered template exceeds 262144 bytes"), "%s",
+		      err.message);
 	ck_assert_uint_eq(err.line, 1);
 	ck_assert_uint_eq(err.column, 34);
 	json_decref(d);
