@@ -149,6 +149,15 @@ static int fill_interface(json_t *ifc)
 	return e;
 }
 
+/* HardwareMetadata is a struct value in Go: its fields are always there. */
+static int fill_metadata(json_t *md)
+{
+	static const char *const md_strings[] = { "State", "BondingMode", NULL };
+	static const char *const md_ptrs[] = { "Manufacturer", "Instance", "Custom", "Facility",
+					       NULL };
+	return zero_fields(md, md_strings, NULL, NULL, md_ptrs);
+}
+
 static json_t *hardware_view(const json_t *spec)
 {
 	json_t *h = json_object(), *disks = json_array(), *ifcs = json_array(), *v;
@@ -170,6 +179,7 @@ static json_t *hardware_view(const json_t *spec)
 	e = e ?: json_object_set(h, "Interfaces", ifcs);
 	v = json_object_get(spec, "metadata");
 	e = e ?: json_object_set_new(h, "Metadata", v ? go_view(v, 0) : json_object());
+	e = e ?: fill_metadata(json_object_get(h, "Metadata"));
 	v = json_object_get(spec, "userData");
 	e = e     ?:
 		    json_object_set_new(h, "UserData",

@@ -399,12 +399,13 @@ START_TEST(test_data)
 		"{{ $i.DHCP.NameServers }}|{{ $i.DHCP.UEFI }}|{{ $i.DHCP.IfaceName }}|{{ $i.DHCP.VLANID }}|"
 		"{{ $i.Netboot.AllowPXE }}|{{ $i.DisableDHCP }}|{{ $i.DHCP.IP.Family }}|"
 		"{{ .Hardware.Metadata.Instance.ID }}|{{ .Hardware.UserData }}|"
+		"{{ .Hardware.Metadata.State }}{{ with .Hardware.Metadata.Facility }}x{{ end }}|"
 		"{{ .hardware.metadata.name }}|{{ .hardware.spec.interfaces }}";
 	ck_assert_ptr_nonnull(d);
 	ck_assert_int_eq(wf_tmpl_render(t, strlen(t), d, &out, NULL, &err), 0);
 	ck_assert_str_eq(
 		out, "08:00:27:9e:f5:3a|[/dev/nvme0n1]|08:00:27:9e:f5:3a|x86_64|192.168.2.50|86400|"
-		     "[1.1.1.1 8.8.8.8]|false|||true|false|0|08:00:27:9e:f5:3a||machine1|"
+		     "[1.1.1.1 8.8.8.8]|false|||true|false|0|08:00:27:9e:f5:3a|||machine1|"
 		     "[map[dhcp:map[arch:x86_64 hostname:machine1 ip:map[address:192.168.2.50 "
 		     "gateway:192.168.2.1 netmask:255.255.255.0] lease_time:86400 "
 		     "mac:08:00:27:9e:f5:3a name_servers:[1.1.1.1 8.8.8.8] uefi:false] "
