@@ -3,8 +3,8 @@
 # with. Pure: the engine and the worker protocol build on it.
 noinst_LIBRARIES += libworkflow.a
 libworkflow_a_SOURCES = workflow/workflow.h workflow/template-internal.h \
-	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c workflow/template-funcs.c \
-	workflow/template-data.c
+	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c \
+	workflow/template-print.c workflow/template-funcs.c workflow/template-data.c
 libworkflow_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
 WORKFLOW_LIBS = libworkflow.a
 
@@ -26,8 +26,8 @@ EXTRA_DIST += tests/fuzz/fuzz_template.fuzz
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_template
 tests_fuzz_fuzz_template_SOURCES = tests/fuzz/fuzz_template.c tests/fuzz/fuzz.h \
-	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c workflow/template-funcs.c \
-	workflow/template-data.c
+	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c \
+	workflow/template-print.c workflow/template-funcs.c workflow/template-data.c
 tests_fuzz_fuzz_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS)

@@ -14,8 +14,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,155 +79,6 @@ static struct ex_var *var_find(struct ex *x, const char *name)
 		if (strcmp(x->vars[i].name, name) == 0)
 			return &x->vars[i];
 	return NULL;
-}
-
-/* ---- values ---- */
-
-bool tp_truth(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return json_object_size(v) > 0;
-	case JSON_ARRAY: return json_array_size(v) > 0;
-	case JSON_STRING: return json_string_length(v) > 0;
-	case JSON_INTEGER: return json_integer_value(v) != 0;
-	case JSON_REAL: return json_real_value(v) != 0;
-	case JSON_TRUE: return true;
-	default: return false;
-	}
-}
-
-const char *tp_type_name(const json_t *v)
-{
-	switch (v ? json_typeof(v) : JSON_NULL) {
-	case JSON_OBJECT: return "map[string]interface {}";
-	case JSON_ARRAY: return "[]interface {}";
-	case JSON_STRING: return "string";
-	case JSON_INTEGER: return "int";
-	case JSON_REAL: return "float64";
-	case JSON_TRUE:
-	case JSON_FALSE: return "bool";
-	default: return "<nil>";
-	}
-}
-
-/* Go's strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v uses it: the
- * shortest digits that read back as f, in %e form when the exponent is
- * below -4 or at least 6 (1e+06, 1.234567e+06, 123456, 0.0001). */
-static int print_float(struct buf *out, double f)
-{
-	char tmp[40];
-	if (isnan(f))
-		return buf_puts(out, "NaN");
-	if (isinf(f))
-		return buf_puts(out, f > 0 ? "+Inf" : "-Inf");
-	if (f == 0)
-		return buf_puts(out, signbit(f) ? "-0" : "0");
-	int prec;
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, f);
-		if (strtod(tmp, NULL) == f)
-			break;
-	}
-	/* tmp is [-]d[.ddd]e[+-]XX: the digits and the exponent. */
-	char digits[24];
-	size_t nd = 0;
-	const char *s = tmp;
-	bool neg = *s == '-';
-	if (neg)
-		s++;
-	for (; *s && *s != 'e'; s++)
-		if (*s != '.')
-			digits[nd++] = *s;
-	int exp = (int)strtol(s + 1, NULL, 10);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	int e = 0;
-	if (neg)
-		e = buf_putc(out, '-');
-	if (exp < -4 || exp >= 6) {
-		/* d.ddde+XX */
-		e = e ?: buf_putc(out, digits[0]);
-		if (nd > 1) {
-			e = e ?: buf_putc(out, '.');
-			e = e ?: buf_append(out, digits + 1, nd - 1);
-		}
-		return e ?: buf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
-	}
-	if (exp < 0) {
-		e = e ?: buf_puts(out, "0.");
-		for (int i = -1; i > exp && !e; i--)
-			e = buf_putc(out, '0');
-		return e ?: buf_append(out, digits, nd);
-	}
-	for (int i = 0; i <= exp && !e; i++)
-		e = buf_putc(out, (size_t)i < nd ? digits[i] : '0');
-	if ((size_t)exp + 1 < nd) {
-		e = e ?: buf_putc(out, '.');
-		e = e ?: buf_append(out, digits + exp + 1, nd - (size_t)exp - 1);
-	}
-	return e;
-}
-
-static int cmp_keys(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The keys of object o, sorted as Go sorts map keys (bytewise); the caller
- * frees the array (not the keys, which o owns). */
-static const char **sorted_keys(const json_t *o, size_t *ret_n)
-{
-	size_t n = json_object_size(o), i = 0;
-	const char **k = malloc((n ? n : 1) * sizeof(*k));
-	const char *key;
-	json_t *v;
-	if (!k)
-		return NULL;
-	json_object_foreach ((json_t *)o, key, v)
-		k[i++] = key;
-	qsort(k, n, sizeof(*k), cmp_keys);
-	*ret_n = n;
-	return k;
-}
-
-int tp_print_value(struct buf *out, const json_t *v, int depth)
-{
-	int e = 0;
-	if (depth > TP_MAX_NESTED_VALUE)
-		return buf_puts(out, "...");
-	switch (v ? json_typeof(v) : JSON_NULL) {
-	case JSON_STRING: return buf_append(out, json_string_value(v), json_string_length(v));
-	case JSON_INTEGER: return buf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	case JSON_REAL: return print_float(out, json_real_value(v));
-	case JSON_TRUE: return buf_puts(out, "true");
-	case JSON_FALSE: return buf_puts(out, "false");
-	case JSON_NULL: return buf_puts(out, "<nil>");
-	case JSON_ARRAY:
-		e = buf_putc(out, '[');
-		for (size_t i = 0; i < json_array_size(v) && !e; i++) {
-			if (i)
-				e = buf_putc(out, ' ');
-			e = e ?: tp_print_value(out, json_array_get(v, i), depth + 1);
-		}
-		return e ?: buf_putc(out, ']');
-	case JSON_OBJECT: {
-		size_t n;
-		const char **k = sorted_keys(v, &n);
-		if (!k)
-			return -ENOMEM;
-		e = buf_puts(out, "map[");
-		for (size_t i = 0; i < n && !e; i++) {
-			if (i)
-				e = buf_putc(out, ' ');
-			e = e ?: buf_puts(out, k[i]);
-			e = e ?: buf_putc(out, ':');
-			e = e ?: tp_print_value(out, json_object_get(v, k[i]), depth + 1);
-		}
-		free(k);
-		return e ?: buf_putc(out, ']');
-	}
-	}
-	return 0;
 }
 
 /* ---- evaluation ---- */
@@ -460,7 +309,7 @@ static int walk_range(struct ex *x, json_t *dot, const struct tn *n)
 		}
 	} else if (json_is_object(v)) {
 		size_t nk;
-		const char **k = sorted_keys(v, &nk);
+		const char **k = tp_sorted_keys(v, &nk);
 		if (!k)
 			e = -ENOMEM;
 		for (size_t i = 0; k && i < nk && e >= 0; i++, count++) {

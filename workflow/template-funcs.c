@@ -594,34 +594,6 @@ static int fn_default(json_t **a, size_t n, json_t **ret, char *msg, size_t msgs
 	return 0;
 }
 
-/* Go's strconv.Quote. */
-static int go_quote(struct buf *b, const char *s, size_t n)
-{
-	int e = buf_putc(b, '"');
-	for (size_t i = 0; i < n && !e; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *esc = NULL;
-		switch (c) {
-		case '\a': esc = "\\a"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\v': esc = "\\v"; break;
-		case '\\': esc = "\\\\"; break;
-		case '"': esc = "\\\""; break;
-		}
-		if (esc)
-			e = buf_puts(b, esc);
-		else if (c < 0x20 || c == 0x7f)
-			e = buf_printf(b, "\\x%02x", c);
-		else
-			e = buf_putc(b, (char)c);
-	}
-	return e ?: buf_putc(b, '"');
-}
-
 /* Sprig's strval: a string as it is, anything else as %v. */
 static int strval(struct buf *b, json_t *v)
 {
@@ -644,7 +616,7 @@ static int fn_quote(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsiz
 		if (!first)
 			e = e ?: buf_putc(&b, ' ');
 		first = false;
-		e = e ?: go_quote(&b, tmp.data ? tmp.data : "", tmp.len);
+		e = e ?: tp_quote(&b, tmp.data ? tmp.data : "", tmp.len);
 	}
 	buf_free(&tmp);
 	return ret_buf(&b, ret, e);
@@ -835,153 +807,4 @@ int tp_func_call(const char *name, json_t **args, size_t nargs, json_t **ret, ch
 		}
 	snprintf(msg, msgsize, "function \"%s\" not defined", name);
 	return -EINVAL;
-}
-
-/* ---- printf ---- */
-
-static int pad(struct buf *out, const char *s, size_t n, int width, bool left, bool zero)
-{
-	int e = 0;
-	size_t w = width > 0 ? (size_t)width : 0;
-	if (!left)
-		for (size_t i = n; i < w && !e; i++)
-			e = buf_putc(out, zero ? '0' : ' ');
-	e = e ?: buf_append(out, s, n);
-	if (left)
-		for (size_t i = n; i < w && !e; i++)
-			e = buf_putc(out, ' ');
-	return e;
-}
-
-static int bad_verb(struct buf *out, char verb, json_t *v)
-{
-	int e = buf_printf(out, "%%!%c(", verb);
-	if (json_is_null(v))
-		return e ?: buf_puts(out, "<nil>)");
-	e = e ?: buf_printf(out, "%s=", tp_type_name(v));
-	e = e ?: tp_print_value(out, v, 0);
-	return e ?: buf_putc(out, ')');
-}
-
-static int one_verb(struct buf *out, char verb, json_t *v, int width, int prec, bool left,
-		    bool zero, bool plus)
-{
-	struct buf t = BUF_INIT(WF_TMPL_MAX_OUTPUT);
-	int e = 0;
-	switch (verb) {
-	case 'v': e = tp_print_value(&t, v, 0); break;
-	case 's':
-		if (json_is_string(v) || json_is_array(v) || json_is_object(v))
-			e = tp_print_value(&t, v, 0);
-		else
-			e = bad_verb(&t, verb, v);
-		if (!e && prec >= 0 && t.len > (size_t)prec)
-			t.len = (size_t)prec;
-		break;
-	case 'd':
-		if (json_is_integer(v))
-			e = buf_printf(&t,
-				       plus ? "%+" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT,
-				       json_integer_value(v));
-		else
-			e = bad_verb(&t, verb, v);
-		break;
-	case 'f':
-	case 'F':
-		if (json_is_number(v))
-			e = buf_printf(&t, plus ? "%+.*f" : "%.*f", prec >= 0 ? prec : 6,
-				       json_number_value(v));
-		else
-			e = bad_verb(&t, verb, v);
-		break;
-	case 't':
-		if (json_is_boolean(v))
-			e = buf_puts(&t, json_is_true(v) ? "true" : "false");
-		else
-			e = bad_verb(&t, verb, v);
-		break;
-	case 'q':
-		if (json_is_string(v))
-			e = go_quote(&t, S(v), SN(v));
-		else
-			e = bad_verb(&t, verb, v);
-		break;
-	case 'x':
-	case 'X':
-		if (json_is_integer(v)) {
-			json_int_t i = json_integer_value(v);
-			e = buf_printf(&t, verb == 'x' ? "%s%llx" : "%s%llX", i < 0 ? "-" : "",
-				       (unsigned long long)(i < 0 ? -(unsigned long long)i :
-								    (unsigned long long)i));
-		} else if (json_is_string(v)) {
-			for (size_t i = 0; i < SN(v) && !e; i++)
-				e = buf_printf(&t, verb == 'x' ? "%02x" : "%02X",
-					       (unsigned char)S(v)[i]);
-		} else {
-			e = bad_verb(&t, verb, v);
-		}
-		break;
-	default: e = bad_verb(&t, verb, v);
-	}
-	if (!e)
-		e = pad(out, t.data ? t.data : "", t.len, width, left,
-			zero && verb != 's' && verb != 'q');
-	buf_free(&t);
-	return e;
-}
-
-int tp_sprintf(struct buf *out, const char *fmt, size_t fmtlen, json_t **args, size_t nargs)
-{
-	size_t ai = 0;
-	int e = 0;
-	for (size_t i = 0; i < fmtlen && !e;) {
-		if (fmt[i] != '%') {
-			e = buf_putc(out, fmt[i++]);
-			continue;
-		}
-		i++;
-		bool left = false, zero = false, plus = false;
-		for (; i < fmtlen && strchr("-0+# ", fmt[i]) && fmt[i]; i++) {
-			left |= fmt[i] == '-';
-			zero |= fmt[i] == '0';
-			plus |= fmt[i] == '+';
-		}
-		int width = -1, prec = -1;
-		for (; i < fmtlen && fmt[i] >= '0' && fmt[i] <= '9'; i++)
-			width = (width < 0 ? 0 : width) * 10 + (fmt[i] - '0') > 4096 ?
-					4096 :
-					(width < 0 ? 0 : width) * 10 + (fmt[i] - '0');
-		if (i < fmtlen && fmt[i] == '.') {
-			prec = 0;
-			for (i++; i < fmtlen && fmt[i] >= '0' && fmt[i] <= '9'; i++)
-				prec = prec * 10 + (fmt[i] - '0') > 4096 ?
-					       4096 :
-					       prec * 10 + (fmt[i] - '0');
-		}
-		if (i >= fmtlen) {
-			e = buf_puts(out, "%!(NOVERB)");
-			break;
-		}
-		char verb = fmt[i++];
-		if (verb == '%') {
-			e = buf_putc(out, '%');
-			continue;
-		}
-		if (ai >= nargs) {
-			e = buf_printf(out, "%%!%c(MISSING)", verb);
-			continue;
-		}
-		e = one_verb(out, verb, args[ai++], width, prec, left, zero, plus);
-	}
-	if (!e && ai < nargs) {
-		e = buf_puts(out, "%!(EXTRA ");
-		for (; ai < nargs && !e; ai++) {
-			e = buf_printf(out, "%s=", tp_type_name(args[ai]));
-			e = e ?: tp_print_value(out, args[ai], 0);
-			if (ai + 1 < nargs)
-				e = e ?: buf_puts(out, ", ");
-		}
-		e = e ?: buf_putc(out, ')');
-	}
-	return e;
 }

@@ -141,6 +141,12 @@ bool tp_truth(const json_t *v);
 int tp_print_value(struct buf *out, const json_t *v, int depth);
 /* The Go type name of v, for messages ("string", "float64", ...). */
 const char *tp_type_name(const json_t *v);
+/* The keys of object o, sorted as Go sorts map keys (bytewise), in a
+ * malloc'ed array (the caller frees it, not the keys, which o owns), their
+ * count in *ret_n; NULL when memory runs out. */
+const char **tp_sorted_keys(const json_t *o, size_t *ret_n);
+/* Appends s (n bytes) quoted as Go's strconv.Quote does. */
+int tp_quote(struct buf *b, const char *s, size_t n);
 /* Go's fmt.Sprintf over json values, with the verbs %v %s %d %q %x %X %f
  * %t %%. */
 int tp_sprintf(struct buf *out, const char *fmt, size_t fmtlen, json_t **args, size_t nargs);
