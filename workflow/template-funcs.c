@@ -5,7 +5,9 @@
  * (formatPartition, netmaskToPrefixLength, toYaml, fromYaml) and the
  * Sprig functions real templates use (lower, upper, trim, trimPrefix,
  * trimSuffix, replace, contains, hasPrefix, hasSuffix, default, quote,
- * regexMatch, join, split, indent, nindent), with Sprig's argument order
+ * regexMatch, join, split, indent, nindent, and the cheap ones of its
+ * hermetic set: empty, coalesce, ternary, toString, squote, hasKey,
+ * splitList, b64enc, b64dec), with Sprig's argument order
  * (the subject last, so that it can be piped in). Arguments arrive as
  * JSON values; a function that takes a string refuses another type, as
  * Go refuses to convert it. Differences from Go, on purpose:
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/yamljson.h"
 #include "workflow/template-internal.h"
 
@@ -59,11 +62,15 @@ static int want_strings(json_t **a, size_t n, size_t want, char *msg, size_t msg
 	return e;
 }
 
+/* The bytes of b as a new string in *ret. A result that is not UTF-8
+ * (b64dec of binary data) is -EILSEQ: JSON strings are text. */
 static int ret_buf(struct buf *b, json_t **ret, int e)
 {
 	if (e == 0) {
-		*ret = json_stringn(b->data ? b->data : "", b->len);
-		e = *ret ? 0 : -ENOMEM;
+		if (!utf8_valid(b->data ? b->data : "", b->len))
+			e = -EILSEQ;
+		else if (!(*ret = json_stringn(b->data ? b->data : "", b->len)))
+			e = -ENOMEM;
 	}
 	buf_free(b);
 	return e;
@@ -544,6 +551,19 @@ static const char *find(const char *h, size_t hn, const char *nd, size_t nn)
 	return memmem(h, hn, nd, nn);
 }
 
+/* The length of the UTF-8 sequence at s (n bytes left): 1 for a byte
+ * that does not start one, 0 at the end. */
+static size_t rune_len(const char *s, size_t n)
+{
+	size_t r = 1;
+	if (n == 0)
+		return 0;
+	while (r < n && r < 4 && ((unsigned char)s[r] & 0xc0) == 0x80 &&
+	       ((unsigned char)s[0] & 0xc0) == 0xc0)
+		r++;
+	return r;
+}
+
 /* contains SUBSTR S */
 static int fn_contains(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
 {
@@ -565,10 +585,13 @@ static int fn_replace(json_t **a, size_t n, json_t **ret, char *msg, size_t msgs
 	const char *s = S(a[2]), *old = S(a[0]);
 	size_t ns = SN(a[2]), no = SN(a[0]), i = 0;
 	if (no == 0) {
-		for (i = 0; i <= ns && !e; i++) {
+		/* Between runes, not bytes: UTF-8 continuation bytes stay
+		 * with their rune. */
+		for (i = 0; i <= ns && !e;) {
+			size_t r = rune_len(s + i, ns - i);
 			e = buf_append(&b, S(a[1]), SN(a[1]));
-			if (i < ns)
-				e = e ?: buf_putc(&b, s[i]);
+			e = e ?: buf_append(&b, s + i, r);
+			i += r ? r : 1;
 		}
 		return ret_buf(&b, ret, e == -E2BIG ? -E2BIG : e);
 	}
@@ -689,8 +712,9 @@ static int fn_split(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsiz
 	if (!m)
 		return -ENOMEM;
 	while (i <= ns) {
+		size_t r = rune_len(s + i, ns - i);
 		const char *hit =
-			nsep ? find(s + i, ns - i, sep, nsep) : (i + 1 < ns ? s + i + 1 : NULL);
+			nsep ? find(s + i, ns - i, sep, nsep) : (i + r < ns ? s + i + r : NULL);
 		size_t end = hit ? (size_t)(hit - s) : ns;
 		if (!nsep && ns == 0)
 			break;
@@ -740,6 +764,176 @@ static int fn_nindent(json_t **a, size_t n, json_t **ret, char *msg, size_t msgs
 	return do_indent(a, n, ret, msg, msgsize, true);
 }
 
+/* empty V: Sprig's test for the zero value. */
+static int fn_empty(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	int e = want_args(n, 1, msg, msgsize);
+	if (e)
+		return e;
+	*ret = json_boolean(!tp_truth(a[0]));
+	return 0;
+}
+
+/* coalesce A B ...: the first argument that is not empty, else nil. */
+static int fn_coalesce(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	(void)msg, (void)msgsize;
+	for (size_t i = 0; i < n; i++)
+		if (tp_truth(a[i])) {
+			*ret = json_incref(a[i]);
+			return 0;
+		}
+	*ret = json_null();
+	return 0;
+}
+
+/* ternary IF_TRUE IF_FALSE COND */
+static int fn_ternary(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	int e = want_args(n, 3, msg, msgsize);
+	if (e)
+		return e;
+	if (!json_is_boolean(a[2]))
+		FAIL("wrong type for value; expected bool; got %s", tp_type_name(a[2]));
+	*ret = json_incref(json_is_true(a[2]) ? a[0] : a[1]);
+	return 0;
+}
+
+static int fn_to_string(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	struct buf b = BUF_INIT(WF_TMPL_MAX_OUTPUT);
+	int e = want_args(n, 1, msg, msgsize);
+	if (e)
+		return e;
+	return ret_buf(&b, ret, strval(&b, a[0]));
+}
+
+/* squote A ...: each non-nil argument in single quotes, unescaped. */
+static int fn_squote(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	struct buf b = BUF_INIT(WF_TMPL_MAX_OUTPUT);
+	int e = 0;
+	bool first = true;
+	(void)msg, (void)msgsize;
+	for (size_t i = 0; i < n && !e; i++) {
+		if (json_is_null(a[i]))
+			continue;
+		if (!first)
+			e = buf_putc(&b, ' ');
+		first = false;
+		e = e ?: buf_putc(&b, '\'');
+		e = e ?: strval(&b, a[i]);
+		e = e ?: buf_putc(&b, '\'');
+	}
+	return ret_buf(&b, ret, e);
+}
+
+/* hasKey MAP KEY */
+static int fn_has_key(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	int e = want_args(n, 2, msg, msgsize);
+	if (e || (e = want_string(a[1], msg, msgsize)))
+		return e;
+	if (!json_is_object(a[0]))
+		FAIL("wrong type for value; expected map[string]interface {}; got %s",
+		     tp_type_name(a[0]));
+	*ret = json_boolean(json_object_get(a[0], S(a[1])) != NULL);
+	return 0;
+}
+
+/* splitList SEP S: a list, as Go's strings.Split. */
+static int fn_split_list(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	json_t *m, *l;
+	int e = fn_split(a, n, &m, msg, msgsize);
+	if (e)
+		return e;
+	l = json_array();
+	for (size_t i = 0; l && i < json_object_size(m); i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "_%zu", i);
+		if (json_array_append(l, json_object_get(m, key)) < 0) {
+			json_decref(l);
+			l = NULL;
+		}
+	}
+	json_decref(m);
+	*ret = l;
+	return l ? 0 : -ENOMEM;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int fn_b64enc(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	struct buf b = BUF_INIT(WF_TMPL_MAX_OUTPUT);
+	int e = want_strings(a, n, 1, msg, msgsize);
+	if (e)
+		return e;
+	const unsigned char *s = (const unsigned char *)S(a[0]);
+	size_t len = SN(a[0]);
+	for (size_t i = 0; i < len && !e; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0) |
+			     (i + 2 < len ? s[i + 2] : 0);
+		char q[4] = { b64[v >> 18 & 63], b64[v >> 12 & 63],
+			      i + 1 < len ? b64[v >> 6 & 63] : '=',
+			      i + 2 < len ? b64[v & 63] : '=' };
+		e = buf_append(&b, q, 4);
+	}
+	return ret_buf(&b, ret, e);
+}
+
+/* b64dec S: Go's StdEncoding (padding required, newlines skipped); bad
+ * input gives the error's text as the result, as Sprig's does. */
+static int fn_b64dec(json_t **a, size_t n, json_t **ret, char *msg, size_t msgsize)
+{
+	struct buf b = BUF_INIT(WF_TMPL_MAX_OUTPUT);
+	int e = want_strings(a, n, 1, msg, msgsize);
+	if (e)
+		return e;
+	const char *s = S(a[0]);
+	size_t len = SN(a[0]), i = 0, bad = SIZE_MAX;
+	while (i < len && bad == SIZE_MAX && !e) {
+		int v[4], k = 0, pads = 0;
+		size_t start = i;
+		while (k < 4 && i < len) {
+			char c = s[i];
+			if (c == '\r' || c == '\n') {
+				i++;
+				continue;
+			}
+			const char *p = c ? strchr(b64, c) : NULL;
+			if (c == '=' && k >= 2) {
+				v[k++] = 0;
+				pads++;
+			} else if (p && !pads) {
+				v[k++] = (int)(p - b64);
+			} else {
+				bad = i;
+				break;
+			}
+			i++;
+		}
+		if (bad != SIZE_MAX)
+			break;
+		if (k < 4) {
+			bad = k ? start : SIZE_MAX;
+			break;
+		}
+		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+			     (uint32_t)v[3];
+		char out[3] = { (char)(w >> 16), (char)(w >> 8), (char)w };
+		e = buf_append(&b, out, 3 - (size_t)pads);
+		if (pads && i < len)
+			bad = i;
+	}
+	if (!e && bad != SIZE_MAX) {
+		buf_reset(&b);
+		e = buf_printf(&b, "illegal base64 data at input byte %zu", bad);
+	}
+	return ret_buf(&b, ret, e);
+}
+
 static const struct {
 	const char *name;
 	tp_fn fn;
@@ -778,6 +972,15 @@ static const struct {
 	{ "join", fn_join, TB_OTHER },
 	{ "split", fn_split, TB_OTHER },
 	{ "indent", fn_indent, TB_OTHER },
+	{ "empty", fn_empty, TB_OTHER },
+	{ "coalesce", fn_coalesce, TB_OTHER },
+	{ "ternary", fn_ternary, TB_OTHER },
+	{ "toString", fn_to_string, TB_OTHER },
+	{ "squote", fn_squote, TB_OTHER },
+	{ "hasKey", fn_has_key, TB_OTHER },
+	{ "splitList", fn_split_list, TB_OTHER },
+	{ "b64enc", fn_b64enc, TB_OTHER },
+	{ "b64dec", fn_b64dec, TB_OTHER },
 	{ "nindent", fn_nindent, TB_OTHER },
 };
 
@@ -803,6 +1006,10 @@ int tp_func_call(const char *name, json_t **args, size_t nargs, json_t **ret, ch
 			if (e == -E2BIG)
 				snprintf(msg, msgsize, "result larger than %d bytes",
 					 WF_TMPL_MAX_OUTPUT);
+			if (e == -EILSEQ) {
+				snprintf(msg, msgsize, "result is not UTF-8 text");
+				e = -EINVAL;
+			}
 			return e;
 		}
 	snprintf(msg, msgsize, "function \"%s\" not defined", name);
