@@ -342,7 +342,7 @@ static json_t *sorted_copy(const json_t *v, int depth)
 		/* Go's encoding/json writes an integral float64 below 1e21 without
 		 * a fraction, and the YAML reads it as an integer. */
 		double f = json_real_value(v);
-		if (f == (double)(json_int_t)f && f > -9.2e18 && f < 9.2e18)
+		if (f > -9.2e18 && f < 9.2e18 && f == (double)(json_int_t)f)
 			return json_integer((json_int_t)f);
 	}
 	if (!json_is_object(v))

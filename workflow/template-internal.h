@@ -105,7 +105,11 @@ struct tp_tok {
 int tp_lex(const char *src, size_t len, struct tp_tok **ret, size_t *ret_n,
 	   struct wf_tmpl_error *err);
 
+/* n zeroed bytes from arena a, aligned for any type, owned by the arena
+ * (freed with it); NULL when memory runs out. */
 void *tp_alloc(struct tp_arena *a, size_t n);
+/* Frees every allocation of a; a is empty and reusable after. Accepts
+ * NULL. */
 void tp_arena_free(struct tp_arena *a);
 
 /* Parses src into a TN_LIST in arena a. Returns 0, or -EINVAL/-E2BIG/

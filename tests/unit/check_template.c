@@ -124,6 +124,8 @@ static const struct good goods[] = {
 	{ "{{ (fromYaml \"a: 1000000\").a }} {{ fromYaml \"[1, x]\" }} {{ fromYaml \"7\" }}",
 	  "1e+06 [1 x] 7" },
 	{ "{{ \"a: 1000000\" | fromYaml | toYaml }} {{ toYaml 2.5 }}", "a: 1000000 2.5" },
+	/* a float beyond int64 stays a float (no undefined conversion) */
+	{ "{{ toYaml 5.11e29 }}", "5.11e+29" },
 	{ "{{ formatPartition \"/dev/disk/by-id/wwn-0x5000\" 3 }}",
 	  "/dev/disk/by-id/wwn-0x5000-part3" },
 	{ "{{ netmaskToPrefixLength \"255.255.255.0\" }} {{ netmaskToPrefixLength .mask }}"
