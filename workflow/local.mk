@@ -1,0 +1,34 @@
+# Templates and workflows: the Go text/template renderer (lexer, parser,
+# evaluator, functions) and the data a Workflow's template is rendered
+# with. Pure: the engine and the worker protocol build on it.
+noinst_LIBRARIES += libworkflow.a
+libworkflow_a_SOURCES = workflow/workflow.h workflow/template-internal.h \
+	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c \
+	workflow/template-print.c workflow/template-funcs.c workflow/template-data.c
+libworkflow_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS)
+WORKFLOW_LIBS = libworkflow.a
+
+check_PROGRAMS += tests/unit/check_template
+TESTS += tests/unit/check_template
+tests_unit_check_template_SOURCES = tests/unit/check_template.c tests/unit/unit.h
+tests_unit_check_template_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_template_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/fixtures/template-ubuntu.tmpl tests/unit/fixtures/template-ubuntu.hw.json \
+	tests/unit/fixtures/template-ubuntu.out tests/unit/fixtures/template-ubuntu-arm.out
+
+# The template parser and evaluator's fuzz target (see tests/fuzz/local.mk).
+check_PROGRAMS += tests/fuzz/fuzz_template_replay
+tests_fuzz_fuzz_template_replay_SOURCES = tests/fuzz/fuzz_template.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_template_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_template_replay_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS)
+TESTS += tests/fuzz/fuzz_template.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_template.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_template
+tests_fuzz_fuzz_template_SOURCES = tests/fuzz/fuzz_template.c tests/fuzz/fuzz.h \
+	workflow/template-lex.c workflow/template-parse.c workflow/template-exec.c \
+	workflow/template-print.c workflow/template-funcs.c workflow/template-data.c
+tests_fuzz_fuzz_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_template_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_template_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS)
+endif
