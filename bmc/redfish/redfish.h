@@ -34,6 +34,7 @@
 #define RF_TASK_POLL_MS 300   /* between two GETs of a task monitor */
 #define RF_TASK_MAX_POLLS 400 /* then the task counts as timed out */
 #define RF_MAX_ENDPOINTS 8192 /* BMCs whose session is cached */
+#define RF_WARM_MS 1000       /* a BMC answered this recently: its connection is open */
 
 /* ComputerSystem.Reset's ResetType values (Redfish Resource.ResetType). */
 enum rf_reset {
@@ -199,6 +200,7 @@ struct rf_ep {
 	struct rf_call *head, *tail; /* calls, run one at a time in order */
 	struct rf_ep *next;          /* engine's list */
 	uint64_t used_ms;
+	uint64_t answer_ms; /* its last answer came; 0: none yet */
 };
 
 /* One call (client.c's state machine; engine.c queues it). */
