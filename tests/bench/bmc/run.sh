@@ -12,9 +12,8 @@
 # (a self-signed certificate that curl and bmc-call verify; the daemon's
 # Machines say insecureTLS, as Rufio's Machines mostly do), served by
 # tests/redfish/redfish_emu.py split into BENCH_BMC_RF_PROCS (4)
-# processes of as many ports each, with TCP_NODELAY (redfish_emu_nodelay.py
-# says why), so that one Python process and its one core at a time are
-# not what is measured. The first BENCH_BMC_NETBOOT (30) IPMI BMCs take
+# processes of as many ports each, so that one Python process and its
+# one core at a time are not what is measured. The first BENCH_BMC_NETBOOT (30) IPMI BMCs take
 # the netboot jobs.
 #
 # The work, each done Rufio's way and ironbell's way:
@@ -206,7 +205,7 @@ say "== $NI ipmi_sim on 127.0.0.1 UDP $IP0-$IP1: all answering in $(secs "$t0" "
 t0=$(now_ns)
 per=$((NR / RFP))
 for i in $(seq 0 $((RFP - 1))); do
-	"$PY" "$src/tests/bench/bmc/redfish_emu_nodelay.py" "$src/tests/redfish/redfish_emu.py" \
+	"$PY" "$src/tests/redfish/redfish_emu.py" \
 		--cert "$CERT" --key "$tmp/key.pem" --user "$BMC_USER" --password "$BMC_PASS" \
 		--bmcs "$per" --port $((RF0 + i * per)) --port-file "$tmp/emu.$i.ports" \
 		>"$tmp/emu.$i.log" 2>&1 </dev/null &
