@@ -344,8 +344,10 @@ static void timers(struct ipmi_engine *e, uint64_t now)
 
 		if (s->ph != IPMI_PH_IDLE && s->deadline <= now)
 			ipmi_sess_timeout(e, s, now);
+		/* last_used may be later than now: a call's end stamps it
+		 * with the clock read then, after the caller read now. */
 		if (s->ph == IPMI_PH_IDLE && !s->head && !s->lookup &&
-		    (!s->up || now - s->last_used >= IPMI_IDLE_MS)) {
+		    (!s->up || now >= s->last_used + IPMI_IDLE_MS)) {
 			ipmi_sess_close(e, s, false, now);
 			*p = s->next;
 			sess_free(e, s);

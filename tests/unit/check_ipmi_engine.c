@@ -439,6 +439,32 @@ START_TEST(test_good_suites)
 }
 END_TEST
 
+/* A process() whose now was read before the last call's end was stamped
+ * (the caller reads the clock, then the reply is read and handled) does
+ * not take the session for one idle since the clock began: it stays
+ * open. */
+START_TEST(test_idle_clock)
+{
+	struct fake f;
+	fake_init(&f);
+	void *e = engine(200, 2);
+	uint64_t before = bmc_now_ms() - 1;
+	struct result r = call(&f, e, 3, BMC_CMD_POWER_GET);
+
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	ops->process(e, before);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	fake_serve(&f);
+	ck_assert_uint_eq(f.closes, 0);
+	r = call(&f, e, 3, BMC_CMD_POWER_GET);
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(f.opens, 1); /* the same session */
+	ops->free(e, 0);
+	close(f.fd);
+}
+END_TEST
+
 static const struct {
 	enum garbage g;
 	const char *why;
@@ -678,6 +704,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	UNIT_TEST(tc, test_good_suites);
+	UNIT_TEST(tc, test_idle_clock);
 	tcase_add_loop_test(tc, test_garbage_only, 0, (int)ng);
 	tcase_add_loop_test(tc, test_garbage_then_good, 0, (int)ng);
 	UNIT_TEST(tc, test_wrong_password);
