@@ -63,7 +63,9 @@
 # baseline still runs, and the script exits 1.
 #
 # BENCH_BMC_PARTS chooses the parts to run ("rufio engines daemon", the
-# default: all); BENCH_BMC_TIMEOUT (60) bounds each wait on the daemon, in
+# default: all); BENCH_BMC_RF_CONNS, when set, is the polling daemon's
+# bmc.redfish.max_connections and bmc-call's --max-connections (unset:
+# their default); BENCH_BMC_TIMEOUT (60) bounds each wait on the daemon, in
 # seconds (10 once a daemon has given no Machine a power state in 20 s:
 # its BMC control does not work, and the rest would only wait).
 #
@@ -82,6 +84,7 @@ RFP=${BENCH_BMC_RF_PROCS:-4}
 SAMPLE=${BENCH_BMC_SAMPLE:-100}
 CONC=${BENCH_BMC_CONC:-10}
 WAIT=${BENCH_BMC_TIMEOUT:-60}
+CONNS=${BENCH_BMC_RF_CONNS:-}
 PARTS=${BENCH_BMC_PARTS:-rufio engines daemon}
 PY=/usr/bin/python3
 HZ=$(getconf CLK_TCK)
@@ -395,12 +398,13 @@ if want engines; then
 	poll_engines() {
 		call --provider ipmitool --cipher 3 --port "$IP0-$IP1" power-status >"$tmp/poll.ipmi" 2>&1 &
 		local a=$!
-		call --provider redfish --ca-file "$CERT" --port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
+		call --provider redfish --ca-file "$CERT" ${CONNS:+--max-connections "$CONNS"} \
+			--port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
 		local r=$?
 		wait "$a" && return "$r"
 	}
 	export -f call poll_engines
-	export b IP0 IP1 RF0 RF1
+	export b IP0 IP1 RF0 RF1 CONNS
 	if measure bash -c poll_engines; then
 		keep status bmc-call all
 		say "   power status of $((NI + NR)) at once: $m_wall s, client CPU $m_cpu s, peak RSS $((m_rss / 1024)) MiB"
@@ -525,7 +529,13 @@ if want daemon; then
 	if "$b/ironbelld" -n --config "$tmp/ironbell-fast.yaml" >/dev/null 2>&1; then
 		daemon_netboot ironbelld-100ms "$tmp/ironbell-fast.yaml"
 	fi
-	if start_daemon; then
+	poll_conf=$tmp/ironbell.yaml
+	if [ -n "$CONNS" ]; then
+		poll_conf=$tmp/ironbell-poll.yaml
+		sed "s/^http:\$/bmc:\n  redfish:\n    max_connections: $CONNS\n&/" "$tmp/ironbell.yaml" >"$poll_conf"
+		say "   (the poll's daemon with bmc.redfish.max_connections $CONNS)"
+	fi
+	if start_daemon "$poll_conf"; then
 		objects "$tmp/si.yaml" secret "$IP0" "$NI" ipmitool
 		objects "$tmp/sr.yaml" secret "$RF0" "$NR" gofish
 		objects "$tmp/mi.yaml" machine "$IP0" "$NI" ipmitool
