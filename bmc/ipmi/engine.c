@@ -2,8 +2,8 @@
  * every BMC spoken to over one non-blocking UDP socket, from the bmc
  * thread's loop, without ever blocking it.
  *
- * DESIGN: one session (struct ipmi_sess) per endpoint — host, port, user
- * and cipher suite — holds the calls submitted for it in a queue and runs
+ * DESIGN: one session (struct ipmi_sess) per endpoint — host, port, user,
+ * password and cipher suite — holds the calls submitted for it in a queue and runs
  * them one at a time (a BMC handles few requests at once); sessions run
  * side by side, so a BMC that does not answer delays only its own calls.
  * The protocol of a session, its handshake, commands and retransmission,
@@ -390,9 +390,11 @@ static void engine_process(void *engine, uint64_t now)
 static struct ipmi_sess *sess_find(struct ipmi_engine *e, const struct bmc_endpoint *ep,
 				   uint16_t port, const struct ipmi_suite *suite)
 {
+	/* The password too: a call must not ride on a session that other
+	 * credentials opened (another Machine's Secret, or the old one). */
 	for (struct ipmi_sess *s = e->sessions; s; s = s->next)
 		if (s->port == port && s->suite == suite && strcmp(s->host, ep->host) == 0 &&
-		    strcmp(s->user, ep->user) == 0)
+		    strcmp(s->user, ep->user) == 0 && strcmp(s->password, ep->password) == 0)
 			return s;
 	return NULL;
 }
@@ -485,7 +487,6 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 		call_done(e, c);
 		return 0;
 	}
-	/* The Secret may have changed: the next handshake uses the latest. */
 	snprintf(s->password, sizeof(s->password), "%s", ep->password);
 	if (s->tail)
 		s->tail->next = c;
