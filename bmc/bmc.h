@@ -26,7 +26,7 @@ struct bmc_settings {
 	unsigned max_sessions; /* IPMI sessions kept open at once: 4096 */
 	/* Redfish */
 	unsigned http_timeout_ms;   /* one HTTP request, connect included: 20000 */
-	unsigned max_connections;   /* HTTP connections at once: 256 */
+	unsigned max_connections;   /* HTTP connections at once: 128 */
 	const char *ca_file;        /* PEM bundle that verifies BMC certificates;
 				     * NULL: the system's */
 	/* Controllers */

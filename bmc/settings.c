@@ -16,7 +16,7 @@ void bmc_settings_default(struct bmc_settings *s)
 	if (!s->http_timeout_ms)
 		s->http_timeout_ms = 20000;
 	if (!s->max_connections)
-		s->max_connections = 256;
+		s->max_connections = 128;
 	if (!s->poll_interval_s)
 		s->poll_interval_s = 30;
 	if (!s->task_timeout_s)

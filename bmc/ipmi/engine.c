@@ -2,8 +2,8 @@
  * every BMC spoken to over one non-blocking UDP socket, from the bmc
  * thread's loop, without ever blocking it.
  *
- * DESIGN: one session (struct ipmi_sess) per endpoint — host, port, user
- * and cipher suite — holds the calls submitted for it in a queue and runs
+ * DESIGN: one session (struct ipmi_sess) per endpoint — host, port, user,
+ * password and cipher suite — holds the calls submitted for it in a queue and runs
  * them one at a time (a BMC handles few requests at once); sessions run
  * side by side, so a BMC that does not answer delays only its own calls.
  * The protocol of a session, its handshake, commands and retransmission,
@@ -344,8 +344,10 @@ static void timers(struct ipmi_engine *e, uint64_t now)
 
 		if (s->ph != IPMI_PH_IDLE && s->deadline <= now)
 			ipmi_sess_timeout(e, s, now);
+		/* last_used may be later than now: a call's end stamps it
+		 * with the clock read then, after the caller read now. */
 		if (s->ph == IPMI_PH_IDLE && !s->head && !s->lookup &&
-		    (!s->up || now - s->last_used >= IPMI_IDLE_MS)) {
+		    (!s->up || now >= s->last_used + IPMI_IDLE_MS)) {
 			ipmi_sess_close(e, s, false, now);
 			*p = s->next;
 			sess_free(e, s);
@@ -388,9 +390,11 @@ static void engine_process(void *engine, uint64_t now)
 static struct ipmi_sess *sess_find(struct ipmi_engine *e, const struct bmc_endpoint *ep,
 				   uint16_t port, const struct ipmi_suite *suite)
 {
+	/* The password too: a call must not ride on a session that other
+	 * credentials opened (another Machine's Secret, or the old one). */
 	for (struct ipmi_sess *s = e->sessions; s; s = s->next)
 		if (s->port == port && s->suite == suite && strcmp(s->host, ep->host) == 0 &&
-		    strcmp(s->user, ep->user) == 0)
+		    strcmp(s->user, ep->user) == 0 && strcmp(s->password, ep->password) == 0)
 			return s;
 	return NULL;
 }
@@ -483,7 +487,6 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 		call_done(e, c);
 		return 0;
 	}
-	/* The Secret may have changed: the next handshake uses the latest. */
 	snprintf(s->password, sizeof(s->password), "%s", ep->password);
 	if (s->tail)
 		s->tail->next = c;

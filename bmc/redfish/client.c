@@ -73,6 +73,7 @@ static void finish(struct rf_call *c, enum bmc_fail fail, const char *msg, enum 
 	c->done(&r, c->userdata);
 	free(c->body);
 	free(c->resend_body);
+	free(c->media);
 	explicit_bzero(&c->target, sizeof(c->target));
 	free(c);
 }
@@ -506,8 +507,12 @@ static void boot_set(struct rf_call *c, const char *etag, uint64_t now)
 
 static void media_set(struct rf_call *c, uint64_t now)
 {
+	if (!c->media && !(c->media = calloc(1, sizeof(*c->media)))) {
+		rf_call_fail(c, BMC_FAIL_NETWORK, "out of memory", now);
+		return;
+	}
 	if (c->ep->vmedia[0]) {
-		c->nvm = c->ivm = 0;
+		c->media->n = c->media->i = 0;
 		send_req(c, ST_VM, "GET", c->ep->vmedia, NULL, NULL, now);
 	} else if (c->sys.vmedia[0]) {
 		/* Redfish 2021.1 puts VirtualMedia under the system too. */
@@ -571,8 +576,8 @@ static void step_done(struct rf_call *c, uint64_t now)
 			rf_call_fail(c, BMC_FAIL_UNSUPPORTED, "media URL too long", now);
 			return;
 		}
-		if (c->vm.insert[0])
-			snprintf(body, sizeof(body), "%s", c->vm.insert);
+		if (c->media->vm.insert[0])
+			snprintf(body, sizeof(body), "%s", c->media->vm.insert);
 		else
 			snprintf(body, sizeof(body), "%s/Actions/VirtualMedia.InsertMedia",
 				 c->ep->vmedia);
@@ -648,18 +653,20 @@ static void on_vm_coll(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 	if (check_json(c, r, &j, now) != 0)
 		return;
 	members = json_object_get(j, "Members");
-	c->nvm = c->ivm = 0;
-	for (size_t i = 0; i < json_array_size(members) && c->nvm < RF_MAX_VMEDIA; i++) {
+	struct rf_media *m = c->media;
+
+	m->n = m->i = 0;
+	for (size_t i = 0; i < json_array_size(members) && m->n < RF_MAX_VMEDIA; i++) {
 		const json_t *id = json_object_get(json_array_get(members, i), "@odata.id");
 		if (json_is_string(id) && rf_uri_ok(json_string_value(id), json_string_length(id)))
-			snprintf(c->vm_uris[c->nvm++], RF_URI_MAX, "%s", json_string_value(id));
+			snprintf(m->uris[m->n++], RF_URI_MAX, "%s", json_string_value(id));
 	}
 	json_decref(j);
-	if (c->nvm == 0) {
+	if (m->n == 0) {
 		failf(c, BMC_FAIL_UNSUPPORTED, now, "GET %s: no virtual media", c->path);
 		return;
 	}
-	send_req(c, ST_VM, "GET", c->vm_uris[0], NULL, NULL, now);
+	send_req(c, ST_VM, "GET", m->uris[0], NULL, NULL, now);
 }
 
 static void on_vm(struct rf_call *c, const struct rf_resp *r, uint64_t now)
@@ -669,11 +676,12 @@ static void on_vm(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 
 	if (check_json(c, r, &j, now) != 0)
 		return;
-	int rc = rf_parse_vmedia(j, &c->vm, err, sizeof(err));
+	struct rf_media *m = c->media;
+	int rc = rf_parse_vmedia(j, &m->vm, err, sizeof(err));
 	json_decref(j);
-	if (rc < 0 || !c->vm.cd) {
-		if (++c->ivm < c->nvm) {
-			send_req(c, ST_VM, "GET", c->vm_uris[c->ivm], NULL, NULL, now);
+	if (rc < 0 || !m->vm.cd) {
+		if (++m->i < m->n) {
+			send_req(c, ST_VM, "GET", m->uris[m->i], NULL, NULL, now);
 			return;
 		}
 		failf(c, BMC_FAIL_UNSUPPORTED, now, "GET %s: %s", c->path,
@@ -681,13 +689,13 @@ static void on_vm(struct rf_call *c, const struct rf_resp *r, uint64_t now)
 		return;
 	}
 	snprintf(c->ep->vmedia, sizeof(c->ep->vmedia), "%s", c->path);
-	if (!c->vm.inserted && c->call.media_url[0]) {
+	if (!m->vm.inserted && c->call.media_url[0]) {
 		c->task_for = ST_VM_EJECT; /* as if ejected: insert next */
 		step_done(c, now);
 		return;
 	}
-	if (c->vm.eject[0])
-		snprintf(path, sizeof(path), "%s", c->vm.eject);
+	if (m->vm.eject[0])
+		snprintf(path, sizeof(path), "%s", m->vm.eject);
 	else if (snprintf(path, sizeof(path), "%s/Actions/VirtualMedia.EjectMedia", c->path) >=
 		 (int)sizeof(path)) {
 		rf_call_fail(c, BMC_FAIL_PROTOCOL, "the EjectMedia URI is too long", now);

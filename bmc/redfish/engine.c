@@ -13,7 +13,14 @@
  * its callback. At most settings.max_connections transfers run at once;
  * more wait in a FIFO, so CURLOPT_TIMEOUT_MS counts from the start of a
  * transfer, not from its queueing. Connections stay open in the multi
- * handle's cache and are reused (HTTP/1.1 keep-alive).
+ * handle's cache (at most max_connections of them) and are reused
+ * (HTTP/1.1 keep-alive): so that a BMC's next request finds its
+ * connection still there, a request to a BMC that answered in the last
+ * RF_WARM_MS goes to the head of the FIFO, ahead of BMCs not begun (in
+ * FIFO order, each of a thousand BMCs' four discovery requests came after
+ * the other BMCs' and found its connection evicted: a TLS handshake per
+ * request). The CA file is parsed once, not per connection (see
+ * xfer_setup()).
  *
  * Per BMC (host, port, user, system name) a struct rf_ep keeps the
  * session token and its URI, the service root, the system URI and the
@@ -272,8 +279,16 @@ static int xfer_setup(struct rf_xfer *x)
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, x->insecure ? 0L : 1L);
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, x->insecure ? 0L : 2L);
-	if (e->ca_file)
+	/* libcurl parses its CA file into a new store for each connection
+	 * unless it may cache the store in the multi handle, which it does
+	 * only for a CA file without a CA directory (Debian builds it with
+	 * both): one file, never a directory. Without verification, no CA at
+	 * all, which libcurl would otherwise still parse. */
+	if (x->insecure)
+		curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
+	else if (e->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file);
+	curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
@@ -334,11 +349,20 @@ int rf_http(struct rf_engine *e, struct rf_ep *ep, struct rf_call *call, const c
 	if (e->xfers)
 		e->xfers->prev = x;
 	e->xfers = x;
-	if (e->qtail)
-		e->qtail->qnext = x;
-	else
+	if (ep->answer_ms && bmc_now_ms() - ep->answer_ms <= RF_WARM_MS) {
+		/* Its connection is in curl's cache now: ahead of the BMCs
+		 * not yet begun, before a new connection evicts it. */
+		x->qnext = e->qhead;
 		e->qhead = x;
-	e->qtail = x;
+		if (!e->qtail)
+			e->qtail = x;
+	} else {
+		if (e->qtail)
+			e->qtail->qnext = x;
+		else
+			e->qhead = x;
+		e->qtail = x;
+	}
 	xfer_pump(e);
 	return 0;
 fail:
@@ -610,6 +634,8 @@ static void read_done(struct rf_engine *e, uint64_t now)
 		e->nactive--;
 		if (x->call) {
 			x->call->busy = false;
+			if (r.curl_code == CURLE_OK)
+				x->call->ep->answer_ms = now;
 			rf_call_resp(x->call, &r, now);
 		}
 		xfer_free(x);

@@ -34,6 +34,7 @@
 #define RF_TASK_POLL_MS 300   /* between two GETs of a task monitor */
 #define RF_TASK_MAX_POLLS 400 /* then the task counts as timed out */
 #define RF_MAX_ENDPOINTS 8192 /* BMCs whose session is cached */
+#define RF_WARM_MS 1000       /* a BMC answered this recently: its connection is open */
 
 /* ComputerSystem.Reset's ResetType values (Redfish Resource.ResetType). */
 enum rf_reset {
@@ -199,10 +200,18 @@ struct rf_ep {
 	struct rf_call *head, *tail; /* calls, run one at a time in order */
 	struct rf_ep *next;          /* engine's list */
 	uint64_t used_ms;
+	uint64_t answer_ms; /* its last answer came; 0: none yet */
 };
 
 /* One call (client.c's state machine; engine.c queues it). */
 #define RF_MAX_VMEDIA 8 /* VirtualMedia members looked at */
+/* What a MEDIA_SET call finds, apart: 5 KB that the thousand power polls
+ * submitted at once need not carry. */
+struct rf_media {
+	struct rf_vmedia vm;
+	char uris[RF_MAX_VMEDIA][RF_URI_MAX];
+	size_t n, i;
+};
 struct rf_call {
 	struct rf_engine *e;
 	struct rf_ep *ep;
@@ -222,9 +231,7 @@ struct rf_call {
 	enum rf_reset resets[2];
 	int nresets, ireset;
 	struct rf_system sys;
-	struct rf_vmedia vm;
-	char vm_uris[RF_MAX_VMEDIA][RF_URI_MAX];
-	size_t nvm, ivm;
+	struct rf_media *media; /* MEDIA_SET's, owned; NULL before */
 	/* The request in flight, for messages and a re-send after re-login. */
 	int req_state;
 	char method[8];

@@ -200,7 +200,7 @@ const struct cfg_key cfg_bmc_ipmi_keys[] = {
 const struct cfg_key cfg_bmc_redfish_keys[] = {
 	{ "timeout", CFG_UINT, FIELD(bmc.redfish.timeout_ms), 1000, 600000, "20000", NULL,
 	  "milliseconds one HTTP request may take, connection included" },
-	{ "max_connections", CFG_UINT, FIELD(bmc.redfish.max_connections), 1, 65536, "256", NULL,
+	{ "max_connections", CFG_UINT, FIELD(bmc.redfish.max_connections), 1, 65536, "128", NULL,
 	  "HTTP connections open at once" },
 	{ "ca_file", CFG_PATH, FIELD(bmc.redfish.ca_file), 0, 0, NULL, NULL,
 	  "PEM bundle that verifies BMC certificates; unset: the system's" },

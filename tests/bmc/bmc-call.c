@@ -15,6 +15,7 @@
  *   --cipher N                    IPMI cipher suite (3, 17)
  *   --insecure, --basic, --system NAME, --ca-file F   Redfish
  *   --timeout-ms N, --retries N   IPMI retransmission; --http-timeout-ms N
+ *   --max-connections N           Redfish connections at once
  *   --summary                     last line: "calls=N failed=M seconds=S
  *                                 sessions=K" (sessions still open)
  *
@@ -75,7 +76,8 @@ static void usage(void)
 	fputs("usage: bmc-call [--provider ipmitool|redfish] [--host H] [--port P|A-B]...\n"
 	      "                [--user U] [--password-file F] [--cipher N] [--insecure]\n"
 	      "                [--basic] [--system NAME] [--ca-file F] [--timeout-ms N]\n"
-	      "                [--retries N] [--http-timeout-ms N] [--summary]\n"
+	      "                [--retries N] [--http-timeout-ms N] [--max-connections N]\n"
+	      "                [--summary]\n"
 	      "                CMD [ARG...] [+ CMD [ARG...]]...\n",
 	      stderr);
 	exit(64);
@@ -292,6 +294,8 @@ int main(int argc, char **argv)
 			set.retries = num(v);
 		} else if (strcmp(o, "--http-timeout-ms") == 0) {
 			set.http_timeout_ms = num(v);
+		} else if (strcmp(o, "--max-connections") == 0) {
+			set.max_connections = num(v);
 		} else {
 			usage();
 		}

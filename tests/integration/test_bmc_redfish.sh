@@ -219,6 +219,21 @@ for p in $EMU_PORTS; do
 	[ "$(st "https://127.0.0.1:$p" sessions)" = 0 ] || bad=$((bad + 1))
 done
 is "$bad" 0 "every emulated BMC is on, its session DELETEd"
+# Fewer connection slots than BMCs: each BMC's discovery (service root,
+# login, Systems, system) still goes over one connection, and one more
+# at exit for its session's DELETE (the cache holds 4 connections only);
+# a few more where a BMC's connection was evicted at a turn, but far from
+# a connection per request (five a BMC).
+c0=0
+for p in $EMU_PORTS; do c0=$((c0 + $(st "https://127.0.0.1:$p" connections))); done
+run "$CALL" --provider redfish $PORTARGS --user "$BMC_USER" --password-file "$IB_TMP/pw" \
+	--ca-file "$CERT" --max-connections 4 --summary power-status
+is "$rc" 0 "$N BMCs through 4 connections: power-status"
+c1=0
+for p in $EMU_PORTS; do c1=$((c1 + $(st "https://127.0.0.1:$p" connections))); done
+# Less the state queries' own connections, one per BMC.
+ok "a connection per BMC for its calls, one for its DELETE ($((c1 - c0 - N)) for $N)" \
+	[ $((c1 - c0 - N)) -le $((3 * N)) ]
 
 unlike "$(cat "$IB_TMP"/*.log)" "$BMC_PASS|Traceback" "the emulator logs hold no password and no traceback"
 

@@ -202,7 +202,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->bmc.ipmi.retries, 3);
 	ck_assert_uint_eq(d->bmc.ipmi.max_sessions, 4096);
 	ck_assert_uint_eq(d->bmc.redfish.timeout_ms, 20000);
-	ck_assert_uint_eq(d->bmc.redfish.max_connections, 256);
+	ck_assert_uint_eq(d->bmc.redfish.max_connections, 128);
 	ck_assert_ptr_null(d->bmc.redfish.ca_file);
 	ck_assert_uint_eq(d->bmc.poll_interval_s, 30);
 	ck_assert_uint_eq(d->bmc.task_timeout_s, 600);

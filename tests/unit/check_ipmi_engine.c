@@ -8,7 +8,9 @@
  * not end a call: alone they make it time out naming the drop reason,
  * followed by a good reply they leave it to succeed. Also: a wrong
  * password, a RAKP 2 error status, a completion code, a kept session the
- * BMC forgot (set up again once), max_sessions reached (the idle session
+ * BMC forgot (set up again once), a session kept from a call just done
+ * (not closed as idle), another password (not on that session),
+ * max_sessions reached (the idle session
  * closed), a host name, calls the provider cannot make, and free() with
  * a call pending. No assertion on time: every loop is bounded
  * and waits only for the engine's own retries. */
@@ -439,6 +441,64 @@ START_TEST(test_good_suites)
 }
 END_TEST
 
+/* A process() whose now was read before the last call's end was stamped
+ * (the caller reads the clock, then the reply is read and handled) does
+ * not take the session for one idle since the clock began: it stays
+ * open. */
+START_TEST(test_idle_clock)
+{
+	struct fake f;
+	fake_init(&f);
+	void *e = engine(200, 2);
+	uint64_t before = bmc_now_ms() - 1;
+	struct result r = call(&f, e, 3, BMC_CMD_POWER_GET);
+
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	ops->process(e, before);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+	fake_serve(&f);
+	ck_assert_uint_eq(f.closes, 0);
+	r = call(&f, e, 3, BMC_CMD_POWER_GET);
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(f.opens, 1); /* the same session */
+	ops->free(e, 0);
+	close(f.fd);
+}
+END_TEST
+
+/* A session is the credentials' too: a call with another password (a
+ * second Machine on the same BMC with a wrong Secret, or a Secret
+ * changed) does not ride on the session that the right one opened. */
+START_TEST(test_session_password)
+{
+	struct fake f;
+	fake_init(&f);
+	void *e = engine(200, 2);
+	struct result r = call(&f, e, 3, BMC_CMD_POWER_GET);
+
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ck_assert_uint_eq(ops->sessions(e), 1);
+
+	struct bmc_endpoint ep = endpoint(&f, 3);
+	struct bmc_call c = { .cmd = BMC_CMD_POWER_GET };
+	snprintf(ep.password, sizeof(ep.password), "%s", "not-the-password");
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(ops->submit(e, &ep, &c, on_done, &r), 0);
+	drive(&f, e, &r);
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_AUTH);
+	ck_assert_uint_eq(f.opens, 2); /* a handshake of its own */
+
+	/* The right one still works (the fake keeps one session only: the
+	 * failed handshake made it forget the first, so it may be opened
+	 * again). */
+	r = call(&f, e, 3, BMC_CMD_POWER_GET);
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_NONE);
+	ops->free(e, 0);
+	close(f.fd);
+}
+END_TEST
+
 static const struct {
 	enum garbage g;
 	const char *why;
@@ -678,6 +738,8 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	UNIT_TEST(tc, test_good_suites);
+	UNIT_TEST(tc, test_idle_clock);
+	UNIT_TEST(tc, test_session_password);
 	tcase_add_loop_test(tc, test_garbage_only, 0, (int)ng);
 	tcase_add_loop_test(tc, test_garbage_then_good, 0, (int)ng);
 	UNIT_TEST(tc, test_wrong_password);

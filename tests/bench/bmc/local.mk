@@ -5,8 +5,7 @@
 # done Rufio's way (one ipmitool or curl process per command) at
 # concurrency 1 and 10, in the same run. See tests/bench/bmc/run.sh for
 # its variables (BENCH_BMC_*).
-EXTRA_DIST += tests/bench/bmc/run.sh tests/bench/bmc/wait.py \
-	tests/bench/bmc/redfish_emu_nodelay.py
+EXTRA_DIST += tests/bench/bmc/run.sh tests/bench/bmc/wait.py
 bench: bench-bmc
 bench-bmc: ironbelld ironbell tests/bmc/bmc-call
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \

@@ -12,9 +12,8 @@
 # (a self-signed certificate that curl and bmc-call verify; the daemon's
 # Machines say insecureTLS, as Rufio's Machines mostly do), served by
 # tests/redfish/redfish_emu.py split into BENCH_BMC_RF_PROCS (4)
-# processes of as many ports each, with TCP_NODELAY (redfish_emu_nodelay.py
-# says why), so that one Python process and its one core at a time are
-# not what is measured. The first BENCH_BMC_NETBOOT (30) IPMI BMCs take
+# processes of as many ports each, so that one Python process and its
+# one core at a time are not what is measured. The first BENCH_BMC_NETBOOT (30) IPMI BMCs take
 # the netboot jobs.
 #
 # The work, each done Rufio's way and ironbell's way:
@@ -64,7 +63,13 @@
 # baseline still runs, and the script exits 1.
 #
 # BENCH_BMC_PARTS chooses the parts to run ("rufio engines daemon", the
-# default: all); BENCH_BMC_TIMEOUT (60) bounds each wait on the daemon, in
+# default: all); BENCH_BMC_RF_CONNS, when set, is the polling daemon's
+# bmc.redfish.max_connections and bmc-call's --max-connections (unset:
+# their default); BENCH_BMC_PIN, as "C/B" (e.g. "0/1"), pins every client
+# (Rufio's way, bmc-call, ironbelld) to CPU list C and every simulated
+# BMC to CPU list B with taskset, so that the client's time is not the
+# simulators' (unset: no pinning); BENCH_BMC_TIMEOUT (60) bounds each
+# wait on the daemon, in
 # seconds (10 once a daemon has given no Machine a power state in 20 s:
 # its BMC control does not work, and the rest would only wait).
 #
@@ -83,6 +88,8 @@ RFP=${BENCH_BMC_RF_PROCS:-4}
 SAMPLE=${BENCH_BMC_SAMPLE:-100}
 CONC=${BENCH_BMC_CONC:-10}
 WAIT=${BENCH_BMC_TIMEOUT:-60}
+CONNS=${BENCH_BMC_RF_CONNS:-}
+PIN=${BENCH_BMC_PIN:-}
 PARTS=${BENCH_BMC_PARTS:-rufio engines daemon}
 PY=/usr/bin/python3
 HZ=$(getconf CLK_TCK)
@@ -103,6 +110,14 @@ for f in ironbelld ironbell tests/bmc/bmc-call; do
 done
 [ "$NB" -le "$NI" ] && [ "$SAMPLE" -le "$NR" ] && [ $((NR % RFP)) = 0 ] ||
 	skip "BENCH_BMC_NETBOOT <= BENCH_BMC_IPMI, BENCH_BMC_SAMPLE <= BENCH_BMC_REDFISH, and BENCH_BMC_RF_PROCS dividing it"
+
+pin_c=()
+pin_b=()
+if [ -n "$PIN" ]; then
+	command -v taskset >/dev/null 2>&1 || skip "BENCH_BMC_PIN needs taskset"
+	pin_c=(taskset -c "${PIN%%/*}")
+	pin_b=(taskset -c "${PIN#*/}")
+fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ironbell-bench-bmc.XXXXXX") || exit 1
 sims=
@@ -184,7 +199,7 @@ for p in $(seq "$IP0" "$IP1"); do
 		-e "s|@PASS@|$(sed_esc "$BMC_PASS")|" \
 		-e "s|@HOOK@|$(sed_esc "/bin/sh $sim_src/chassis_control.sh $d/chassis")|" \
 		"$sim_src/lan.conf" >"$d/lan.conf"
-	ipmi_sim -n -p -c "$d/lan.conf" -f "$sim_src/bmc.emu" -s "$d/state" \
+	"${pin_b[@]}" ipmi_sim -n -p -c "$d/lan.conf" -f "$sim_src/bmc.emu" -s "$d/state" \
 		>"$d/sim.log" 2>&1 </dev/null &
 	sims="$sims $!"
 done
@@ -206,7 +221,7 @@ say "== $NI ipmi_sim on 127.0.0.1 UDP $IP0-$IP1: all answering in $(secs "$t0" "
 t0=$(now_ns)
 per=$((NR / RFP))
 for i in $(seq 0 $((RFP - 1))); do
-	"$PY" "$src/tests/bench/bmc/redfish_emu_nodelay.py" "$src/tests/redfish/redfish_emu.py" \
+	"${pin_b[@]}" "$PY" "$src/tests/redfish/redfish_emu.py" \
 		--cert "$CERT" --key "$tmp/key.pem" --user "$BMC_USER" --password "$BMC_PASS" \
 		--bmcs "$per" --port $((RF0 + i * per)) --port-file "$tmp/emu.$i.ports" \
 		>"$tmp/emu.$i.log" 2>&1 </dev/null &
@@ -226,6 +241,8 @@ fi
 emu_kb=$(for p in $emus; do awk '/^VmRSS/ { print $2 }' "/proc/$p/status"; done |
 	awk '{ s += $1 } END { print s }')
 say "== $NR Redfish BMCs (TLS) on 127.0.0.1 TCP $RF0-$RF1 in $RFP emulator processes: listening in $(secs "$t0" "$t1") s, $((emu_kb / 1024)) MiB RSS in all"
+
+[ -z "$PIN" ] || say "== pinned: the clients to CPU ${PIN%%/*}, the simulated BMCs to CPU ${PIN#*/}"
 
 # ---- measuring ----
 
@@ -265,7 +282,7 @@ measure() {
 	emu_mark >"$tmp/emu0"
 	s0=$(server_ticks)
 	t0=$(now_ns)
-	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err"
+	"${pin_c[@]}" /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err"
 	st=$?
 	t1=$(now_ns)
 	s1=$(server_ticks)
@@ -396,12 +413,13 @@ if want engines; then
 	poll_engines() {
 		call --provider ipmitool --cipher 3 --port "$IP0-$IP1" power-status >"$tmp/poll.ipmi" 2>&1 &
 		local a=$!
-		call --provider redfish --ca-file "$CERT" --port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
+		call --provider redfish --ca-file "$CERT" ${CONNS:+--max-connections "$CONNS"} \
+			--port "$RF0-$RF1" power-status >"$tmp/poll.rf" 2>&1
 		local r=$?
 		wait "$a" && return "$r"
 	}
 	export -f call poll_engines
-	export b IP0 IP1 RF0 RF1
+	export b IP0 IP1 RF0 RF1 CONNS
 	if measure bash -c poll_engines; then
 		keep status bmc-call all
 		say "   power status of $((NI + NR)) at once: $m_wall s, client CPU $m_cpu s, peak RSS $((m_rss / 1024)) MiB"
@@ -455,7 +473,7 @@ ib() { "$b/ironbell" "$@"; }
 
 start_daemon() { # [CONFIG]
 	rm -rf "$tmp/state" "$tmp/api.sock"
-	"$b/ironbelld" --config "${1:-$tmp/ironbell.yaml}" 2>"$tmp/ironbelld.log" &
+	"${pin_c[@]}" "$b/ironbelld" --config "${1:-$tmp/ironbell.yaml}" 2>"$tmp/ironbelld.log" &
 	dpid=$!
 	for _ in $(seq 100); do
 		curl -sf --max-time 2 --unix-socket "$tmp/api.sock" http://x/readyz >/dev/null 2>&1 && return 0
@@ -526,7 +544,13 @@ if want daemon; then
 	if "$b/ironbelld" -n --config "$tmp/ironbell-fast.yaml" >/dev/null 2>&1; then
 		daemon_netboot ironbelld-100ms "$tmp/ironbell-fast.yaml"
 	fi
-	if start_daemon; then
+	poll_conf=$tmp/ironbell.yaml
+	if [ -n "$CONNS" ]; then
+		poll_conf=$tmp/ironbell-poll.yaml
+		sed "s/^http:\$/bmc:\n  redfish:\n    max_connections: $CONNS\n&/" "$tmp/ironbell.yaml" >"$poll_conf"
+		say "   (the poll's daemon with bmc.redfish.max_connections $CONNS)"
+	fi
+	if start_daemon "$poll_conf"; then
 		objects "$tmp/si.yaml" secret "$IP0" "$NI" ipmitool
 		objects "$tmp/sr.yaml" secret "$RF0" "$NR" gofish
 		objects "$tmp/mi.yaml" machine "$IP0" "$NI" ipmitool
