@@ -32,3 +32,8 @@ tests_fuzz_fuzz_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS)
 endif
+
+# The template's YAML schema and its validation: a rendered template to
+# struct wf_template, every error with its path, line and column.
+libworkflow_a_SOURCES += workflow/template-schema.c
+
