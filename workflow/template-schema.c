@@ -5,8 +5,8 @@
  * whether it is YAML at all, with its limits (depth, nodes, aliases,
  * duplicate keys, UTF-8), and gives the values. (2) A walk over libyaml's
  * events records, for every node that is not inside an alias, its path
- * ("tasks[0].actions[2].name") with its line and column, and for a scalar
- * its source text: jansson keeps neither. (3) The schema walk reads the
+ * ("tasks[0].actions[2].name") with its line and column, and for a plain
+ * scalar its source text: jansson keeps neither. (3) The schema walk reads the
  * values into the structure, and records every error (and every ignored
  * key) with its path and the position of the nearest node that has one;
  * it goes on after an error, so that one answer lists them all, joined
@@ -42,6 +42,7 @@
 #define WF_PATH_KEY_MAX 64 /* bytes of one key in a path */
 #define WF_PATH_DEPTH 16   /* levels of the schema walk */
 #define WF_POS_DEPTH (YJ_MAX_DEPTH + 1)
+#define WF_RAW_MAX 512  /* bytes of a plain scalar's source text kept */
 #define WF_MORE_ROOM 32 /* room for " (and N more errors)" */
 
 /* ---- paths ---- */
@@ -111,7 +112,8 @@ struct pos_frame {
 };
 
 struct pos_scan {
-	json_t *pos; /* path -> [line, column] or [line, column, source text] */
+	json_t *pos; /* path -> line << 32 | column, for every node */
+	json_t *raw; /* path -> source text, for plain scalars */
 	char path[WF_PATH_MAX];
 	size_t plen;
 	struct pos_frame st[WF_POS_DEPTH];
@@ -120,15 +122,16 @@ struct pos_scan {
 
 static int pos_record(struct pos_scan *ps, const yaml_event_t *ev)
 {
-	json_t *e;
-	if (ev->type == YAML_SCALAR_EVENT)
-		e = json_pack("[IIs#]", (json_int_t)ev->start_mark.line + 1,
-			      (json_int_t)ev->start_mark.column + 1,
-			      (const char *)ev->data.scalar.value, (int)ev->data.scalar.length);
-	else
-		e = json_pack("[II]", (json_int_t)ev->start_mark.line + 1,
-			      (json_int_t)ev->start_mark.column + 1);
-	if (!e || json_object_set_new(ps->pos, ps->path, e) < 0)
+	json_int_t at = (json_int_t)(ev->start_mark.line + 1) << 32 |
+			(json_int_t)(ev->start_mark.column + 1);
+	if (json_object_set_new(ps->pos, ps->path, json_integer(at)) < 0)
+		return -ENOMEM;
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    ev->data.scalar.length > WF_RAW_MAX)
+		return 0;
+	json_t *text =
+		json_stringn_nocheck((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	if (json_object_set_new(ps->raw, ps->path, text) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -190,9 +193,9 @@ static int pos_end(struct pos_scan *ps)
 	return 0;
 }
 
-/* Pass 2 over text already accepted by yj_load_one(): *ret is the path
- * map. */
-static int pos_load(const char *text, size_t len, json_t **ret)
+/* Pass 2 over text already accepted by yj_load_one(): *ret_pos and
+ * *ret_raw are the path maps. */
+static int pos_load(const char *text, size_t len, json_t **ret_pos, json_t **ret_raw)
 {
 	struct pos_scan *ps = calloc(1, sizeof(*ps));
 	yaml_parser_t p;
@@ -207,7 +210,8 @@ static int pos_load(const char *text, size_t len, json_t **ret)
 		return -ENOMEM;
 	}
 	ps->pos = json_object();
-	if (!ps->pos) {
+	ps->raw = json_object();
+	if (!ps->pos || !ps->raw) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -231,10 +235,12 @@ static int pos_load(const char *text, size_t len, json_t **ret)
 		if (r < 0)
 			goto out;
 	}
-	*ret = ps->pos;
-	ps->pos = NULL;
+	*ret_pos = ps->pos;
+	*ret_raw = ps->raw;
+	ps->pos = ps->raw = NULL;
 out:
 	json_decref(ps->pos);
+	json_decref(ps->raw);
 	free(ps);
 	yaml_parser_delete(&p);
 	return r;
@@ -244,6 +250,7 @@ out:
 
 struct sctx {
 	const json_t *pos;
+	const json_t *raw;
 	char path[WF_PATH_MAX];
 	size_t plen;
 	size_t marks[WF_PATH_DEPTH];
@@ -290,7 +297,7 @@ static const json_t *s_entry(const struct sctx *c)
 /* The source text of the scalar at the current path, or NULL. */
 static const char *s_raw(const struct sctx *c)
 {
-	return json_string_value(json_array_get(json_object_get(c->pos, c->path), 2));
+	return json_string_value(json_object_get(c->raw, c->path));
 }
 
 static void s_note(struct sctx *c, bool warn, const char *fmt, ...)
@@ -302,8 +309,8 @@ static void s_note(struct sctx *c, bool warn, const char *fmt, ...)
 	char msg[384], one[WF_PATH_MAX + 512];
 	va_list ap;
 	const json_t *e = s_entry(c);
-	size_t line = e ? (size_t)json_integer_value(json_array_get(e, 0)) : 1;
-	size_t col = e ? (size_t)json_integer_value(json_array_get(e, 1)) : 1;
+	size_t line = e ? (size_t)(json_integer_value(e) >> 32) : 1;
+	size_t col = e ? (size_t)(json_integer_value(e) & 0xffffffff) : 1;
 	struct wf_template_report *rep = c->rep;
 
 	va_start(ap, fmt);
@@ -836,7 +843,7 @@ int wf_template_parse(const char *text, size_t len, struct wf_template **ret,
 {
 	struct wf_template_report dummy;
 	struct yj_error yerr;
-	json_t *root = NULL, *pos = NULL;
+	json_t *root = NULL, *pos = NULL, *raw = NULL;
 	struct wf_template *t = NULL;
 	struct sctx *c = NULL;
 	int r;
@@ -856,7 +863,7 @@ int wf_template_parse(const char *text, size_t len, struct wf_template **ret,
 	}
 	if (r < 0)
 		goto out;
-	r = pos_load(text, len, &pos);
+	r = pos_load(text, len, &pos, &raw);
 	if (r < 0)
 		goto out;
 	t = calloc(1, sizeof(*t));
@@ -866,6 +873,7 @@ int wf_template_parse(const char *text, size_t len, struct wf_template **ret,
 		goto out;
 	}
 	c->pos = pos;
+	c->raw = raw;
 	c->rep = rep;
 	s_template(c, root, t);
 	s_finish(c);
@@ -885,6 +893,7 @@ out:
 	free(c);
 	json_decref(root);
 	json_decref(pos);
+	json_decref(raw);
 	return r;
 }
 
