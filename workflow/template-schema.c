@@ -485,9 +485,10 @@ static void s_name(struct sctx *c, const json_t *obj, const char *field, char **
 {
 	s_push_key(c, field);
 	s_string(c, json_object_get(obj, field), out);
-	if (*out && (!**out || strlen(*out) > WF_NAME_MAX))
-		s_note(c, false, "%s must be 1 to %d characters long, not %zu",
-		       json_object_get(obj, field) ? "a name" : "required:", WF_NAME_MAX,
+	if (!json_object_get(obj, field))
+		s_note(c, false, "a name is required");
+	else if (*out && (!**out || strlen(*out) > WF_NAME_MAX))
+		s_note(c, false, "a name must be 1 to %d characters long, not %zu", WF_NAME_MAX,
 		       strlen(*out));
 	s_pop(c);
 }

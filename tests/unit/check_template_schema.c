@@ -160,7 +160,7 @@ struct bad {
 static const struct bad bads[] = {
 	/* names */
 	{ "tasks:\n  - name: t\n    worker: w\n    actions: [{name: a, image: i}]\n",
-	  "name: required: must be 1 to 199 characters long, not 0 (line 1, column 1)" },
+	  "name: a name is required (line 1, column 1)" },
 	{ "name: ''\ntasks:\n  - name: t\n    worker: w\n    actions: [{name: a, image: i}]\n",
 	  "name: a name must be 1 to 199 characters long, not 0 (line 1, column 7)" },
 	{ ACTION_HEAD
@@ -310,8 +310,7 @@ START_TEST(test_all_errors)
 		" (line 7, column 16); "
 		"tasks[0].actions[0].timeout: -5 is not an integer in 0..31536000 (line 8, column 18); "
 		"tasks[0].actions[1].name: duplicate action name \"x\" (line 9, column 15); "
-		"tasks[1].actions[0].name: required: must be 1 to 199 characters long, not 0"
-		" (line 13, column 15); "
+		"tasks[1].actions[0].name: a name is required (line 13, column 15); "
 		"tasks[1].name: duplicate task name \"a\" (line 11, column 11)");
 	ck_assert_uint_eq(rep.line, 7);
 	ck_assert_uint_eq(rep.column, 16);
