@@ -32,3 +32,32 @@ tests_fuzz_fuzz_template_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS)
 endif
+
+# The template's YAML schema and its validation: a rendered template to
+# struct wf_template, every error with its path, line and column.
+libworkflow_a_SOURCES += workflow/template-schema.c
+
+check_PROGRAMS += tests/unit/check_template_schema
+TESTS += tests/unit/check_template_schema
+tests_unit_check_template_schema_SOURCES = tests/unit/check_template_schema.c tests/unit/unit.h
+tests_unit_check_template_schema_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) \
+	$(YAML_LIBS) $(CHECK_LIBS)
+
+# The schema's fuzz target: the input is a rendered template.
+check_PROGRAMS += tests/fuzz/fuzz_template_schema_replay
+tests_fuzz_fuzz_template_schema_replay_SOURCES = tests/fuzz/fuzz_template_schema.c \
+	tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_template_schema_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_template_schema_replay_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) \
+	$(YAML_LIBS)
+TESTS += tests/fuzz/fuzz_template_schema.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_template_schema.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_template_schema
+tests_fuzz_fuzz_template_schema_SOURCES = tests/fuzz/fuzz_template_schema.c tests/fuzz/fuzz.h \
+	workflow/template-schema.c
+tests_fuzz_fuzz_template_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_template_schema_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
+endif
