@@ -192,6 +192,10 @@ void bmc_machine_secret_changed(struct bmc_server *s, const char *ns, const char
 /* Machine ns/name's queued status write failed: forget the cached status,
  * so the next poll writes it again. */
 void bmc_machine_status_lost(struct bmc_server *s, const char *ns, const char *name);
+/* The wait before a Machine's next power poll: interval_s seconds give or
+ * take a tenth, drawn from *state (any value; updated). Never less than
+ * 0.9 and never more than 1.1 times the interval. */
+uint64_t bmc_poll_delay_ms(unsigned interval_s, uint32_t *state);
 struct bmc_machine *bmc_machine_find(struct bmc_server *s, const char *ns, const char *name);
 /* Whether m is free of Jobs and Tasks (for the desired power state). */
 bool bmc_machine_idle(struct bmc_server *s, const struct bmc_machine *m);

@@ -5,7 +5,10 @@
  * namespace and name) with its spec.connection, its desired-power
  * annotation, what its status says now, and a timer: its next power poll,
  * BMC_FIRST_POLL_MS after it appears or its connection changes, then every
- * poll_interval_s. Rufio opens a new client per reconcile; here the engines
+ * poll_interval_s, give or take a tenth drawn anew each time
+ * (bmc_poll_delay_ms()): Machines created together, as a thousand are by
+ * one apply, would otherwise all be polled in the same instant of every
+ * interval; the draws spread them over it within a few polls. Rufio opens a new client per reconcile; here the engines
  * keep their sessions, so a poll is one round trip.
  *
  * The providers are tried in Rufio's order (bmc_conn_resolve): the
@@ -60,9 +63,29 @@ struct bmc_machine {
 	char since[21];         /* its lastUpdateTime */
 	int engine;             /* the engine that answered last, -1 */
 	uint64_t restore_after; /* no restore before */
+	uint32_t rng;           /* bmc_poll_delay_ms()'s state */
 	unsigned inflight;      /* calls whose callback is to come */
 	bool polling, restoring, gone, marked;
 };
+
+uint64_t bmc_poll_delay_ms(unsigned interval_s, uint32_t *state)
+{
+	uint64_t base = (uint64_t)interval_s * 1000u;
+	uint32_t x = *state ? *state : 0x9e3779b9u;
+
+	/* xorshift32: cheap, and good enough to scatter timers */
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*state = x;
+	/* base * (0.9 .. 1.1), in whole milliseconds */
+	return base - base / 10u + (uint64_t)x % (base / 5u + 1u);
+}
+
+static uint64_t next_poll(struct bmc_server *s, struct bmc_machine *m)
+{
+	return bmc_now_ms() + bmc_poll_delay_ms(s->set.poll_interval_s, &m->rng);
+}
 
 /* ---- the table ---- */
 
@@ -424,8 +447,7 @@ static void on_poll(struct bmc_server *s, const struct bmc_reply *r, int engine,
 		set_status(s, m, "unknown", false, why);
 	}
 	if (!m->timer.idx)
-		bmc_timer_set(s, &m->timer,
-			      bmc_now_ms() + (uint64_t)s->set.poll_interval_s * 1000u);
+		bmc_timer_set(s, &m->timer, next_poll(s, m));
 }
 
 static void poll_fire(struct bmc_server *s, struct bmc_timer *t)
@@ -434,7 +456,7 @@ static void poll_fire(struct bmc_server *s, struct bmc_timer *t)
 		(struct bmc_machine *)((char *)t - offsetof(struct bmc_machine, timer));
 	char err[BMC_COND_MAX];
 	struct bmc_conn c;
-	uint64_t next = bmc_now_ms() + (uint64_t)s->set.poll_interval_s * 1000u;
+	uint64_t next = next_poll(s, m);
 
 	if (m->polling)
 		return; /* on_poll arms the next */
@@ -501,6 +523,7 @@ void bmc_machine_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 		m->engine = -1;
 		m->timer.fire = poll_fire;
 		size_t b = bucket_of(ns, name);
+		m->rng = (uint32_t)b ^ (uint32_t)bmc_now_ms();
 		m->next = s->mbucket[b];
 		s->mbucket[b] = m;
 		s->nmachines++;

@@ -1030,6 +1030,30 @@ START_TEST(test_engine_unavailable)
 }
 END_TEST
 
+/* The wait between a Machine's polls stays within a tenth of the
+ * interval either way, and the draws cover that range, so that Machines
+ * made together drift apart instead of polling in the same instant. */
+START_TEST(test_poll_delay)
+{
+	uint32_t rng = 12345;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		uint64_t d = bmc_poll_delay_ms(30, &rng);
+		ck_assert_uint_ge(d, 27000);
+		ck_assert_uint_le(d, 33000);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	ck_assert_uint_lt(lo, 27300);
+	ck_assert_uint_gt(hi, 32700);
+	rng = 0; /* a zero state still moves */
+	uint64_t a = bmc_poll_delay_ms(1, &rng), b = bmc_poll_delay_ms(1, &rng);
+	ck_assert_uint_ne(rng, 0);
+	ck_assert(a >= 900 && a <= 1100 && b >= 900 && b <= 1100);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bmc");
@@ -1053,6 +1077,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("credentials");
 	tcase_add_test(tb, test_base64);
+	tcase_add_test(tb, test_poll_delay);
 	tcase_add_checked_fixture(tb, setup, teardown);
 	tcase_add_test(tb, test_creds);
 	suite_add_tcase(s, tb);
