@@ -151,8 +151,8 @@ struct bmc_engine_ops {
 	/* Reads what is ready, retransmits and times out; calls callbacks. */
 	void (*process)(void *engine, uint64_t now_ms);
 	/* Queues a call. 0, or a negative errno (-EINVAL for a call the
-	 * provider cannot express, -ENOMEM, -EAGAIN when full) with no
-	 * callback to come. */
+	 * provider cannot express, -ENOMEM, -EAGAIN when full, -ECANCELED
+	 * once free() has begun) with no callback to come. */
 	int (*submit)(void *engine, const struct bmc_endpoint *ep, const struct bmc_call *call,
 		      bmc_done_fn done, void *userdata);
 	/* Sessions (IPMI) or logins (Redfish) open now. */

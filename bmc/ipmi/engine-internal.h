@@ -100,6 +100,7 @@ struct ipmi_engine {
 	struct ipmi_call *done_head, *done_tail; /* awaiting their callback */
 	uint64_t dropped;                        /* datagrams dropped: malformed, spoofed, stray */
 	bool kick;                               /* a call was queued: process() soon */
+	bool closing;                            /* free() runs: submit() refuses */
 };
 
 /* session.c */

@@ -457,6 +457,9 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 
 	if (!done || (unsigned)call->cmd >= BMC_CMD_MAX || call->cmd == BMC_CMD_MEDIA_SET)
 		return -EINVAL;
+	/* A callback run by free() may submit: nothing would call it back. */
+	if (e->closing)
+		return -ECANCELED;
 	if (e->ncalls >= IPMI_MAX_CALLS)
 		return -EAGAIN;
 	if (!(c = calloc(1, sizeof(*c))))
@@ -542,6 +545,7 @@ static void engine_free(void *engine, unsigned timeout_ms)
 
 	if (!e)
 		return;
+	e->closing = true;
 	close_all(e, timeout_ms);
 	while (e->sessions) {
 		struct ipmi_sess *s = e->sessions;

@@ -730,6 +730,45 @@ START_TEST(test_free_cancels)
 }
 END_TEST
 
+/* A callback that submits again while free() cancels: the new call is
+ * refused, or it too gets its callback; never left without one. */
+struct again {
+	void *e;
+	struct bmc_endpoint ep;
+	int rc;
+	struct result first, second;
+};
+
+static void on_done_again(const struct bmc_reply *r, void *userdata)
+{
+	struct again *a = userdata;
+	struct bmc_call c = { .cmd = BMC_CMD_POWER_GET };
+
+	on_done(r, &a->first);
+	a->rc = ops->submit(a->e, &a->ep, &c, on_done, &a->second);
+}
+
+START_TEST(test_free_resubmit)
+{
+	struct fake f;
+	struct again a = { 0 };
+	struct bmc_call c = { .cmd = BMC_CMD_POWER_GET };
+
+	fake_init(&f);
+	a.e = engine(200, 2);
+	a.ep = endpoint(&f, 3);
+	ck_assert_int_eq(ops->submit(a.e, &a.ep, &c, on_done_again, &a), 0);
+	ops->process(a.e, bmc_now_ms()); /* sends; the fake never answers */
+	ops->free(a.e, 0);
+	ck_assert_uint_eq(a.first.count, 1);
+	ck_assert_int_eq(a.first.reply.fail, BMC_FAIL_CANCELED);
+	ck_assert_msg(a.rc < 0 || a.second.count == 1,
+		      "submit() from a callback during free() returned %d, callback ran %u times",
+		      a.rc, a.second.count);
+	close(f.fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ipmi_engine");
@@ -749,6 +788,7 @@ int main(void)
 	UNIT_TEST(tc, test_host_name);
 	UNIT_TEST(tc, test_max_sessions);
 	UNIT_TEST(tc, test_free_cancels);
+	UNIT_TEST(tc, test_free_resubmit);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
