@@ -25,7 +25,8 @@
  * RF_TASK_MAX_POLLS times. A 401 on a session drops it and logs in again,
  * once per call, then sends the same request again. Any other failure
  * ends the call with a reason (enum bmc_fail) and a message naming the
- * request: "GET /redfish/v1/Systems/1: HTTP 500: ...". */
+ * request: "GET /redfish/v1/Systems/1: HTTP 500: ..."; a password that
+ * the BMC's error text quotes is replaced there by "***". */
 #include "config.h"
 
 #include <curl/curl.h>
@@ -201,6 +202,32 @@ static enum bmc_fail curl_fail(int code)
 	}
 }
 
+/* Replaces in msg (NUL-terminated, cap bytes) each occurrence of the
+ * password, and a trailing part of msg that begins it (the BMC's text cut
+ * short), with "***": a BMC's error may quote the value it was sent (the
+ * Base registry's PropertyValueFormatError does). */
+static void redact(char *msg, size_t cap, const char *pw)
+{
+	size_t pl = strlen(pw), len = strlen(msg);
+	char out[RF_MSG_MAX + 8];
+	size_t o = 0;
+
+	if (pl == 0 || cap == 0)
+		return;
+	for (size_t i = 0; i < len && o + 1 < sizeof(out);) {
+		size_t rest = len - i, k = rest < pl ? rest : pl;
+		if (strncmp(msg + i, pw, k) == 0 && (rest >= pl || k >= 2)) {
+			for (const char *r = "***"; *r && o + 1 < sizeof(out); r++)
+				out[o++] = *r;
+			i += k;
+			continue;
+		}
+		out[o++] = msg[i++];
+	}
+	out[o] = '\0';
+	snprintf(msg, cap, "%s", out);
+}
+
 /* Checks an answer: 0 when 2xx (with its body parsed into *json when it
  * has one and json is not NULL), 1 when the call was sent again after a
  * re-login, -1 when the call has ended. */
@@ -257,6 +284,7 @@ static int check(struct rf_call *c, const struct rf_resp *r, json_t **json, uint
 		if (r->len && rf_json_parse(r->body, r->len, &e, err, sizeof(err)) == 0) {
 			rf_parse_error(e, msg, sizeof(msg));
 			json_decref(e);
+			redact(msg, sizeof(msg), c->ep->ep.password);
 		}
 		failf(c, r->status == 401 || r->status == 403 ? BMC_FAIL_AUTH : BMC_FAIL_REFUSED,
 		      now, "%s %s: HTTP %ld%s%s", c->method, c->path, r->status, msg[0] ? ": " : "",

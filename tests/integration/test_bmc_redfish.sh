@@ -152,6 +152,14 @@ rf "$AP" --ca-file "$CERT" --basic --password-file "$IB_TMP/badpw" power-status
 like "$out" "fail=auth message=GET /redfish/v1/Systems: HTTP 401" "a wrong password: fail=auth (Basic)"
 unlike "$out" "wrong|$BMC_PASS" "no password in the messages"
 
+# A BMC whose login error quotes the password sent (Base registry
+# PropertyValueFormatError): the message must not.
+is "$(fault "$A" echo-password)" 204 "an echo-password fault is set"
+rf "$AP" --ca-file "$CERT" power-status
+is "$rc" 1 "a login refused with the password quoted fails"
+like "$out" "fail=refused message=POST /redfish/v1/SessionService/Sessions: HTTP 400" "fail=refused, HTTP 400"
+unlike "$out" "$BMC_PASS" "the password the BMC quoted is not in the message"
+
 # Systems by name.
 rf "$AP" --ca-file "$CERT" --system 2 power on + power-status
 is "$rc" 0 "--system 2 power on"

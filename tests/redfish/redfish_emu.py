@@ -85,11 +85,16 @@ VENDORS = {
 # a client's GET and its PATCH; "expire-sessions": every session ends at
 # the next request that brings an X-Auth-Token, which gets 401, as when a
 # session times out or the BMC restarts; "task-exception": the next reset
-# task ends in TaskState Exception without resetting anything.
+# task ends in TaskState Exception without resetting anything;
+# "echo-password": the next login gets 400 with the Base registry's
+# PropertyValueFormatError, whose message quotes the value sent: the
+# password.
 FAULTS = ["none", "not-json", "500", "redirect", "close", "huge",
-          "etag-change", "expire-sessions", "task-exception"]
+          "etag-change", "expire-sessions", "task-exception",
+          "echo-password"]
 # Not taken by inject(): each waits for the request it is about.
-LATE_FAULTS = ("etag-change", "expire-sessions", "task-exception")
+LATE_FAULTS = ("etag-change", "expire-sessions", "task-exception",
+               "echo-password")
 
 MAX_BODY = 64 * 1024        # largest request body read
 MAX_SESSIONS = 64           # open sessions; more get 503
@@ -468,6 +473,16 @@ class Handler(BaseHTTPRequestHandler):
             raise HttpError(400, "PropertyMissing",
                             "UserName and Password are required",
                             ["UserName"])
+        with self.emu.lock:
+            f = self.emu.fault
+            echo = f["Mode"] == "echo-password" and f["Count"] > 0
+            if echo:
+                f["Count"] -= 1
+        if echo:
+            raise HttpError(400, "PropertyValueFormatError",
+                            "The value '%s' for the property Password is "
+                            "of a different format than the property can "
+                            "accept." % pw, [pw, "Password"])
         if not self.credentials_ok(user, pw):
             raise HttpError(401, "NoValidSession", "Invalid credentials")
         emu = self.emu
