@@ -406,6 +406,8 @@ static const char *call_check(const struct bmc_endpoint *ep, const struct bmc_ca
 	*ret_fail = BMC_FAIL_UNSUPPORTED;
 	if (!suite)
 		return "cipher suite not supported (3 and 17 are)";
+	if (call->cmd == BMC_CMD_POWER_SET && (unsigned)call->action > BMC_ACT_RESET)
+		return "no such power action";
 	if (call->cmd == BMC_CMD_BOOT_SET && (unsigned)call->boot.device > BMC_BOOT_SAFE)
 		return "IPMI has no such boot device (HTTP boot is Redfish only)";
 	if (strnlen(ep->user, sizeof(ep->user)) > IPMI_MAX_USER)

@@ -654,6 +654,27 @@ START_TEST(test_cannot)
 }
 END_TEST
 
+/* A power action the engine does not know is refused, not sent as some
+ * other one (it was sent as chassis up: power on). */
+START_TEST(test_unknown_action)
+{
+	struct fake f;
+	struct bmc_call c = { .cmd = BMC_CMD_POWER_SET, .action = (enum bmc_power_action)9 };
+	struct result r = { 0 };
+
+	fake_init(&f);
+	void *e = engine(200, 2);
+	struct bmc_endpoint ep = endpoint(&f, 3);
+	ck_assert_int_eq(ops->submit(e, &ep, &c, on_done, &r), 0);
+	ops->process(e, bmc_now_ms());
+	ck_assert_uint_eq(r.count, 1);
+	ck_assert_int_eq(r.reply.fail, BMC_FAIL_UNSUPPORTED);
+	ck_assert_uint_eq(f.opens, 0);
+	ops->free(e, 0);
+	close(f.fd);
+}
+END_TEST
+
 /* A host name, looked up without blocking: localhost (from the hosts
  * file) reaches the fake on 127.0.0.1. */
 START_TEST(test_host_name)
@@ -785,6 +806,7 @@ int main(void)
 	UNIT_TEST(tc, test_refused);
 	UNIT_TEST(tc, test_session_reestablished);
 	UNIT_TEST(tc, test_cannot);
+	UNIT_TEST(tc, test_unknown_action);
 	UNIT_TEST(tc, test_host_name);
 	UNIT_TEST(tc, test_max_sessions);
 	UNIT_TEST(tc, test_free_cancels);
