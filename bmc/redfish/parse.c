@@ -64,6 +64,10 @@ int rf_json_parse(const char *body, size_t len, json_t **ret, char *err, size_t 
 	json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 
 	if (!j) {
+		/* je.text quotes the body near the error: printable only. */
+		for (char *p = je.text; *p; p++)
+			if ((unsigned char)*p < ' ' || *p == 0x7f)
+				*p = '?';
 		snprintf(err, errlen, "body is not JSON: %s", je.text);
 		return -EBADMSG;
 	}

@@ -47,6 +47,26 @@ START_TEST(test_json_parse)
 }
 END_TEST
 
+/* jansson's error text quotes the body near the error: a control byte
+ * from the BMC must not reach the message (a Machine's condition, the
+ * CLI's terminal). */
+START_TEST(test_json_parse_clean)
+{
+	static const char *const bad[] = { "\x1b[31m", "\x07", "{\"a\":\x1b}", "\x7f" };
+	char err[128];
+	json_t *j;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(rf_json_parse(bad[i], strlen(bad[i]), &j, err, sizeof(err)),
+				 -EBADMSG);
+		for (const char *p = err; *p; p++)
+			ck_assert_msg((unsigned char)*p >= ' ' && *p != 0x7f,
+				      "body %zu: byte 0x%02x in \"%s\"", i, (unsigned char)*p, err);
+	}
+}
+END_TEST
+
 START_TEST(test_uri_ok)
 {
 	char big[RF_URI_MAX + 1];
@@ -548,6 +568,7 @@ int main(void)
 	TCase *tc = tcase_create("redfish");
 
 	UNIT_TEST(tc, test_json_parse);
+	UNIT_TEST(tc, test_json_parse_clean);
 	UNIT_TEST(tc, test_uri_ok);
 	UNIT_TEST(tc, test_root);
 	UNIT_TEST(tc, test_pick_member);
