@@ -680,7 +680,8 @@ static int engine_submit(void *engine, const struct bmc_endpoint *ep, const stru
 	struct rf_ep *p;
 	struct rf_call *c;
 
-	if ((unsigned)call->cmd >= BMC_CMD_MAX || !ep->host[0])
+	if ((unsigned)call->cmd >= BMC_CMD_MAX || !ep->host[0] || !done ||
+	    (call->cmd == BMC_CMD_BOOT_SET && (unsigned)call->boot.device > BMC_BOOT_HTTP))
 		return -EINVAL;
 	if (e->closing)
 		return -ECANCELED;

@@ -515,6 +515,23 @@ static void *engine_make(void)
 	return e;
 }
 
+/* A boot device outside enum bmc_boot_device cannot be expressed: submit()
+ * says so, rather than let the call index the system's targets with it
+ * (1u << device) once the system is read. */
+START_TEST(test_engine_bad_device)
+{
+	struct bmc_endpoint ep = { .host = "127.0.0.1", .port = 1, .user = "u", .password = "p" };
+	struct bmc_call call = { .cmd = BMC_CMD_BOOT_SET,
+				 .boot = { .device = (enum bmc_boot_device)40 } };
+	struct seen a = { 0 };
+	void *e = engine_make();
+
+	ck_assert_int_eq(bmc_redfish_ops.submit(e, &ep, &call, on_done, &a), -EINVAL);
+	bmc_redfish_ops.free(e, 0);
+	ck_assert_int_eq(a.calls, 0);
+}
+END_TEST
+
 START_TEST(test_engine_cancel)
 {
 	struct bmc_endpoint ep = { .host = "127.0.0.1", .port = 1, .user = "u", .password = "p" };
@@ -581,6 +598,7 @@ int main(void)
 	UNIT_TEST(tc, test_vendors);
 	UNIT_TEST(tc, test_names);
 	UNIT_TEST(tc, test_engine_cancel);
+	UNIT_TEST(tc, test_engine_bad_device);
 	UNIT_TEST(tc, test_engine_refused);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
