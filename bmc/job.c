@@ -2,8 +2,9 @@
  *
  * DESIGN: every Job not yet Completed or Failed has an entry here, in one
  * list in creation order (the order the change log brought them, or at
- * start their creationTimestamp then name). A Job waits until its Machine
- * exists, no other Job of that Machine runs, and fewer than max_jobs Jobs
+ * start their creationTimestamp then name). A Job whose Machine is not in
+ * the store fails ("machine ns/name not found"), as Rufio's does. A Job
+ * waits until its Machine is followed here, no other Job of that Machine runs, and fewer than max_jobs Jobs
  * run; the oldest such Job is admitted first, so Jobs of one Machine run
  * one after the other in creation order, never interleaved, and the
  * others wait in FIFO order for a slot.
@@ -305,6 +306,14 @@ static struct bmc_job *next_admissible(struct bmc_server *s)
 		if (j->running)
 			continue;
 		if (!bmc_machine_find(s, j->mns, j->mname)) {
+			/* Gone from the store too: admitted, its reconcile
+			 * fails it "machine ... not found", as Rufio does,
+			 * rather than leave it waiting forever. */
+			json_t *m = NULL;
+			int e = store_get(s->reader, STORE_KIND_MACHINE, j->mns, j->mname, &m);
+			json_decref(m);
+			if (e == -ENOENT)
+				return j;
 			if (!j->warned)
 				log_info("bmc",
 					 "job %s/%s waits for machine %s/%s, which does "

@@ -666,6 +666,23 @@ START_TEST(test_job_task_fails)
 }
 END_TEST
 
+START_TEST(test_job_machine_missing)
+{
+	char m[512];
+	secret("creds", true);
+	start(0, 0);
+	/* Rufio fails a Job whose Machine it cannot get; waiting would leave
+	 * it (and whoever follows it) stuck forever */
+	job("jx", "no-such-machine", "[{\"powerAction\":\"on\"}]");
+	wait_cond(STORE_KIND_JOB, "jx", "Failed", "True", m, sizeof(m));
+	ck_assert_msg(strstr(m, "machine default/no-such-machine not found"), "%s", m);
+	json_t *j = get(STORE_KIND_JOB, "jx");
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "status"), "completionTime"));
+	json_decref(j);
+	ck_assert_ptr_null(get(STORE_KIND_TASK, "jx-task-0"));
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1065,6 +1082,7 @@ int main(void)
 	tcase_add_test(tc, test_machine_secret_missing);
 	tcase_add_test(tc, test_job_in_order);
 	tcase_add_test(tc, test_job_task_fails);
+	tcase_add_test(tc, test_job_machine_missing);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);
