@@ -683,6 +683,44 @@ START_TEST(test_job_machine_missing)
 }
 END_TEST
 
+START_TEST(test_task_deleted_job_goes_on)
+{
+	char m[512];
+	struct sim_bmc *b = sim_add("10.0.1.9", BMC_POWER_ON);
+	b->silent = true;
+	secret("creds", true);
+	machine("n9", "10.0.1.9", NULL);
+	start(0, 0);
+	job("j9", "n9", "[{\"powerAction\":\"status\"}]");
+	json_t *t = NULL;
+	for (int i = 0; i < WAIT_TURNS && !t; i++) {
+		t = get(STORE_KIND_TASK, "j9-task-0");
+		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
+			json_decref(t);
+			t = NULL;
+		}
+		if (!t)
+			nap();
+	}
+	ck_assert_msg(t, "j9-task-0 never started");
+	json_decref(t);
+	/* deleted while its call is in flight: as in Rufio, whose Job
+	 * watches its Tasks, the Job makes it again rather than wait forever */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_TASK,
+			       .namespace_ = "default",
+			       .name = "j9-task-0" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	pthread_mutex_lock(&sim.mu);
+	b->silent = false;
+	pthread_mutex_unlock(&sim.mu);
+	wait_cond(STORE_KIND_JOB, "j9", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_TASK, "j9-task-0", "Completed", "True", m, sizeof(m));
+	ck_assert_str_eq(m, "power is on");
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1083,6 +1121,7 @@ int main(void)
 	tcase_add_test(tc, test_job_in_order);
 	tcase_add_test(tc, test_job_task_fails);
 	tcase_add_test(tc, test_job_machine_missing);
+	tcase_add_test(tc, test_task_deleted_job_goes_on);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);
