@@ -4,8 +4,9 @@
  * list in creation order (the order the change log brought them, or at
  * start their creationTimestamp then name). A Job whose Machine is not in
  * the store fails ("machine ns/name not found"), as Rufio's does. A Job
- * waits until its Machine is followed here, no other Job of that Machine runs, and fewer than max_jobs Jobs
- * run; the oldest such Job is admitted first, so Jobs of one Machine run
+ * waits until its Machine is followed here, no other Job or Task of that
+ * Machine runs (a Job deleted mid-Task leaves its Task running), and
+ * fewer than max_jobs Jobs run; the oldest such Job is admitted first, so Jobs of one Machine run
  * one after the other in creation order, never interleaved, and the
  * others wait in FIFO order for a slot.
  *
@@ -293,6 +294,9 @@ out:
 
 static bool machine_running(const struct bmc_server *s, const struct bmc_job *j)
 {
+	/* a Task still at the BMC, of a Job deleted meanwhile, counts too */
+	if (bmc_tasks_for_machine(s, j->mns, j->mname))
+		return true;
 	for (struct bmc_job *o = s->jobs_head; o; o = o->next)
 		if (o->running && strcmp(o->mns, j->mns) == 0 && strcmp(o->mname, j->mname) == 0)
 			return true;

@@ -109,6 +109,7 @@ static void task_unlink(struct bmc_server *s, struct bmc_task *t)
 	t->finished = true;
 	if (!t->inflight)
 		task_free(t);
+	bmc_jobs_admit(s); /* a Job waiting for its Machine may start */
 }
 
 static void tevent(struct bmc_server *s, const struct bmc_task *t, bool warn, const char *reason,

@@ -721,6 +721,53 @@ START_TEST(test_task_deleted_job_goes_on)
 }
 END_TEST
 
+START_TEST(test_job_deleted_task_running)
+{
+	char m[512];
+	struct sim_bmc *b = sim_add("10.0.1.10", BMC_POWER_ON);
+	b->silent = true;
+	sim_add("10.0.1.11", BMC_POWER_ON);
+	secret("creds", true);
+	machine("n10", "10.0.1.10", NULL);
+	machine("n11", "10.0.1.11", NULL);
+	start(0, 0);
+	job("ja", "n10", "[{\"powerAction\":\"status\"}]");
+	json_t *t = NULL;
+	for (int i = 0; i < WAIT_TURNS && !t; i++) {
+		t = get(STORE_KIND_TASK, "ja-task-0");
+		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
+			json_decref(t);
+			t = NULL;
+		}
+		if (!t)
+			nap();
+	}
+	ck_assert_msg(t, "ja-task-0 never started");
+	json_decref(t);
+	job("jb", "n10", "[{\"powerAction\":\"status\"}]");
+	/* ja deleted while its Task's call is at the BMC: jb must still wait
+	 * for that Task, or two Tasks run on one BMC at once */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_JOB,
+			       .namespace_ = "default",
+			       .name = "ja" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	/* a Job of another Machine, done once the deletion has been seen */
+	job("jc", "n11", "[{\"powerAction\":\"status\"}]");
+	wait_cond(STORE_KIND_JOB, "jc", "Completed", "True", m, sizeof(m));
+	t = get(STORE_KIND_TASK, "jb-task-0");
+	ck_assert_msg(!t, "jb-task-0 made while ja-task-0 runs on the same BMC");
+	pthread_mutex_lock(&sim.mu);
+	b->silent = false;
+	pthread_mutex_unlock(&sim.mu);
+	uint64_t one = 1;
+	ck_assert_int_eq(write(eng_ipmi.efd, &one, sizeof(one)), sizeof(one));
+	wait_cond(STORE_KIND_TASK, "ja-task-0", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_JOB, "jb", "Completed", "True", m, sizeof(m));
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1122,6 +1169,7 @@ int main(void)
 	tcase_add_test(tc, test_job_task_fails);
 	tcase_add_test(tc, test_job_machine_missing);
 	tcase_add_test(tc, test_task_deleted_job_goes_on);
+	tcase_add_test(tc, test_job_deleted_task_running);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);
