@@ -768,6 +768,47 @@ START_TEST(test_job_deleted_task_running)
 }
 END_TEST
 
+START_TEST(test_job_made_again)
+{
+	char m[512];
+	sim_add("10.0.1.12", BMC_POWER_ON);
+	secret("creds", true);
+	machine("n12", "10.0.1.12", NULL);
+	start(0, 0);
+	job("jr", "n12", "[{\"powerAction\":\"status\"}]");
+	wait_cond(STORE_KIND_JOB, "jr", "Completed", "True", m, sizeof(m));
+	/* deleted and made again under the same name (kubectl delete, then
+	 * apply): the old Job's Task, which nothing collects here as
+	 * Kubernetes' garbage collector would, must not fail the new Job */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_JOB,
+			       .namespace_ = "default",
+			       .name = "jr" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	job("jr", "n12", "[{\"powerAction\":\"status\"}]");
+	for (int i = 0; i < WAIT_TURNS; i++) {
+		json_t *j = get(STORE_KIND_JOB, "jr");
+		bool end = j && (cond(j, "Completed", "True") || cond(j, "Failed", "True"));
+		if (end) {
+			ck_assert_msg(!cond(j, "Failed", "True"), "%s", cond(j, "Failed", "True"));
+			json_t *t = get(STORE_KIND_TASK, "jr-task-0");
+			const char *uid = bmc_jstr(j, "metadata.uid");
+			const json_t *refs = json_object_get(json_object_get(t, "metadata"),
+							     "ownerReferences");
+			const char *tuid = bmc_jstr(json_array_get(refs, 0), "uid");
+			ck_assert_str_eq(tuid, uid);
+			json_decref(t);
+		}
+		json_decref(j);
+		if (end)
+			return;
+		nap();
+	}
+	ck_abort_msg("jr (again) never ended");
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1170,6 +1211,7 @@ int main(void)
 	tcase_add_test(tc, test_job_machine_missing);
 	tcase_add_test(tc, test_task_deleted_job_goes_on);
 	tcase_add_test(tc, test_job_deleted_task_running);
+	tcase_add_test(tc, test_job_made_again);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);
