@@ -2,9 +2,11 @@
  *
  * DESIGN: every Job not yet Completed or Failed has an entry here, in one
  * list in creation order (the order the change log brought them, or at
- * start their creationTimestamp then name). A Job waits until its Machine
- * exists, no other Job of that Machine runs, and fewer than max_jobs Jobs
- * run; the oldest such Job is admitted first, so Jobs of one Machine run
+ * start their creationTimestamp then name). A Job whose Machine is not in
+ * the store fails ("machine ns/name not found"), as Rufio's does. A Job
+ * waits until its Machine is followed here, no other Job or Task of that
+ * Machine runs (a Job deleted mid-Task leaves its Task running), and
+ * fewer than max_jobs Jobs run; the oldest such Job is admitted first, so Jobs of one Machine run
  * one after the other in creation order, never interleaved, and the
  * others wait in FIFO order for a slot.
  *
@@ -17,8 +19,9 @@
  * Completed nor Failed is waited for; when every Action has its Task
  * Completed the Job is Completed=True with completionTime; otherwise the
  * next Task, <job>-task-<n> with n the number Completed, is created with
- * the Action and the Machine's connection. So Tasks are created strictly
- * one at a time, in order. Conditions keep Rufio's shape ({type, status
+ * the Action and the Machine's connection (a same-named Task of a former
+ * Job of the same name, which Kubernetes would have collected with it, is
+ * deleted first). So Tasks are created strictly one at a time, in order. Conditions keep Rufio's shape ({type, status
  * "True", message}); Running stays beside Completed or Failed, as there.
  * Every transition is an event of the Machine (JobStarted, JobCompleted,
  * JobFailed), and a Job's end asks its Machine for a power poll, which
@@ -169,6 +172,31 @@ static bool owned(const json_t *task, const json_t *job)
 	return false;
 }
 
+/* Task ns/name, in the way of a Task of job, is a former same-named Job's
+ * (another uid), which Kubernetes' garbage collector would have deleted
+ * with it and nothing here does: deletes it. True when it is gone. */
+static bool stale_task_deleted(struct bmc_server *s, const struct bmc_job *j, const json_t *job,
+			       const char *name)
+{
+	json_t *old = NULL;
+	bool gone = false;
+	if (store_get(s->reader, STORE_KIND_TASK, j->ns, name, &old) < 0)
+		return false;
+	if (!owned(old, job)) {
+		struct store_op op = { .type = STORE_OP_DELETE,
+				       .kind = STORE_KIND_TASK,
+				       .namespace_ = j->ns,
+				       .name = name,
+				       .resource_version =
+					       bmc_jstr(old, "metadata.resourceVersion"),
+				       .no_object = true };
+		gone = store_write1(s->store, &op) == 0;
+		store_op_clear(&op);
+	}
+	json_decref(old);
+	return gone;
+}
+
 static int create_task(struct bmc_server *s, struct bmc_job *j, const json_t *job, size_t n,
 		       char *err, size_t errlen)
 {
@@ -202,6 +230,14 @@ static int create_task(struct bmc_server *s, struct bmc_job *j, const json_t *jo
 		.type = STORE_OP_CREATE, .kind = STORE_KIND_TASK, .body = body, .no_object = true
 	};
 	e = body ? store_write1(s->store, &op) : -ENOMEM;
+	if (e == -EEXIST && stale_task_deleted(s, j, job, name)) {
+		store_op_clear(&op);
+		op = (struct store_op){ .type = STORE_OP_CREATE,
+					.kind = STORE_KIND_TASK,
+					.body = body,
+					.no_object = true };
+		e = store_write1(s->store, &op);
+	}
 	if (e < 0)
 		snprintf(err, errlen, "cannot create task %s: %s", name,
 			 body ? store_op_message(&op) : "out of memory");
@@ -292,6 +328,9 @@ out:
 
 static bool machine_running(const struct bmc_server *s, const struct bmc_job *j)
 {
+	/* a Task still at the BMC, of a Job deleted meanwhile, counts too */
+	if (bmc_tasks_for_machine(s, j->mns, j->mname))
+		return true;
 	for (struct bmc_job *o = s->jobs_head; o; o = o->next)
 		if (o->running && strcmp(o->mns, j->mns) == 0 && strcmp(o->mname, j->mname) == 0)
 			return true;
@@ -305,6 +344,14 @@ static struct bmc_job *next_admissible(struct bmc_server *s)
 		if (j->running)
 			continue;
 		if (!bmc_machine_find(s, j->mns, j->mname)) {
+			/* Gone from the store too: admitted, its reconcile
+			 * fails it "machine ... not found", as Rufio does,
+			 * rather than leave it waiting forever. */
+			json_t *m = NULL;
+			int e = store_get(s->reader, STORE_KIND_MACHINE, j->mns, j->mname, &m);
+			json_decref(m);
+			if (e == -ENOENT)
+				return j;
 			if (!j->warned)
 				log_info("bmc",
 					 "job %s/%s waits for machine %s/%s, which does "

@@ -23,8 +23,8 @@
  * Failed, status "True", a message; completionTime. Each transition is an
  * event of the Task's Machine (that of the Job named by its owner-name
  * label or controller ownerReference; a Task of no known Job gets its
- * events itself): TaskStarted, TaskCompleted, TaskFailed. A finished Task
- * wakes its Job (job.c).
+ * events itself): TaskStarted, TaskCompleted, TaskFailed. A finished or
+ * deleted Task wakes its Job (job.c).
  *
  * Restart: a Task found started (startTime set) but not finished, that
  * this process is not running, was running when the daemon stopped. It is
@@ -109,6 +109,7 @@ static void task_unlink(struct bmc_server *s, struct bmc_task *t)
 	t->finished = true;
 	if (!t->inflight)
 		task_free(t);
+	bmc_jobs_admit(s); /* a Job waiting for its Machine may start */
 }
 
 static void tevent(struct bmc_server *s, const struct bmc_task *t, bool warn, const char *reason,
@@ -500,6 +501,9 @@ void bmc_task_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 	if (deleted) {
 		if (t)
 			task_unlink(s, t);
+		/* its Job goes on (makes it again), as Rufio's, which
+		 * watches its Tasks, rather than wait for it forever */
+		bmc_job_kick(s, ns, owner_job(obj));
 		return;
 	}
 	if (t)

@@ -666,6 +666,149 @@ START_TEST(test_job_task_fails)
 }
 END_TEST
 
+START_TEST(test_job_machine_missing)
+{
+	char m[512];
+	secret("creds", true);
+	start(0, 0);
+	/* Rufio fails a Job whose Machine it cannot get; waiting would leave
+	 * it (and whoever follows it) stuck forever */
+	job("jx", "no-such-machine", "[{\"powerAction\":\"on\"}]");
+	wait_cond(STORE_KIND_JOB, "jx", "Failed", "True", m, sizeof(m));
+	ck_assert_msg(strstr(m, "machine default/no-such-machine not found"), "%s", m);
+	json_t *j = get(STORE_KIND_JOB, "jx");
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(j, "status"), "completionTime"));
+	json_decref(j);
+	ck_assert_ptr_null(get(STORE_KIND_TASK, "jx-task-0"));
+}
+END_TEST
+
+START_TEST(test_task_deleted_job_goes_on)
+{
+	char m[512];
+	struct sim_bmc *b = sim_add("10.0.1.9", BMC_POWER_ON);
+	b->silent = true;
+	secret("creds", true);
+	machine("n9", "10.0.1.9", NULL);
+	start(0, 0);
+	job("j9", "n9", "[{\"powerAction\":\"status\"}]");
+	json_t *t = NULL;
+	for (int i = 0; i < WAIT_TURNS && !t; i++) {
+		t = get(STORE_KIND_TASK, "j9-task-0");
+		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
+			json_decref(t);
+			t = NULL;
+		}
+		if (!t)
+			nap();
+	}
+	ck_assert_msg(t, "j9-task-0 never started");
+	json_decref(t);
+	/* deleted while its call is in flight: as in Rufio, whose Job
+	 * watches its Tasks, the Job makes it again rather than wait forever */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_TASK,
+			       .namespace_ = "default",
+			       .name = "j9-task-0" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	pthread_mutex_lock(&sim.mu);
+	b->silent = false;
+	pthread_mutex_unlock(&sim.mu);
+	wait_cond(STORE_KIND_JOB, "j9", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_TASK, "j9-task-0", "Completed", "True", m, sizeof(m));
+	ck_assert_str_eq(m, "power is on");
+}
+END_TEST
+
+START_TEST(test_job_deleted_task_running)
+{
+	char m[512];
+	struct sim_bmc *b = sim_add("10.0.1.10", BMC_POWER_ON);
+	b->silent = true;
+	sim_add("10.0.1.11", BMC_POWER_ON);
+	secret("creds", true);
+	machine("n10", "10.0.1.10", NULL);
+	machine("n11", "10.0.1.11", NULL);
+	start(0, 0);
+	job("ja", "n10", "[{\"powerAction\":\"status\"}]");
+	json_t *t = NULL;
+	for (int i = 0; i < WAIT_TURNS && !t; i++) {
+		t = get(STORE_KIND_TASK, "ja-task-0");
+		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
+			json_decref(t);
+			t = NULL;
+		}
+		if (!t)
+			nap();
+	}
+	ck_assert_msg(t, "ja-task-0 never started");
+	json_decref(t);
+	job("jb", "n10", "[{\"powerAction\":\"status\"}]");
+	/* ja deleted while its Task's call is at the BMC: jb must still wait
+	 * for that Task, or two Tasks run on one BMC at once */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_JOB,
+			       .namespace_ = "default",
+			       .name = "ja" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	/* a Job of another Machine, done once the deletion has been seen */
+	job("jc", "n11", "[{\"powerAction\":\"status\"}]");
+	wait_cond(STORE_KIND_JOB, "jc", "Completed", "True", m, sizeof(m));
+	t = get(STORE_KIND_TASK, "jb-task-0");
+	ck_assert_msg(!t, "jb-task-0 made while ja-task-0 runs on the same BMC");
+	pthread_mutex_lock(&sim.mu);
+	b->silent = false;
+	pthread_mutex_unlock(&sim.mu);
+	uint64_t one = 1;
+	ck_assert_int_eq(write(eng_ipmi.efd, &one, sizeof(one)), sizeof(one));
+	wait_cond(STORE_KIND_TASK, "ja-task-0", "Completed", "True", m, sizeof(m));
+	wait_cond(STORE_KIND_JOB, "jb", "Completed", "True", m, sizeof(m));
+}
+END_TEST
+
+START_TEST(test_job_made_again)
+{
+	char m[512];
+	sim_add("10.0.1.12", BMC_POWER_ON);
+	secret("creds", true);
+	machine("n12", "10.0.1.12", NULL);
+	start(0, 0);
+	job("jr", "n12", "[{\"powerAction\":\"status\"}]");
+	wait_cond(STORE_KIND_JOB, "jr", "Completed", "True", m, sizeof(m));
+	/* deleted and made again under the same name (kubectl delete, then
+	 * apply): the old Job's Task, which nothing collects here as
+	 * Kubernetes' garbage collector would, must not fail the new Job */
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_JOB,
+			       .namespace_ = "default",
+			       .name = "jr" };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	job("jr", "n12", "[{\"powerAction\":\"status\"}]");
+	for (int i = 0; i < WAIT_TURNS; i++) {
+		json_t *j = get(STORE_KIND_JOB, "jr");
+		bool end = j && (cond(j, "Completed", "True") || cond(j, "Failed", "True"));
+		if (end) {
+			ck_assert_msg(!cond(j, "Failed", "True"), "%s", cond(j, "Failed", "True"));
+			json_t *t = get(STORE_KIND_TASK, "jr-task-0");
+			const char *uid = bmc_jstr(j, "metadata.uid");
+			const json_t *refs = json_object_get(json_object_get(t, "metadata"),
+							     "ownerReferences");
+			const char *tuid = bmc_jstr(json_array_get(refs, 0), "uid");
+			ck_assert_str_eq(tuid, uid);
+			json_decref(t);
+		}
+		json_decref(j);
+		if (end)
+			return;
+		nap();
+	}
+	ck_abort_msg("jr (again) never ended");
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1065,6 +1208,10 @@ int main(void)
 	tcase_add_test(tc, test_machine_secret_missing);
 	tcase_add_test(tc, test_job_in_order);
 	tcase_add_test(tc, test_job_task_fails);
+	tcase_add_test(tc, test_job_machine_missing);
+	tcase_add_test(tc, test_task_deleted_job_goes_on);
+	tcase_add_test(tc, test_job_deleted_task_running);
+	tcase_add_test(tc, test_job_made_again);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);
