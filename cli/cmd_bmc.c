@@ -422,6 +422,20 @@ static int run_job(struct cli *c, enum bmc_cmd cmd, const char *what, const char
 	r = follow_job(c, c->ns, name, timeout_ms);
 	if (r != CLI_EXIT_OK || cmd != BMC_POWER || strcmp(what, "status") != 0)
 		return r;
+	/* What the status Task read just now; the Machine's powerState is
+	 * only as fresh as its last poll. */
+	char task[sizeof(name) + 16];
+	snprintf(task, sizeof(task), "%s-task-0", name);
+	json_t *t = get_object(c, "Task", c->ns, task, &code);
+	const char *msg = t ? json_string_value(json_object_get(condition(t, "Completed"),
+								"message")) :
+			      NULL;
+	if (msg && strncmp(msg, "power is ", 9) == 0) {
+		printf("machine/%s: power %s\n", machine, msg + 9);
+		json_decref(t);
+		return CLI_EXIT_OK;
+	}
+	json_decref(t);
 	m = get_object(c, "Machine", c->ns, machine, &code);
 	if (!m)
 		return code == 404 ? cli_error("machine \"%s\" is gone", machine) : CLI_EXIT_ERROR;

@@ -97,6 +97,12 @@ ok "m1: powerState on" wait_for "$WAIT" machine_is m1 on True
 ibc power status m1 --timeout 60s
 is "$rc" 0 "ironbell power status m1: exit 0"
 like "$out" '^machine/m1: power on$' "power status prints the Machine's power state"
+ipmi power off
+is "$rc" 0 "ipmitool turns the simulator off behind the daemon's back"
+ibc power status m1 --timeout 60s
+like "$out" '^machine/m1: power off$' "power status prints what its Task read, not the last poll"
+ipmi power on
+ok "m1: on again" wait_for "$WAIT" machine_is m1 on True
 
 ibc bootdev pxe m1 --timeout 60s
 is "$rc" 0 "ironbell bootdev pxe m1: exit 0"
