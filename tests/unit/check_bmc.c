@@ -683,6 +683,36 @@ START_TEST(test_job_machine_missing)
 }
 END_TEST
 
+/* Waits until Task name has a startTime (its call is at the BMC). */
+static void wait_started(const char *name)
+{
+	json_t *t = NULL;
+
+	for (int i = 0; i < WAIT_TURNS && !t; i++) {
+		t = get(STORE_KIND_TASK, name);
+		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
+			json_decref(t);
+			t = NULL;
+		}
+		if (!t)
+			nap();
+	}
+	ck_assert_msg(t, "%s never started", name);
+	json_decref(t);
+}
+
+/* Deletes default/name of kind k, as a user would. */
+static void delete_obj(enum store_kind k, const char *name)
+{
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = k,
+			       .namespace_ = "default",
+			       .name = name };
+
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+}
+
 START_TEST(test_task_deleted_job_goes_on)
 {
 	char m[512];
@@ -692,26 +722,10 @@ START_TEST(test_task_deleted_job_goes_on)
 	machine("n9", "10.0.1.9", NULL);
 	start(0, 0);
 	job("j9", "n9", "[{\"powerAction\":\"status\"}]");
-	json_t *t = NULL;
-	for (int i = 0; i < WAIT_TURNS && !t; i++) {
-		t = get(STORE_KIND_TASK, "j9-task-0");
-		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
-			json_decref(t);
-			t = NULL;
-		}
-		if (!t)
-			nap();
-	}
-	ck_assert_msg(t, "j9-task-0 never started");
-	json_decref(t);
+	wait_started("j9-task-0");
 	/* deleted while its call is in flight: as in Rufio, whose Job
 	 * watches its Tasks, the Job makes it again rather than wait forever */
-	struct store_op op = { .type = STORE_OP_DELETE,
-			       .kind = STORE_KIND_TASK,
-			       .namespace_ = "default",
-			       .name = "j9-task-0" };
-	ck_assert_int_eq(store_write1(st, &op), 0);
-	store_op_clear(&op);
+	delete_obj(STORE_KIND_TASK, "j9-task-0");
 	pthread_mutex_lock(&sim.mu);
 	b->silent = false;
 	pthread_mutex_unlock(&sim.mu);
@@ -732,31 +746,15 @@ START_TEST(test_job_deleted_task_running)
 	machine("n11", "10.0.1.11", NULL);
 	start(0, 0);
 	job("ja", "n10", "[{\"powerAction\":\"status\"}]");
-	json_t *t = NULL;
-	for (int i = 0; i < WAIT_TURNS && !t; i++) {
-		t = get(STORE_KIND_TASK, "ja-task-0");
-		if (t && !json_object_get(json_object_get(t, "status"), "startTime")) {
-			json_decref(t);
-			t = NULL;
-		}
-		if (!t)
-			nap();
-	}
-	ck_assert_msg(t, "ja-task-0 never started");
-	json_decref(t);
+	wait_started("ja-task-0");
 	job("jb", "n10", "[{\"powerAction\":\"status\"}]");
 	/* ja deleted while its Task's call is at the BMC: jb must still wait
 	 * for that Task, or two Tasks run on one BMC at once */
-	struct store_op op = { .type = STORE_OP_DELETE,
-			       .kind = STORE_KIND_JOB,
-			       .namespace_ = "default",
-			       .name = "ja" };
-	ck_assert_int_eq(store_write1(st, &op), 0);
-	store_op_clear(&op);
+	delete_obj(STORE_KIND_JOB, "ja");
 	/* a Job of another Machine, done once the deletion has been seen */
 	job("jc", "n11", "[{\"powerAction\":\"status\"}]");
 	wait_cond(STORE_KIND_JOB, "jc", "Completed", "True", m, sizeof(m));
-	t = get(STORE_KIND_TASK, "jb-task-0");
+	json_t *t = get(STORE_KIND_TASK, "jb-task-0");
 	ck_assert_msg(!t, "jb-task-0 made while ja-task-0 runs on the same BMC");
 	pthread_mutex_lock(&sim.mu);
 	b->silent = false;
@@ -780,12 +778,7 @@ START_TEST(test_job_made_again)
 	/* deleted and made again under the same name (kubectl delete, then
 	 * apply): the old Job's Task, which nothing collects here as
 	 * Kubernetes' garbage collector would, must not fail the new Job */
-	struct store_op op = { .type = STORE_OP_DELETE,
-			       .kind = STORE_KIND_JOB,
-			       .namespace_ = "default",
-			       .name = "jr" };
-	ck_assert_int_eq(store_write1(st, &op), 0);
-	store_op_clear(&op);
+	delete_obj(STORE_KIND_JOB, "jr");
 	job("jr", "n12", "[{\"powerAction\":\"status\"}]");
 	for (int i = 0; i < WAIT_TURNS; i++) {
 		json_t *j = get(STORE_KIND_JOB, "jr");
