@@ -380,26 +380,10 @@ static json_t *load_fixture(const char *name)
 {
 	char path[4096];
 	json_error_t je;
-	snprintf(path, sizeof(path), "%s/tests/unit/fixtures/%s", getenv("top_srcdir") ?: ".",
-		 name);
+	unit_fixture_path(path, sizeof(path), name);
 	json_t *v = json_load_file(path, 0, &je);
 	ck_assert_msg(v, "%s: %s", path, je.text);
 	return v;
-}
-
-static char *read_fixture(const char *name, size_t *ret_len)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/tests/unit/fixtures/%s", getenv("top_srcdir") ?: ".",
-		 name);
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f, "%s", path);
-	char *s = malloc(WF_TMPL_MAX_SIZE + 1);
-	size_t n = fread(s, 1, WF_TMPL_MAX_SIZE, f);
-	fclose(f);
-	s[n] = '\0';
-	*ret_len = n;
-	return s;
 }
 
 /* The data of a Workflow: hardwareMap keys, .Hardware with Go's field
@@ -454,7 +438,7 @@ START_TEST(test_ubuntu)
 	json_t *hw = load_fixture("template-ubuntu.hw.json");
 	json_t *map = json_pack("{s:s}", "device_1", "08:00:27:9e:f5:3a");
 	size_t tn, wn, n;
-	char *t = read_fixture("template-ubuntu.tmpl", &tn);
+	char *t = unit_fixture("template-ubuntu.tmpl", WF_TMPL_MAX_SIZE, &tn);
 	struct wf_tmpl_error err;
 
 	json_t *dhcp = json_object_get(
@@ -462,7 +446,7 @@ START_TEST(test_ubuntu)
 		"dhcp");
 	json_object_set_new(dhcp, "arch", json_string(arch[_i]));
 	json_t *d = wf_tmpl_data(hw, map);
-	char *w = read_fixture(want[_i], &wn), *out;
+	char *w = unit_fixture(want[_i], WF_TMPL_MAX_SIZE, &wn), *out;
 	ck_assert_int_eq(wf_tmpl_render(t, tn, d, &out, &n, &err), 0);
 	ck_assert_str_eq(out, w);
 	ck_assert_uint_eq(n, wn);

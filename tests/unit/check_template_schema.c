@@ -14,21 +14,6 @@
 #include "tests/unit/unit.h"
 #include "workflow/workflow.h"
 
-static char *read_fixture(const char *name, size_t *ret_len)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/tests/unit/fixtures/%s", getenv("top_srcdir") ?: ".",
-		 name);
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f, "%s", path);
-	char *s = malloc(WF_TMPL_MAX_SIZE + 1);
-	size_t n = fread(s, 1, WF_TMPL_MAX_SIZE, f);
-	fclose(f);
-	s[n] = '\0';
-	*ret_len = n;
-	return s;
-}
-
 static const char *env_get(const struct wf_env *e, const char *key)
 {
 	for (size_t i = 0; i < e->n; i++)
@@ -41,7 +26,7 @@ static const char *env_get(const struct wf_env *e, const char *key)
 START_TEST(test_ubuntu)
 {
 	size_t n;
-	char *text = read_fixture("template-ubuntu.out", &n);
+	char *text = unit_fixture("template-ubuntu.out", WF_TMPL_MAX_SIZE, &n);
 	struct wf_template *t = NULL;
 	struct wf_template_report rep;
 	int r = wf_template_parse(text, n, &t, &rep);
@@ -384,7 +369,7 @@ END_TEST
 START_TEST(test_load)
 {
 	size_t n;
-	char *src = read_fixture("template-ubuntu.tmpl", &n);
+	char *src = unit_fixture("template-ubuntu.tmpl", WF_TMPL_MAX_SIZE, &n);
 	json_t *hw = json_pack("{s:{s:[{s:s}], s:[{s:{s:s, s:s, s:{s:s, s:s, s:s}}}]}}", "spec",
 			       "disks", "device", "/dev/sda", "interfaces", "dhcp", "mac",
 			       "52:54:00:aa:bb:cc", "arch", "x86_64", "ip", "address", "10.0.0.5",
