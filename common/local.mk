@@ -17,3 +17,5 @@ tests_unit_check_common_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_common_LDADD = $(COMMON_LIBS) $(CHECK_LIBS)
 
 include common/yamljson.mk
+
+include common/grpc.mk

@@ -1,14 +1,98 @@
-/* workflow — Tinkerbell templates and workflows.
+/* workflow — the part's public header: Tinkerbell templates and
+ * workflows.
  *
- * For now, the template renderer: the Go text/template language as
- * Tinkerbell's templates use it (missingkey=error, the output capped, the
- * functions of its function map), evaluated over jansson values. Pure: no
- * I/O, no logging, no global state; the engine and the worker protocol
- * build on it. */
+ * - The template renderer: the Go text/template language as Tinkerbell's
+ *   templates use it (missingkey=error, the output capped, the functions
+ *   of its function map), evaluated over jansson values, and the
+ *   template's YAML schema. Pure.
+ * - The workflow controller (wf_server_*): one thread that renders
+ *   Workflows, runs their boot options, enforces their timeouts and
+ *   retries, and cleans up after them.
+ * - The worker API (wf_grpc_*): one thread serving gRPC
+ *   proto.WorkflowService (GetAction, ReportActionStatus) to tink-agent
+ *   and ironbell-agent, over HTTP/2 (h2c or TLS).
+ * Both read and write Workflows, Templates, Hardware and bmc Jobs through
+ * the store only; they meet nothing else. */
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+/* ---- the controller ---- */
+
+struct wf_server;
+
+/* The controller's settings (the daemon's workflow: section). Zero fields
+ * take the defaults named here (wf_settings_default()). */
+struct wf_settings {
+	unsigned resync_s;           /* every Workflow looked at again: 60 */
+	unsigned default_action_timeout_s; /* handed out for timeout 0: 3600 */
+	unsigned action_grace_s;     /* beyond an action's timeout before the
+				      * server declares it: 30 */
+	unsigned retry_base_s;       /* first retry backoff, doubling: 5 */
+	unsigned retry_max_s;        /* longest backoff: 300 */
+};
+
+void wf_settings_default(struct wf_settings *s);
+
+/* Registers the metrics; settings is copied. 0, or a negative errno with
+ * a message in err. */
+int wf_server_new(struct store *store, const struct wf_settings *settings,
+		  struct wf_server **ret, char *err, size_t errlen);
+int wf_server_start(struct wf_server *srv, char *err, size_t errlen);
+/* Stops the thread and frees; before the store closes. Accepts NULL. */
+void wf_server_free(struct wf_server *srv);
+
+/* ---- the worker API (gRPC) ---- */
+
+struct wf_grpc;
+
+/* The gRPC listener's settings (the daemon's grpc: section). */
+struct wf_grpc_settings {
+	const char *listen;       /* "[addr]:port": ":42113" (every address) */
+	const char *tls_cert;     /* PEM certificate chain; NULL: h2c only */
+	const char *tls_key;      /* PEM private key, with tls_cert */
+	unsigned max_connections; /* at once: 4096; more are closed at accept */
+	unsigned max_message;     /* bytes of one gRPC message: 1 MiB;
+				   * larger: RESOURCE_EXHAUSTED */
+	unsigned max_streams;     /* concurrent streams per connection: 16 */
+	unsigned long_poll_s;     /* an empty GetAction waits this long for
+				   * work before it answers: 20 (less when the
+				   * client's grpc-timeout is shorter) */
+	unsigned idle_timeout_s;  /* a connection with no stream closes: 300 */
+	unsigned default_action_timeout_s; /* as wf_settings: 3600 */
+	unsigned action_grace_s;  /* as wf_settings: 30 */
+};
+
+void wf_grpc_settings_default(struct wf_grpc_settings *s);
+
+/* Binds the listener (so that a port in use fails here, before the
+ * daemon says it is ready) and registers the metrics. settings is copied,
+ * strings too; the TLS files are read here. 0, or a negative errno with
+ * a message in err. */
+int wf_grpc_new(struct store *store, const struct wf_grpc_settings *settings,
+		struct wf_grpc **ret, char *err, size_t errlen);
+/* The bound port (for ":0" in tests). */
+unsigned wf_grpc_port(const struct wf_grpc *g);
+int wf_grpc_start(struct wf_grpc *g, char *err, size_t errlen);
+/* Stops the thread (answering waiting long polls UNAVAILABLE), closes
+ * every connection, frees. Before the store closes. Accepts NULL. */
+void wf_grpc_free(struct wf_grpc *g);
+
+/* ---- operator actions (pure, for the CLI) ---- */
+
+/* `ironbell workflow retry`: a FAILED or TIMEOUT Workflow (the whole
+ * object, changed in place) goes back to PENDING from its first action
+ * that is not SUCCESS: that action and every later one PENDING, their
+ * times, messages and attempts cleared, currentState cleared,
+ * globalExecutionStop cleared, a condition Retried. now_ms is the time.
+ * 0, or -EINVAL with why in msg (not a Workflow, not FAILED/TIMEOUT, no
+ * tasks). */
+int wf_workflow_retry(json_t *wf, int64_t now_ms, char *msg, size_t msglen);
 
 /* Hard limits on an untrusted template. */
 #define WF_TMPL_MAX_SIZE (256 * 1024)   /* bytes of template source */
@@ -25,10 +109,6 @@ struct wf_tmpl_error {
 	char message[256];
 };
 
-/* The workflow part's settings. Empty until the engine comes. */
-struct workflow_settings {
-	int reserved;
-};
 
 /* Renders the template src (len bytes, need not be NUL-terminated) with
  * data as the dot ($). data is borrowed. On success returns 0 and *ret is
