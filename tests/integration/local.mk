@@ -8,3 +8,6 @@ EXTRA_DIST += $(CLI_INTEGRATION_TESTS) tests/integration/fixtures
 # What the daemon keeps resident after applies of 20,000 Hardware.
 TESTS += tests/integration/test_apply_memory.sh
 EXTRA_DIST += tests/integration/test_apply_memory.sh
+
+# Workflows and the worker protocol end to end.
+include tests/integration/workflow.mk

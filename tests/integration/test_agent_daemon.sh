@@ -1,0 +1,136 @@
+#!/bin/sh
+# test_agent_daemon — ironbell-agent against the real ironbelld: its
+# worker API on 127.0.0.1, Workflows applied with the client, and the
+# agent run with --runtime host --once (each action's command run
+# directly, with the task's and the action's environment):
+#  - three actions (/bin/true, sh -c 'echo hi', a check of the
+#    environment): the Workflow SUCCESS, every action SUCCESS with its
+#    times;
+#  - a failing action: the Workflow FAILED, the action's output in its
+#    message, the next action never run;
+#  - an action with timeout 2 that sleeps 30 s: the action and the
+#    Workflow TIMEOUT, and its process gone when the agent exits.
+# Prints TAP.
+set -u
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/integration/workflow/objects.sh"
+
+AGENT=${IRONBELL_AGENT:-$top_builddir/ironbell-agent}
+[ -x "$AGENT" ] || skip_all "ironbell-agent is not built ($AGENT)"
+
+GRPC_PORT=$(ib_free_port) || bail_out "no free port"
+WF_ADDR=127.0.0.1:$GRPC_PORT
+ib_write_config "grpc:
+  listen: 127.0.0.1:$GRPC_PORT
+  long_poll: 1" || bail_out "cannot write the config"
+ib_start_daemon || bail_out "ironbelld did not start"
+
+# machine WF MAC: Hardware hw-WF, Workflow WF of Template tpl-WF (stdin:
+# the task's lines), applied.
+machine() {
+	{
+		hw_yaml "hw-$1" "$2"
+		echo ---
+		tpl_yaml "tpl-$1" 600
+		echo ---
+		wf_yaml "$1" "tpl-$1" "hw-$1" "$2"
+	} >"$IB_TMP/$1.yaml"
+	apply_file "$IB_TMP/$1.yaml"
+	is "$rc" 0 "$1: apply of its Hardware, Template and Workflow"
+	[ "$rc" = 0 ] || diag "$out $err"
+	ok "$1: PENDING" wf_wait "$1" PENDING
+}
+
+agent() { # MAC
+	run "$AGENT" --id "$1" --tinkerbell-grpc-authority "$WF_ADDR" --runtime host --once
+}
+
+# ---- three actions to SUCCESS ----
+
+MAC_OK=52:54:00:e2:e2:01
+machine wf-host "$MAC_OK" <<'EOF'
+      - name: host
+        worker: "{{.device_1}}"
+        environment:
+          FROM_TASK: task-value
+        actions:
+          - name: truth
+            image: host
+            timeout: 30
+            command: ["/bin/true"]
+          - name: echo
+            image: host
+            timeout: 30
+            command: ["/bin/sh", "-c", "echo hi"]
+          - name: env
+            image: host
+            timeout: 30
+            command: ["/bin/sh", "-c", "test \"$FROM_TASK/$FROM_ACTION\" = task-value/action-value"]
+            environment:
+              FROM_ACTION: action-value
+EOF
+agent "$MAC_OK"
+is "$rc" 0 "ironbell-agent --runtime host --once: exit 0"
+[ "$rc" = 0 ] || diag "$out $err"
+ok "wf-host: SUCCESS" wf_wait wf-host SUCCESS
+[ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-host)"
+for i in 0 1 2; do
+	is "$(wf_action wf-host $i state)" SUCCESS "wf-host: action $i SUCCESS"
+	like "$(wf_action wf-host $i executionStop)" '^[0-9]{4}-' "wf-host: action $i executionStop"
+done
+like "$(wf_action wf-host 0 executionDuration)" '^[0-9.]+(ns|us|µs|ms|s)$|^[0-9hms.]+$' \
+	"wf-host: an executionDuration as Go prints one"
+
+# ---- a failing action ----
+
+MAC_F=52:54:00:e2:e2:02
+machine wf-host-fail "$MAC_F" <<'EOF'
+      - name: host
+        worker: "{{.device_1}}"
+        actions:
+          - name: fails
+            image: host
+            timeout: 30
+            command: ["/bin/sh", "-c", "echo this-went-wrong; echo on-stderr-too >&2; exit 3"]
+          - name: never
+            image: host
+            timeout: 30
+            command: ["/bin/true"]
+EOF
+agent "$MAC_F"
+diag "agent exit status $rc"
+ok "wf-host-fail: FAILED" wf_wait wf-host-fail FAILED
+[ "$WF_LAST" = FAILED ] || diag "state $WF_LAST: $(wf_json wf-host-fail)"
+is "$(wf_action wf-host-fail 0 state)" FAILED "wf-host-fail: the action FAILED"
+msg=$(wf_action wf-host-fail 0 message)
+like "$msg" 'this-went-wrong' "its output in its message"
+diag "message: $msg"
+is "$(wf_action wf-host-fail 1 state)" PENDING "the next action never run"
+
+# ---- an action that times out ----
+
+MAC_T=52:54:00:e2:e2:03
+MARK=agent-timeout-$$
+machine wf-host-timeout "$MAC_T" <<EOF
+      - name: host
+        worker: "{{.device_1}}"
+        actions:
+          - name: sleeps
+            image: host
+            timeout: 2
+            command: ["/bin/sh", "-c", "sleep 30; : $MARK"]
+EOF
+agent "$MAC_T"
+diag "agent exit status $rc"
+ok "wf-host-timeout: TIMEOUT" wf_wait wf-host-timeout TIMEOUT
+[ "$WF_LAST" = TIMEOUT ] || diag "state $WF_LAST: $(wf_json wf-host-timeout)"
+is "$(wf_action wf-host-timeout 0 state)" TIMEOUT "wf-host-timeout: the action TIMEOUT"
+gone() { ! pgrep -f "$MARK" >/dev/null 2>&1; }
+ok "the timed-out action's process is gone" wait_for 10 gone
+
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
+ok "no sanitizer report in the daemon's log" ib_log_clean
+
+tap_done

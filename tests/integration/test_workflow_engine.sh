@@ -1,0 +1,204 @@
+#!/bin/sh
+# test_workflow_engine — the workflow engine through the real ironbelld
+# and its worker API, with a scripted agent (workflow/wfagent.py):
+#  - an action with retries: 1 that fails once is handed out again after
+#    its backoff, and the Workflow ends SUCCESS with two attempts;
+#  - an action with no retries that fails: the Workflow FAILED with the
+#    agent's message, and, with bootOptions.toggleAllowNetboot, the
+#    Hardware's allowPXE on while it ran and off again after (cleanup on
+#    failure, which Tinkerbell does not do);
+#  - a global_timeout of a few seconds with an agent that starts an
+#    action and never reports its end: TIMEOUT, and the agent is then
+#    told to stop (FAILED_PRECONDITION) and given nothing more;
+#  - two Workflows for one agent: the finished one does not hide the new
+#    one; of two pending, the newest goes first, then the other;
+#  - ironbelld killed with SIGKILL just after an action was reported
+#    RUNNING: after a restart the reports made before are all there, the
+#    same action is handed out again, and the Workflow completes.
+# Every wait is bounded; nothing is asserted about time. Prints TAP.
+set -u
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/integration/workflow/objects.sh"
+
+wf_require_grpc
+wf_stubs || bail_out "cannot generate the stubs of common/tink.proto"
+
+GRPC_PORT=$(ib_free_port) || bail_out "no free port"
+WF_ADDR=127.0.0.1:$GRPC_PORT
+ib_write_config "grpc:
+  listen: 127.0.0.1:$GRPC_PORT
+  long_poll: 1" || bail_out "cannot write the config"
+ib_start_daemon || bail_out "ironbelld did not start"
+
+# tpl NAME GLOBAL_TIMEOUT [RETRIES_OF_A2]: three actions in one task.
+tpl() {
+	tpl_yaml "$1" "$2" <<EOF
+      - name: provision
+        worker: "{{.device_1}}"
+        actions:
+          - name: a1
+            image: img/a1
+            timeout: 600
+          - name: a2
+            image: img/a2
+            timeout: 600
+            retries: ${3:-0}
+          - name: a3
+            image: img/a3
+            timeout: 600
+EOF
+}
+
+# machine WF MAC GLOBAL_TIMEOUT RETRIES TOGGLE: Hardware hw-WF, Template
+# tpl-WF, Workflow WF, applied.
+machine() {
+	{
+		hw_yaml "hw-$1" "$2"
+		echo ---
+		tpl "tpl-$1" "$3" "$4"
+		echo ---
+		wf_yaml "$1" "tpl-$1" "hw-$1" "$2" "${5:-}"
+	} >"$IB_TMP/$1.yaml"
+	apply_file "$IB_TMP/$1.yaml"
+	is "$rc" 0 "$1: apply of its Hardware, Template and Workflow"
+	[ "$rc" = 0 ] || diag "$out $err"
+}
+
+# ---- retries: 1, one failure, then SUCCESS ----
+
+MAC_R=52:54:00:e2:e1:01
+machine wf-retry "$MAC_R" 600 1
+ok "wf-retry: PENDING" wf_wait wf-retry PENDING
+wfa run --agent "$MAC_R" --fail a2:1 --max-seconds 120
+is "$rc" 0 "the agent plays wf-retry, a2 failing once"
+[ "$rc" = 0 ] || diag "$out $err"
+like "$out" '"action": "a2".*"report": "FAILED".*"result": \{"code": "OK"' "its FAILED report of a2 was accepted"
+ok "wf-retry: SUCCESS" wf_wait wf-retry SUCCESS
+[ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-retry)"
+is "$(wf_action wf-retry 1 state)" SUCCESS "wf-retry: a2 SUCCESS"
+is "$(wf_action wf-retry 1 attempts)" 2 "wf-retry: a2 was started twice"
+is "$(wf_action wf-retry 0 attempts)" 1 "wf-retry: a1 once"
+like "$(wf_get wf-retry '[c["type"] for c in d["status"].get("conditions", [])]')" \
+	'ActionRetry' "wf-retry: an ActionRetry condition"
+
+# ---- no retries: FAILED, and allowPXE back off ----
+
+MAC_F=52:54:00:e2:e1:02
+machine wf-fail "$MAC_F" 600 0 true
+ok "wf-fail: PENDING (allowPXE toggled on first)" wf_wait wf-fail PENDING
+is "$(hw_pxe hw-wf-fail)" True "hw-wf-fail: allowPXE on while the Workflow runs"
+is "$(wf_get wf-fail 'd["status"]["bootOptions"]["allowNetboot"].get("toggledTrue")')" True \
+	"wf-fail: bootOptions.allowNetboot.toggledTrue"
+wfa run --agent "$MAC_F" --fail a2 --max-seconds 120
+is "$rc" 0 "the agent plays wf-fail, a2 failing"
+[ "$rc" = 0 ] || diag "$out $err"
+ok "wf-fail: FAILED" wf_wait wf-fail FAILED
+is "$(wf_action wf-fail 0 state)" SUCCESS "wf-fail: a1 SUCCESS"
+is "$(wf_action wf-fail 1 state)" FAILED "wf-fail: a2 FAILED"
+is "$(wf_action wf-fail 1 message)" "a2 failed (attempt 1) on $MAC_F" "wf-fail: a2's message as reported"
+is "$(wf_action wf-fail 2 state)" PENDING "wf-fail: a3 never handed out"
+pxe_off() { [ "$(hw_pxe hw-wf-fail)" = False ]; }
+ok "hw-wf-fail: allowPXE off again after the failure" wait_for "$WF_WAIT" pxe_off
+is "$(wf_get wf-fail 'd["status"]["bootOptions"]["allowNetboot"].get("toggledFalse")')" True \
+	"wf-fail: bootOptions.allowNetboot.toggledFalse"
+act_get "$MAC_F"
+is "$ACT_CODE" NOT_FOUND "wf-fail's agent then gets NOT_FOUND"
+
+# ---- the global timeout, with an agent that never reports a result ----
+
+MAC_T=52:54:00:e2:e1:03
+machine wf-gtimeout "$MAC_T" 3 0
+ok "wf-gtimeout: PENDING" wf_wait wf-gtimeout PENDING
+act_get "$MAC_T"
+is "$ACT_CODE" OK "wf-gtimeout: a1 handed out"
+is "$(act_report RUNNING)" OK "wf-gtimeout: a1 reported RUNNING, and then nothing"
+like "$(wf_get wf-gtimeout 'd["status"].get("globalExecutionStop", "")')" '^[0-9]{4}-' \
+	"wf-gtimeout: globalExecutionStop set at the first action's start"
+ok "wf-gtimeout: TIMEOUT" wf_wait wf-gtimeout TIMEOUT
+[ "$WF_LAST" = TIMEOUT ] || diag "state $WF_LAST: $(wf_json wf-gtimeout)"
+is "$(act_report RUNNING)" FAILED_PRECONDITION "a heartbeat after the timeout: FAILED_PRECONDITION (stop)"
+is "$(act_report SUCCESS 1s late)" FAILED_PRECONDITION "a late SUCCESS: FAILED_PRECONDITION"
+is "$(wf_state wf-gtimeout)" TIMEOUT "wf-gtimeout still TIMEOUT"
+unlike "$(wf_action wf-gtimeout 0 state)" '^SUCCESS$' "a1 not SUCCESS"
+act_get "$MAC_T"
+is "$ACT_CODE" NOT_FOUND "wf-gtimeout's agent then gets NOT_FOUND"
+
+# ---- two Workflows for one agent ----
+
+MAC_2=52:54:00:e2:e1:04
+machine wf-first "$MAC_2" 600 0
+ok "wf-first: PENDING" wf_wait wf-first PENDING
+wfa run --agent "$MAC_2"
+is "$rc" 0 "the agent plays wf-first"
+ok "wf-first: SUCCESS" wf_wait wf-first SUCCESS
+wf_yaml a-wf-again tpl-wf-first hw-wf-first "$MAC_2" >"$IB_TMP/again.yaml"
+apply_file "$IB_TMP/again.yaml"
+is "$rc" 0 "a second Workflow for the same agent (its name sorted first)"
+ok "a-wf-again: PENDING" wf_wait a-wf-again PENDING
+act_get "$MAC_2"
+is "$ACT_CODE" OK "GetAction: the finished Workflow does not hide the new one"
+is "$ACT_WF" default/a-wf-again "the action is a-wf-again's"
+wfa run --agent "$MAC_2"
+ok "a-wf-again: SUCCESS" wf_wait a-wf-again SUCCESS
+is "$(wf_state wf-first)" SUCCESS "wf-first untouched"
+
+MAC_N=52:54:00:e2:e1:05
+machine wf-older "$MAC_N" 600 0
+ok "wf-older: PENDING" wf_wait wf-older PENDING
+# creationTimestamp has seconds: let one pass.
+t0=$(date +%s)
+later() { [ "$(date +%s)" -gt "$t0" ]; }
+wait_for 5 later
+wf_yaml wf-newer tpl-wf-older hw-wf-older "$MAC_N" >"$IB_TMP/newer.yaml"
+apply_file "$IB_TMP/newer.yaml"
+ok "wf-newer: PENDING" wf_wait wf-newer PENDING
+act_get "$MAC_N"
+is "$ACT_WF" default/wf-newer "of two pending Workflows, the newest is handed out first"
+wfa run --agent "$MAC_N" --stop-after 3
+ok "wf-newer: SUCCESS" wf_wait wf-newer SUCCESS
+is "$(wf_state wf-older)" PENDING "wf-older still PENDING"
+act_get "$MAC_N"
+is "$ACT_WF" default/wf-older "then the older one"
+wfa run --agent "$MAC_N"
+ok "wf-older: SUCCESS" wf_wait wf-older SUCCESS
+
+# ---- kill -9 in the middle ----
+
+MAC_K=52:54:00:e2:e1:06
+machine wf-kill "$MAC_K" 600 0
+ok "wf-kill: PENDING" wf_wait wf-kill PENDING
+act_get "$MAC_K"
+is "$ACT_NAME" a1 "wf-kill: a1 handed out"
+is "$(act_report RUNNING)" OK "wf-kill: a1 RUNNING"
+is "$(act_report SUCCESS 1.5s "a1 done before the crash")" OK "wf-kill: a1 SUCCESS"
+act_get "$MAC_K"
+is "$ACT_NAME" a2 "wf-kill: a2 handed out"
+K_A2=$ACT_ID
+is "$(act_report RUNNING)" OK "wf-kill: a2 RUNNING"
+ib_crash_daemon
+ib_start_daemon || bail_out "ironbelld did not start again after SIGKILL"
+pass "ironbelld killed with SIGKILL and started again"
+is "$(wf_state wf-kill)" RUNNING "wf-kill: RUNNING after the restart"
+is "$(wf_action wf-kill 0 state)" SUCCESS "a1's SUCCESS kept"
+is "$(wf_action wf-kill 0 message)" "a1 done before the crash" "a1's message kept"
+is "$(wf_action wf-kill 0 executionDuration)" 1.5s "a1's executionDuration kept"
+is "$(wf_action wf-kill 1 state)" RUNNING "a2's RUNNING kept"
+like "$(wf_action wf-kill 1 executionStart)" '^[0-9]{4}-' "a2's executionStart kept"
+got=
+again() { act_get "$MAC_K" && got=$ACT_ID; }
+ok "GetAction answers after the restart" wait_for 30 again
+is "$got" "$K_A2" "the same action, a2, is handed out again"
+wfa run --agent "$MAC_K"
+is "$rc" 0 "the agent goes on with wf-kill"
+[ "$rc" = 0 ] || diag "$out $err"
+ok "wf-kill: SUCCESS" wf_wait wf-kill SUCCESS
+is "$(wf_action wf-kill 0 message)" "a1 done before the crash" "a1's message still there"
+is "$(wf_get wf-kill '[a["state"] for a in d["status"]["tasks"][0]["actions"]]')" \
+	'["SUCCESS", "SUCCESS", "SUCCESS"]' "wf-kill: every action SUCCESS"
+
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
+ok "no sanitizer report in the daemon's log" ib_log_clean
+
+tap_done
