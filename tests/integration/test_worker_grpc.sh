@@ -89,19 +89,17 @@ machine() {
 	apply_file "$IB_TMP/$1.yaml"
 }
 
-# actions_done NAME: every action SUCCESS, with the duration and message
-# the scripted agent reports ("<n>.5s", "<action> done by <agent>").
-actions_done() { # NAME AGENT
+# actions_done NAME AGENT: every action SUCCESS, with the duration and
+# message the agents report ("<n>.5s", "a<n> done by <agent>").
+actions_done() {
 	_j=$(wf_json "$1")
 	for _i in 0 1 2; do
 		_a=$(printf '%s' "$_j" | jget "d['status']['tasks'][0]['actions'][$_i]")
 		is "$(printf '%s' "$_a" | jget 'd.get("state")')" SUCCESS "$1: action $_i SUCCESS"
-		if [ -n "${3:-}" ]; then
-			is "$(printf '%s' "$_a" | jget 'd.get("executionDuration")')" "$((_i + 1)).5s" \
-				"$1: action $_i executionDuration as reported"
-			is "$(printf '%s' "$_a" | jget 'd.get("message")')" "a$((_i + 1)) done by $2" \
-				"$1: action $_i message as reported"
-		fi
+		is "$(printf '%s' "$_a" | jget 'd.get("executionDuration")')" "$((_i + 1)).5s" \
+			"$1: action $_i executionDuration as reported"
+		is "$(printf '%s' "$_a" | jget 'd.get("message")')" "a$((_i + 1)) done by $2" \
+			"$1: action $_i message as reported"
 		like "$(printf '%s' "$_a" | jget 'd.get("executionStart", "")')" \
 			'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(\.[0-9]+)?Z$' "$1: action $_i executionStart"
 	done
@@ -140,36 +138,69 @@ is "$(wf_get wf-py 'd["status"].get("currentState", {}).get("actionName")')" a1 
 
 # ---- tink_agent.py through the whole Workflow ----
 
+# script AGENT: what the test agents report for a1, a2, a3.
+script() {
+	printf '{"steps": ['
+	for _i in 1 2 3; do
+		[ $_i = 1 ] || printf ', '
+		printf '{"result": "success", "duration": "%d.5s", "message": "a%d done by %s"}' \
+			"$_i" "$_i" "$1"
+	done
+	printf ']}'
+}
+# reports_ok: every ReportActionStatus in $out answered OK, and there
+# were six of them (RUNNING and SUCCESS of three actions).
+reports_ok() {
+	printf '%s\n' "$out" | "$OBJ_PY" -c 'import json, sys
+codes = [json.loads(l)["code"] for l in sys.stdin if l.startswith("{") and json.loads(l).get("call") == "ReportActionStatus"]
+sys.exit(0 if codes == ["OK"] * 6 else 1)'
+}
+tink_py() { # AGENT [ARGS...]
+	_ag=$1
+	shift
+	run "$OBJ_PY" "$TINK_PY" --target "$WF_ADDR" --stubs "$IB_TMP/stubs-py" --agent-id "$_ag" \
+		--script "$(script "$_ag")" --until-done --max-calls 50 "$@"
+}
+NODE_MODULES=${IRONBELL_NODE_MODULES:-$top_srcdir/build-node/node_modules}
+have_node() {
+	command -v node >/dev/null 2>&1 && [ -f "$TINK_JS" ] &&
+		[ -d "$NODE_MODULES/@grpc/grpc-js" ] && [ -d "$NODE_MODULES/@grpc/proto-loader" ]
+}
+
 if [ -f "$TINK_PY" ]; then
-	run "$OBJ_PY" "$TINK_PY" --addr "$WF_ADDR" --agent "$MAC_PY" --once
+	tink_py "$MAC_PY"
 	is "$rc" 0 "tink_agent.py plays tink-agent through wf-py"
 	[ "$rc" = 0 ] || diag "$out $err"
-	ok "wf-py: SUCCESS" wf_wait wf-py SUCCESS
-	actions_done wf-py "$MAC_PY"
+	ok "tink_agent.py: its six reports answered OK" reports_ok
+	reports_ok || diag "$out"
 else
 	skip "tink_agent.py plays tink-agent through wf-py" "tests/grpc/tink_agent.py is missing"
 	wfa run --agent "$MAC_PY"
 	is "$rc" 0 "the scripted agent plays wf-py instead"
 	[ "$rc" = 0 ] || diag "$out $err"
-	ok "wf-py: SUCCESS" wf_wait wf-py SUCCESS
-	actions_done wf-py "$MAC_PY" reported
 fi
+ok "wf-py: SUCCESS" wf_wait wf-py SUCCESS
+[ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-py)"
+actions_done wf-py "$MAC_PY"
 
 # ---- tink_agent.js (@grpc/grpc-js) through a second Workflow ----
 
 machine wf-js "$MAC_JS"
 is "$rc" 0 "apply of a second Hardware, Template and Workflow"
 ok "wf-js: PENDING" wf_wait wf-js PENDING
-if ! command -v node >/dev/null 2>&1; then
-	skip "tink_agent.js plays tink-agent through wf-js" "node is not installed"
-elif [ ! -f "$TINK_JS" ]; then
-	skip "tink_agent.js plays tink-agent through wf-js" "tests/grpc/tink_agent.js is missing"
-else
-	run node "$TINK_JS" --addr "$WF_ADDR" --agent "$MAC_JS" --once
+if have_node; then
+	run node "$TINK_JS" --target "$WF_ADDR" --agent-id "$MAC_JS" --script "$(script "$MAC_JS")" \
+		--until-done --max-calls 50
 	is "$rc" 0 "tink_agent.js plays tink-agent through wf-js"
 	[ "$rc" = 0 ] || diag "$out $err"
+	ok "tink_agent.js: its six reports answered OK" reports_ok
+	reports_ok || diag "$out"
 	ok "wf-js: SUCCESS" wf_wait wf-js SUCCESS
+	[ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-js)"
 	actions_done wf-js "$MAC_JS"
+else
+	skip "tink_agent.js plays tink-agent through wf-js" \
+		"needs node, tests/grpc/tink_agent.js and @grpc/grpc-js in $NODE_MODULES (tools/install-deps)"
 fi
 
 # ---- an agent with no Workflow ----
@@ -271,7 +302,7 @@ wfa run --agent "$MAC_D"
 is "$rc" 0 "the right agent then plays wf-deny"
 [ "$rc" = 0 ] || diag "$out $err"
 ok "wf-deny: SUCCESS" wf_wait wf-deny SUCCESS
-actions_done wf-deny "$MAC_D" reported
+actions_done wf-deny "$MAC_D"
 
 # ---- TLS ----
 
@@ -293,13 +324,20 @@ if command -v openssl >/dev/null 2>&1; then
 	ok "wf-tls: PENDING" wf_wait wf-tls PENDING
 	wfa --deadline 10 get --agent "$MAC_T"
 	unlike "$(out_get 'd["code"]')" '^OK$' "h2c to the TLS listener gets no answer"
-	WF_TLS_CA=$CERT
-	wfa run --agent "$MAC_T"
-	is "$rc" 0 "the scripted agent plays wf-tls over TLS"
-	[ "$rc" = 0 ] || diag "$out $err"
+	if [ -f "$TINK_PY" ]; then
+		tink_py "$MAC_T" --tls-ca "$CERT"
+		is "$rc" 0 "tink_agent.py plays wf-tls over TLS"
+		[ "$rc" = 0 ] || diag "$out $err"
+		ok "tink_agent.py over TLS: its six reports answered OK" reports_ok
+	else
+		WF_TLS_CA=$CERT
+		wfa run --agent "$MAC_T"
+		is "$rc" 0 "the scripted agent plays wf-tls over TLS"
+		[ "$rc" = 0 ] || diag "$out $err"
+		WF_TLS_CA=
+	fi
 	ok "wf-tls: SUCCESS" wf_wait wf-tls SUCCESS
-	actions_done wf-tls "$MAC_T" reported
-	WF_TLS_CA=
+	actions_done wf-tls "$MAC_T"
 else
 	skip "the worker API over TLS" "openssl is not installed"
 fi

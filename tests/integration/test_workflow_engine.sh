@@ -105,6 +105,24 @@ is "$(wf_get wf-fail 'd["status"]["bootOptions"]["allowNetboot"].get("toggledFal
 act_get "$MAC_F"
 is "$ACT_CODE" NOT_FOUND "wf-fail's agent then gets NOT_FOUND"
 
+# ironbell workflow retry: from the failed action on.
+ib workflow retry wf-fail
+if [ "$rc" = 2 ] && printf '%s' "$err" | grep -q 'unknown command'; then
+	skip "ironbell workflow retry wf-fail" "the client has no workflow retry"
+else
+	is "$rc" 0 "ironbell workflow retry wf-fail: exit 0"
+	[ "$rc" = 0 ] || diag "$out $err"
+	ok "wf-fail: PENDING again" wf_wait wf-fail PENDING
+	is "$(wf_action wf-fail 0 state)" SUCCESS "wf-fail: a1 still SUCCESS"
+	is "$(wf_action wf-fail 1 state)" PENDING "wf-fail: a2 PENDING again"
+	act_get "$MAC_F"
+	is "$ACT_NAME" a2 "the retried Workflow hands out a2, not a1"
+	wfa run --agent "$MAC_F"
+	is "$rc" 0 "the agent plays the rest of wf-fail"
+	ok "wf-fail: SUCCESS after the retry" wf_wait wf-fail SUCCESS
+	is "$(wf_action wf-fail 0 attempts)" 1 "a1 was not run again"
+fi
+
 # ---- the global timeout, with an agent that never reports a result ----
 
 MAC_T=52:54:00:e2:e1:03
