@@ -257,6 +257,11 @@ is "$(out_get 'd["code"]')" INVALID_ARGUMENT "GetAction with a truncated field: 
 # agent_id with wire type 0 (varint) instead of 2.
 wfa raw --path /proto.WorkflowService/GetAction --hex "0801"
 is "$(out_get 'd["code"]')" INVALID_ARGUMENT "GetAction with a field of the wrong wire type: INVALID_ARGUMENT"
+# A message over grpc.max_message (1 MiB by default).
+wfa raw --path /proto.WorkflowService/GetAction --big 2097152
+is "$(out_get 'd["code"]')" RESOURCE_EXHAUSTED "a GetAction of 2 MiB: RESOURCE_EXHAUSTED"
+wfa get --agent "$MAC_NONE"
+is "$(out_get 'd["code"]')" NOT_FOUND "the listener still answers after it"
 # ActionStatusRequest{workflow_id, agent_id, task_id, action_id,
 # action_state RUNNING} and field 17 (length 1): unknown.
 pbstr() { # FIELD STRING: a length-delimited field, in hex
@@ -290,6 +295,14 @@ if command -v curl >/dev/null 2>&1; then
 else
 	skip "curl --http2-prior-knowledge: an unknown method, grpc-status 12" "curl is not installed"
 fi
+
+run curl -sf --max-time 10 "http://127.0.0.1:$IB_HTTP_PORT/metrics"
+is "$rc" 0 "/metrics answers"
+like "$out" '^ironbell_grpc_calls_total\{method="ReportActionStatus",code="PERMISSION_DENIED"\} [1-9]' \
+	"/metrics counts the reports refused PERMISSION_DENIED"
+like "$out" '^ironbell_grpc_refused_total\{reason="protobuf"\} [1-9]' \
+	"and the messages refused for their protobuf"
+like "$out" '^ironbell_grpc_refused_total\{reason="too_large"\} [1-9]' "and those too large"
 
 after=$(wf_get wf-deny '[d["metadata"]["resourceVersion"], d["status"]]')
 is "$after" "$before" "wf-deny unchanged by the refused reports and calls"

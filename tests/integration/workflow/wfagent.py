@@ -19,7 +19,7 @@ Needs python3-grpcio and python3-grpc-tools, which import only under
   wfagent.py ... report --wf W --agent A --task T --action X --name N
                         --state S [--start T] [--stop T] [--duration D]
                         [--message M]
-  wfagent.py ... raw --path P --hex HEX
+  wfagent.py ... raw --path P --hex HEX [--big N]
   wfagent.py ... run --agent A [--fail NAME[:N]] [--hang NAME]
                      [--stop-after K] [--max-seconds S]
 """
@@ -117,11 +117,23 @@ def out(obj):
     print(json.dumps(obj, sort_keys=True), flush=True)
 
 
+def varint(n):
+    b = b""
+    while n > 0x7f:
+        b += bytes([n & 0x7f | 0x80])
+        n >>= 7
+    return b + bytes([n])
+
+
 def cmd_raw(grpc, args):
     ch = channel(grpc, args)
     call = ch.unary_unary(args.path)
+    body = bytes.fromhex(args.hex)
+    if args.big:
+        # field 1 (a string) of args.big bytes: over the server's cap
+        body += b"\x0a" + varint(args.big) + b"x" * args.big
     try:
-        r = call(bytes.fromhex(args.hex), timeout=args.deadline)
+        r = call(body, timeout=args.deadline)
         out({"code": "OK", "details": "", "response_hex": r.hex()})
     except grpc.RpcError as e:
         c, d = status(grpc, e)
@@ -210,6 +222,7 @@ def main():
     w = sub.add_parser("raw")
     w.add_argument("--path", required=True)
     w.add_argument("--hex", default="")
+    w.add_argument("--big", type=int, default=0, help="then field 1 of this many bytes")
     n = sub.add_parser("run")
     n.add_argument("--agent", required=True)
     n.add_argument("--fail")
