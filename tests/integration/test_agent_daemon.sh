@@ -19,11 +19,12 @@ set -u
 AGENT=${IRONBELL_AGENT:-$top_builddir/ironbell-agent}
 [ -x "$AGENT" ] || skip_all "ironbell-agent is not built ($AGENT)"
 
-GRPC_PORT=$(ib_free_port) || bail_out "no free port"
-WF_ADDR=127.0.0.1:$GRPC_PORT
-ib_write_config "grpc:
-  listen: 127.0.0.1:$GRPC_PORT
-  long_poll: 1" || bail_out "cannot write the config"
+# The worker API on 127.0.0.1:$IB_GRPC_PORT (tests/lib.sh), its long poll
+# short.
+IB_GRPC_EXTRA="  long_poll: 1"
+ib_write_config || bail_out "cannot write the config"
+[ -n "${IB_GRPC_PORT:-}" ] || bail_out "tests/lib.sh gives the worker API no port"
+WF_ADDR=127.0.0.1:$IB_GRPC_PORT
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # machine WF MAC: Hardware hw-WF, Workflow WF of Template tpl-WF (stdin:

@@ -29,8 +29,6 @@ set -u
 wf_require_grpc
 wf_stubs || bail_out "cannot generate the stubs of common/tink.proto"
 
-GRPC_PORT=$(ib_free_port) || bail_out "no free port"
-WF_ADDR=127.0.0.1:$GRPC_PORT
 TINK_PY=$top_srcdir/tests/grpc/tink_agent.py
 TINK_JS=$top_srcdir/tests/grpc/tink_agent.js
 
@@ -41,10 +39,12 @@ MAC_D=52:54:00:e2:e0:04
 MAC_X=52:54:00:e2:e0:05
 MAC_T=52:54:00:e2:e0:06
 
-grpc_config() { # [TLS lines]
-	printf 'grpc:\n  listen: 127.0.0.1:%s\n  long_poll: 1\n%s' "$GRPC_PORT" "${1:-}"
-}
-ib_write_config "$(grpc_config)" || bail_out "cannot write the config"
+# The worker API on 127.0.0.1:$IB_GRPC_PORT (tests/lib.sh), its long poll
+# short.
+IB_GRPC_EXTRA="  long_poll: 1"
+ib_write_config || bail_out "cannot write the config"
+[ -n "${IB_GRPC_PORT:-}" ] || bail_out "tests/lib.sh gives the worker API no port"
+WF_ADDR=127.0.0.1:$IB_GRPC_PORT
 ib_start_daemon || bail_out "ironbelld did not start"
 
 # tpl3 NAME: three actions in one task, with the task's and the actions'
@@ -329,9 +329,10 @@ if command -v openssl >/dev/null 2>&1; then
 	chmod 600 "$KEY"
 	ib_stop_daemon
 	is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
-	ib_write_config "$(grpc_config "  tls_cert: $CERT
-  tls_key: $KEY
-")" || bail_out "cannot write the config"
+	IB_GRPC_EXTRA="  long_poll: 1
+  tls_cert: $CERT
+  tls_key: $KEY"
+	ib_write_config || bail_out "cannot write the config"
 	ib_start_daemon || bail_out "ironbelld did not start with grpc.tls_cert/tls_key"
 	machine wf-tls "$MAC_T"
 	ok "wf-tls: PENDING" wf_wait wf-tls PENDING
