@@ -196,13 +196,15 @@ act_get "$MAC_K"
 is "$ACT_NAME" a2 "wf-kill: a2 handed out"
 K_A2=$ACT_ID
 is "$(act_report RUNNING)" OK "wf-kill: a2 RUNNING"
+K_BEFORE=$(wf_get wf-kill '[d["status"]["tasks"][0]["actions"][i].get(k) for i in (0, 1) for k in ("state", "executionStart", "executionStop", "executionDuration", "message")]')
 ib_crash_daemon
 ib_start_daemon || bail_out "ironbelld did not start again after SIGKILL"
 pass "ironbelld killed with SIGKILL and started again"
 is "$(wf_state wf-kill)" RUNNING "wf-kill: RUNNING after the restart"
 is "$(wf_action wf-kill 0 state)" SUCCESS "a1's SUCCESS kept"
 is "$(wf_action wf-kill 0 message)" "a1 done before the crash" "a1's message kept"
-is "$(wf_action wf-kill 0 executionDuration)" 1.5s "a1's executionDuration kept"
+is "$(wf_get wf-kill '[d["status"]["tasks"][0]["actions"][i].get(k) for i in (0, 1) for k in ("state", "executionStart", "executionStop", "executionDuration", "message")]')" \
+	"$K_BEFORE" "a1's and a2's states, times, durations and messages as before the kill"
 is "$(wf_action wf-kill 1 state)" RUNNING "a2's RUNNING kept"
 like "$(wf_action wf-kill 1 executionStart)" '^[0-9]{4}-' "a2's executionStart kept"
 got=
