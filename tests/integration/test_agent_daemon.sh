@@ -43,8 +43,11 @@ machine() {
 	ok "$1: PENDING" wf_wait "$1" PENDING
 }
 
+# An empty kernel command line: nothing from this machine's /proc/cmdline.
+: >"$IB_TMP/cmdline"
 agent() { # MAC
-	run "$AGENT" --id "$1" --tinkerbell-grpc-authority "$WF_ADDR" --runtime host --once
+	run "$AGENT" --id "$1" --tinkerbell-grpc-authority "$WF_ADDR" --runtime host --once \
+		--cmdline "$IB_TMP/cmdline" -v
 }
 
 # ---- three actions to SUCCESS ----
