@@ -2,7 +2,8 @@
 # test_workflow_engine — the workflow engine through the real ironbelld
 # and its worker API, with a scripted agent (workflow/wfagent.py):
 #  - an action with retries: 1 that fails once is handed out again after
-#    its backoff, and the Workflow ends SUCCESS with two attempts;
+#    its backoff (workflow.retry_backoff), and the Workflow ends SUCCESS
+#    with two attempts;
 #  - an action with no retries that fails: the Workflow FAILED with the
 #    agent's message, and, with bootOptions.toggleAllowNetboot, the
 #    Hardware's allowPXE on while it ran and off again after (cleanup on
@@ -11,6 +12,9 @@
 #    action and never reports its end: TIMEOUT, and the agent is then
 #    told to stop (FAILED_PRECONDITION to its heartbeat), its late result
 #    changes nothing, and it is given nothing more;
+#  - an action with timeout 2 whose agent says nothing after RUNNING:
+#    its deadline is start + 2 + workflow.action_grace, then the action
+#    and the Workflow TIMEOUT;
 #  - two Workflows for one agent: the finished one does not hide the new
 #    one; of two pending, the newest goes first, then the other;
 #  - ironbelld killed with SIGKILL just after an action was reported
@@ -28,12 +32,15 @@ wf_stubs || bail_out "cannot generate the stubs of common/tink.proto"
 # The worker API on 127.0.0.1:$IB_GRPC_PORT (tests/lib.sh), its long poll
 # short.
 IB_GRPC_EXTRA="  long_poll: 1"
-ib_write_config || bail_out "cannot write the config"
+ib_write_config "workflow:
+  action_grace: 1
+  retry_backoff: 1" || bail_out "cannot write the config"
 [ -n "${IB_GRPC_PORT:-}" ] || bail_out "tests/lib.sh gives the worker API no port"
 WF_ADDR=127.0.0.1:$IB_GRPC_PORT
 ib_start_daemon || bail_out "ironbelld did not start"
 
-# tpl NAME GLOBAL_TIMEOUT [RETRIES_OF_A2]: three actions in one task.
+# tpl NAME GLOBAL_TIMEOUT [RETRIES_OF_A2 [TIMEOUT_OF_A1]]: three actions
+# in one task.
 tpl() {
 	tpl_yaml "$1" "$2" <<EOF
       - name: provision
@@ -41,7 +48,7 @@ tpl() {
         actions:
           - name: a1
             image: img/a1
-            timeout: 600
+            timeout: ${4:-600}
           - name: a2
             image: img/a2
             timeout: 600
@@ -52,13 +59,13 @@ tpl() {
 EOF
 }
 
-# machine WF MAC GLOBAL_TIMEOUT RETRIES TOGGLE: Hardware hw-WF, Template
-# tpl-WF, Workflow WF, applied.
+# machine WF MAC GLOBAL_TIMEOUT RETRIES TOGGLE [A1_TIMEOUT]: Hardware
+# hw-WF, Template tpl-WF, Workflow WF, applied.
 machine() {
 	{
 		hw_yaml "hw-$1" "$2"
 		echo ---
-		tpl "tpl-$1" "$3" "$4"
+		tpl "tpl-$1" "$3" "$4" "${6:-600}"
 		echo ---
 		wf_yaml "$1" "tpl-$1" "hw-$1" "$2" "${5:-}"
 	} >"$IB_TMP/$1.yaml"
@@ -83,6 +90,8 @@ is "$(wf_action wf-retry 1 attempts)" 2 "wf-retry: a2 was started twice"
 is "$(wf_action wf-retry 0 attempts)" 1 "wf-retry: a1 once"
 like "$(wf_get wf-retry '[c["type"] for c in d["status"].get("conditions", [])]')" \
 	'ActionRetry' "wf-retry: an ActionRetry condition"
+like "$(wf_get wf-retry '[c.get("message", "") for c in d["status"].get("conditions", []) if c["type"] == "ActionRetry"]')" \
+	'retried in 1s' "wf-retry: its backoff is workflow.retry_backoff, 1 s"
 
 # ---- no retries: FAILED, and allowPXE back off ----
 
@@ -143,6 +152,30 @@ is "$(wf_state wf-gtimeout)" TIMEOUT "wf-gtimeout still TIMEOUT"
 unlike "$(wf_action wf-gtimeout 0 state)" '^SUCCESS$' "a1 not SUCCESS"
 act_get "$MAC_T"
 is "$ACT_CODE" NOT_FOUND "wf-gtimeout's agent then gets NOT_FOUND"
+
+# ---- an action's own timeout, declared by the server ----
+
+# a1 has timeout 2 and workflow.action_grace is 1: the server ends it 3 s
+# after it started when the agent says nothing.
+MAC_D=52:54:00:e2:e1:07
+machine wf-adeadline "$MAC_D" 600 0 "" 2
+ok "wf-adeadline: PENDING" wf_wait wf-adeadline PENDING
+act_get "$MAC_D"
+is "$(out_get 'int(d["response"]["timeout"])')" 2 "wf-adeadline: a1 handed out with timeout 2"
+is "$(act_report RUNNING)" OK "wf-adeadline: a1 reported RUNNING, and then nothing"
+secs() { # RFC 3339 -> Unix seconds
+	"$OBJ_PY" -c 'import sys, datetime
+print(int(datetime.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")).timestamp()))' "$1"
+}
+d_start=$(secs "$(wf_action wf-adeadline 0 executionStart)")
+d_deadline=$(secs "$(wf_action wf-adeadline 0 deadline)")
+grace=$((d_deadline - d_start))
+ok "wf-adeadline: a1's deadline is its start + timeout 2 + action_grace 1 (got $grace s)" \
+	test "$grace" -ge 2 -a "$grace" -le 4
+ok "wf-adeadline: TIMEOUT" wf_wait wf-adeadline TIMEOUT
+[ "$WF_LAST" = TIMEOUT ] || diag "state $WF_LAST: $(wf_json wf-adeadline)"
+is "$(wf_action wf-adeadline 0 state)" TIMEOUT "wf-adeadline: a1 TIMEOUT"
+is "$(act_report RUNNING)" FAILED_PRECONDITION "a heartbeat after the deadline: FAILED_PRECONDITION"
 
 # ---- two Workflows for one agent ----
 
