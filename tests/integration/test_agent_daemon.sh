@@ -9,7 +9,9 @@
 #  - a failing action: the Workflow FAILED, the action's output in its
 #    message, the next action never run;
 #  - an action with timeout 2 that sleeps 30 s: the action and the
-#    Workflow TIMEOUT, and its process gone when the agent exits.
+#    Workflow TIMEOUT, and its process gone when the agent exits;
+#  - worker_id and grpc_authority read from a kernel command line as
+#    HookOS writes it (--cmdline FILE), no flag: SUCCESS.
 # Prints TAP.
 set -u
 
@@ -132,6 +134,25 @@ ok "wf-host-timeout: TIMEOUT" wf_wait wf-host-timeout TIMEOUT
 is "$(wf_action wf-host-timeout 0 state)" TIMEOUT "wf-host-timeout: the action TIMEOUT"
 gone() { ! pgrep -f "$MARK" >/dev/null 2>&1; }
 ok "the timed-out action's process is gone" wait_for 10 gone
+
+# ---- worker_id and grpc_authority from the kernel command line ----
+
+MAC_C=52:54:00:e2:e2:04
+machine wf-host-cmdline "$MAC_C" <<'EOF'
+      - name: host
+        worker: "{{.device_1}}"
+        actions:
+          - name: only
+            image: host
+            timeout: 30
+            command: ["/bin/sh", "-c", "echo from the kernel command line"]
+EOF
+printf 'BOOT_IMAGE=/vmlinuz console=ttyS0 worker_id=%s grpc_authority=%s tinkerbell_tls=false hw_addr=%s\n' \
+	"$MAC_C" "$WF_ADDR" "$MAC_C" >"$IB_TMP/cmdline-hookos"
+run "$AGENT" --runtime host --once --cmdline "$IB_TMP/cmdline-hookos" -v
+is "$rc" 0 "ironbell-agent with worker_id and grpc_authority from HookOS's command line: exit 0"
+[ "$rc" = 0 ] || diag "$out $err"
+ok "wf-host-cmdline: SUCCESS" wf_wait wf-host-cmdline SUCCESS
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld exits 0 on SIGTERM"
