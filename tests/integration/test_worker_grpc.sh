@@ -182,6 +182,10 @@ fi
 ok "wf-py: SUCCESS" wf_wait wf-py SUCCESS
 [ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-py)"
 actions_done wf-py "$MAC_PY"
+ib get workflows
+like "$out" "^wf-py +tpl-wf-py +SUCCESS +a3 +$MAC_PY +hw-wf-py " "get workflows: wf-py SUCCESS, its last action and agent"
+ib describe workflow wf-py
+like "$out" "^ +Message: +a2 done by $MAC_PY\$" "describe workflow shows an action's message"
 
 # ---- tink_agent.js (@grpc/grpc-js) through a second Workflow ----
 
