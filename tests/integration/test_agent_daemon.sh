@@ -135,6 +135,44 @@ is "$(wf_action wf-host-timeout 0 state)" TIMEOUT "wf-host-timeout: the action T
 gone() { ! pgrep -f "$MARK" >/dev/null 2>&1; }
 ok "the timed-out action's process is gone" wait_for 10 gone
 
+# ---- the global timeout: the server tells the agent to stop ----
+
+# global_timeout 3, an action of 300 s with timeout 600: only the
+# server's TIMEOUT, told at the agent's next heartbeat, can stop it.
+MAC_G=52:54:00:e2:e2:05
+MARK_G=agent-global-$$
+{
+	hw_yaml "hw-wf-host-global" "$MAC_G"
+	echo ---
+	tpl_yaml "tpl-wf-host-global" 3 <<EOF
+      - name: host
+        worker: "{{.device_1}}"
+        actions:
+          - name: long
+            image: host
+            timeout: 600
+            command: ["/bin/sh", "-c", "sleep 300; : $MARK_G"]
+EOF
+	echo ---
+	wf_yaml wf-host-global tpl-wf-host-global hw-wf-host-global "$MAC_G"
+} >"$IB_TMP/wf-host-global.yaml"
+apply_file "$IB_TMP/wf-host-global.yaml"
+is "$rc" 0 "wf-host-global: apply of its Hardware, Template and Workflow"
+ok "wf-host-global: PENDING" wf_wait wf-host-global PENDING
+IB_CMD_TIMEOUT=120 run "$AGENT" --id "$MAC_G" --tinkerbell-grpc-authority "$WF_ADDR" --runtime host \
+	--once --heartbeat 1 --cmdline "$IB_TMP/cmdline" -v
+diag "agent exit status $rc"
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	fail "ironbell-agent stops the action when told and exits" "$(printf '%s\n' "$err" | tail -n 20)"
+else
+	pass "ironbell-agent stops the action when told and exits"
+fi
+ok "wf-host-global: TIMEOUT" wf_wait wf-host-global TIMEOUT
+[ "$WF_LAST" = TIMEOUT ] || diag "state $WF_LAST: $(wf_json wf-host-global)"
+gone_g() { ! pgrep -f "$MARK_G" >/dev/null 2>&1; }
+ok "the stopped action's process is gone" wait_for 10 gone_g
+for p in $(pgrep -f "$MARK_G" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+
 # ---- worker_id and grpc_authority from the kernel command line ----
 
 MAC_C=52:54:00:e2:e2:04
