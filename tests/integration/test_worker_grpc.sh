@@ -6,8 +6,10 @@
 #  - one GetAction read field by field (IDs, image, timeout, command, the
 #    task's and the action's volumes and environment merged and sorted);
 #  - tests/grpc/tink_agent.py (python3-grpcio) plays tink-agent through
-#    the whole Workflow: SUCCESS, every action SUCCESS with the
-#    executionDuration and message it reported;
+#    the whole Workflow (RUNNING reported with Go's zero stop time, as
+#    tink-agent does): SUCCESS, every action SUCCESS with the
+#    executionDuration and message it reported, as get workflows and
+#    describe show it;
 #  - tests/grpc/tink_agent.js (@grpc/grpc-js under node) does the same
 #    with a second Workflow and agent;
 #  - an agent with no Workflow gets NOT_FOUND once the long poll is over;
@@ -16,7 +18,9 @@
 #    INVALID_ARGUMENT, and the Workflow is unchanged by any of them;
 #  - malformed calls: an unknown method UNIMPLEMENTED (also from curl
 #    --http2-prior-knowledge, a third HTTP/2 client), a message with an
-#    unknown field or truncated INVALID_ARGUMENT;
+#    unknown field, a truncated field or a wrong wire type
+#    INVALID_ARGUMENT, one over grpc.max_message RESOURCE_EXHAUSTED, all
+#    counted in /metrics;
 #  - the listener over TLS (grpc.tls_cert/tls_key, a self-signed
 #    certificate from openssl): a whole Workflow over TLS; h2c is refused
 #    there.
