@@ -12,7 +12,8 @@
 #    describe show it;
 #  - tests/grpc/tink_agent.js (@grpc/grpc-js under node) does the same
 #    with a second Workflow and agent;
-#  - an agent with no Workflow gets NOT_FOUND once the long poll is over;
+#  - an agent with no Workflow gets NOT_FOUND once the long poll is over,
+#    and so do 24 long polls at once from h2load on 3 connections;
 #  - a report from another agent gets PERMISSION_DENIED, one for an
 #    unknown workflow or action NOT_FOUND, one with no state
 #    INVALID_ARGUMENT, and the Workflow is unchanged by any of them;
@@ -217,6 +218,22 @@ wfa get --agent "$MAC_NONE"
 is "$(out_get 'd["code"]')" NOT_FOUND "an agent with no Workflow: NOT_FOUND after the long poll"
 wfa get --agent "$MAC_PY"
 is "$(out_get 'd["code"]')" NOT_FOUND "an agent whose Workflow is over: NOT_FOUND"
+
+# Long polls at once, several on a connection: h2load (nghttp2-client),
+# 3 connections of 4 streams, 24 GetAction of the agent with nothing.
+if command -v h2load >/dev/null 2>&1; then
+	"$OBJ_PY" -c 'import sys
+a = sys.argv[1].encode()
+m = b"\x0a" + bytes([len(a)]) + a
+sys.stdout.buffer.write(b"\0" + len(m).to_bytes(4, "big") + m)' "$MAC_NONE" >"$IB_TMP/getaction.grpc"
+	run h2load -n 24 -c 3 -m 4 -d "$IB_TMP/getaction.grpc" -H 'content-type: application/grpc' \
+		-H 'te: trailers' "http://$WF_ADDR/proto.WorkflowService/GetAction"
+	like "$out" '^requests: 24 total, 24 started, 24 done, 24 succeeded, 0 failed' \
+		"h2load: 24 long polls on 3 connections of 4 streams all answered"
+	like "$out" '^status codes: 24 2xx' "h2load: each with HTTP status 200 (the gRPC status in its trailers)"
+else
+	skip "h2load: 24 long polls on 3 connections of 4 streams all answered" "h2load is not installed"
+fi
 
 # ---- reports refused, the Workflow unchanged ----
 
