@@ -17,6 +17,8 @@
 #    and the Workflow TIMEOUT;
 #  - two Workflows for one agent: the finished one does not hide the new
 #    one; of two pending, the newest goes first, then the other;
+#  - a Workflow with spec.disabled gets its agentID and hands nothing
+#    out until disabled is set to false;
 #  - ironbelld killed with SIGKILL just after an action was reported
 #    RUNNING: after a restart the reports made before are all there, the
 #    same action is handed out again, and the Workflow completes.
@@ -221,6 +223,32 @@ act_get "$MAC_N"
 is "$ACT_WF" default/wf-older "then the older one"
 wfa run --agent "$MAC_N"
 ok "wf-older: SUCCESS" wf_wait wf-older SUCCESS
+
+# ---- spec.disabled: nothing handed out until it is cleared ----
+
+MAC_Q=52:54:00:e2:e1:08
+{
+	hw_yaml hw-wf-disabled "$MAC_Q"
+	echo ---
+	tpl tpl-wf-disabled 600 0
+	echo ---
+	wf_yaml wf-disabled tpl-wf-disabled hw-wf-disabled "$MAC_Q"
+	echo "  disabled: true"
+} >"$IB_TMP/disabled.yaml"
+apply_file "$IB_TMP/disabled.yaml"
+is "$rc" 0 "wf-disabled: apply of a Workflow with spec.disabled"
+agent_set() { [ "$(wf_get wf-disabled 'd.get("status", {}).get("agentID", "")')" = "$MAC_Q" ]; }
+ok "wf-disabled: status.agentID set" wait_for "$WF_WAIT" agent_set
+act_get "$MAC_Q"
+is "$ACT_CODE" NOT_FOUND "wf-disabled: its agent gets NOT_FOUND"
+unlike "$(wf_state wf-disabled)" '^(RUNNING|SUCCESS)$' "wf-disabled: not started"
+sed 's/^  disabled: true$/  disabled: false/' "$IB_TMP/disabled.yaml" >"$IB_TMP/enabled.yaml"
+apply_file "$IB_TMP/enabled.yaml"
+is "$rc" 0 "wf-disabled: spec.disabled set to false"
+ok "wf-disabled: PENDING" wf_wait wf-disabled PENDING
+wfa run --agent "$MAC_Q"
+is "$rc" 0 "the agent plays wf-disabled once enabled"
+ok "wf-disabled: SUCCESS" wf_wait wf-disabled SUCCESS
 
 # ---- kill -9 in the middle ----
 
