@@ -198,18 +198,3 @@ act_report() {
 	fi
 	out_get 'd["code"]'
 }
-
-# todo DESC REASON CMD...: an assertion of something not done yet (TAP
-# TODO): "not ok ... # TODO REASON" does not fail the test; an "ok ...
-# # TODO" (it passes now) makes the driver report XPASS, so that the
-# TODO is taken away.
-todo() {
-	_d=$1 _why=$2
-	shift 2
-	_tap_n=$((_tap_n + 1))
-	if "$@"; then
-		echo "ok $_tap_n - $_d # TODO $_why"
-	else
-		echo "not ok $_tap_n - $_d # TODO $_why"
-	fi
-}
