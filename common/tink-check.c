@@ -40,7 +40,13 @@ enum pb_wire {
 	PB_WIRE_I32 = 5,
 };
 
-#define PB_VARINT_MAX 10        /* bytes of a 64-bit varint */
+#define PB_VARINT_MAX 10 /* bytes of a 64-bit varint */
+/* A tag or a length is a 32-bit varint to protobuf-c, read in at most 5
+ * bytes (protobuf-c.c, parse_tag_and_wiretype() and
+ * scan_length_prefixed_data()): a longer one, even an overlong encoding
+ * of a small number that protobuf accepts, is refused here so that what
+ * passes the check always unpacks. */
+#define PB_VARINT32_MAX 5
 #define PB_FIELD_MAX 536870911u /* 2^29 - 1 */
 
 enum tink_kind {
@@ -156,14 +162,15 @@ static __attribute__((format(printf, 3, 4))) int tink_fail(struct tink_walk *w, 
 	return -EBADMSG;
 }
 
-/* A varint of at most 10 bytes whose value fits in 64 bits. 0, -EBADMSG
- * when the buffer ends inside it, -EOVERFLOW when it is too long. */
-static int pb_varint(struct rd *r, uint64_t *ret)
+/* A varint of at most max bytes (PB_VARINT_MAX or PB_VARINT32_MAX) whose
+ * value fits in 64 bits. 0, -EBADMSG when the buffer ends inside it,
+ * -EOVERFLOW when it is too long. */
+static int pb_varint(struct rd *r, unsigned max, uint64_t *ret)
 {
 	uint64_t v = 0;
 	uint8_t b;
 
-	for (unsigned i = 0; i < PB_VARINT_MAX; i++) {
+	for (unsigned i = 0; i < max; i++) {
 		if (rd_u8(r, &b) < 0)
 			return -EBADMSG;
 		/* The 10th byte holds bit 63 only. */
@@ -211,7 +218,7 @@ static int tink_walk_value(struct tink_walk *w, const struct tink_field *f, stru
 	int e;
 
 	if (f->kind == TINK_VARINT) {
-		e = pb_varint(r, &v);
+		e = pb_varint(r, PB_VARINT_MAX, &v);
 		if (e == -EOVERFLOW)
 			return tink_fail(w, vat, "field %u (%s): varint over 64 bits", f->number,
 					 f->name);
@@ -220,10 +227,10 @@ static int tink_walk_value(struct tink_walk *w, const struct tink_field *f, stru
 					 f->name);
 		return 0;
 	}
-	e = pb_varint(r, &v);
+	e = pb_varint(r, PB_VARINT32_MAX, &v);
 	if (e == -EOVERFLOW)
-		return tink_fail(w, vat, "field %u (%s): length varint over 64 bits", f->number,
-				 f->name);
+		return tink_fail(w, vat, "field %u (%s): length varint over %d bytes", f->number,
+				 f->name, PB_VARINT32_MAX);
 	if (e < 0)
 		return tink_fail(w, vat, "field %u (%s): truncated length", f->number, f->name);
 	if (v > r->len)
@@ -254,9 +261,10 @@ static int tink_walk_msg(struct tink_walk *w, const struct tink_schema *s, struc
 	while (r.len > 0) {
 		const uint8_t *at = r.p;
 		uint64_t tag;
-		int e = pb_varint(&r, &tag);
+		int e = pb_varint(&r, PB_VARINT32_MAX, &tag);
 		if (e == -EOVERFLOW)
-			return tink_fail(w, at, "tag varint over 64 bits in %s", s->name);
+			return tink_fail(w, at, "tag varint over %d bytes in %s", PB_VARINT32_MAX,
+					 s->name);
 		if (e < 0)
 			return tink_fail(w, at, "truncated tag in %s", s->name);
 		uint64_t number = tag >> 3;

@@ -611,7 +611,14 @@ static const struct {
 	  "field 7 (timeout): varint over 64 bits" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST,
 	  B(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01), 0,
-	  "tag varint over 64 bits in proto.ActionStatusRequest" },
+	  "tag varint over 5 bytes in proto.ActionStatusRequest" },
+	/* protobuf-c reads a tag or a length in at most 5 bytes, so an
+	 * overlong one it would refuse is refused here (the fuzzer found
+	 * the 8-byte length of 0). */
+	{ TINK_MSG_ACTION_STATUS_REQUEST, B(0x8a, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00), 0,
+	  "tag varint over 5 bytes in proto.ActionStatusRequest" },
+	{ TINK_MSG_ACTION_RESPONSE, B(0x2a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00), 1,
+	  "field 5 (name): length varint over 5 bytes" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST, B(0x00, 0x00), 0,
 	  "field 0: invalid field number in proto.ActionStatusRequest" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST, B(0x02, 0x00), 0,
@@ -625,10 +632,10 @@ static const struct {
 	  "field 1 (workflow_id): length 4294967295 past the end (0 left)" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST,
 	  B(0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), 1,
-	  "field 1 (workflow_id): length 18446744073709551615 past the end (0 left)" },
+	  "field 1 (workflow_id): length varint over 5 bytes" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST,
 	  B(0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f), 1,
-	  "field 1 (workflow_id): length varint over 64 bits" },
+	  "field 1 (workflow_id): length varint over 5 bytes" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST, B(0x12, 0x02, 0xc3, 0x28), 2,
 	  "field 2 (agent_id): not UTF-8" },
 	{ TINK_MSG_ACTION_STATUS_REQUEST, B(0x12, 0x03, 0xed, 0xa0, 0x80), 2,
@@ -715,6 +722,11 @@ START_TEST(test_check_good)
 	/* An enum value this side does not know is still a varint. */
 	static const uint8_t q[] = { 0x30, 0x63 };
 	ck_assert_int_eq(tink_check(TINK_MSG_ACTION_STATUS_REQUEST, q, sizeof(q), NULL), 0);
+	/* An overlong length within 5 bytes is protobuf, and protobuf-c's. */
+	static const uint8_t o[] = { 0x0a, 0x81, 0x80, 0x80, 0x80, 0x00, 'w' };
+	ck_assert_int_eq(tink_decode(TINK_MSG_ACTION_STATUS_REQUEST, o, sizeof(o), &m, NULL), 0);
+	ck_assert_str_eq(((Proto__ActionStatusRequest *)m)->workflow_id, "w");
+	protobuf_c_message_free_unpacked(m, NULL);
 	/* UTF-8 beyond ASCII. */
 	static const uint8_t u[] = { 0x12, 0x04, 0xf0, 0x9f, 0x94, 0x94 };
 	ck_assert_int_eq(tink_check(TINK_MSG_ACTION_STATUS_REQUEST, u, sizeof(u), NULL), 0);
