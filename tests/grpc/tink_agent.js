@@ -26,6 +26,7 @@ const protoLoader = require('@grpc/proto-loader');
 const protobufjs = require('protobufjs');
 
 const BACKOFF_MAX = 5.0; // tink-agent polls again at most 5 s later
+const GO_ZERO_TIME = -62135596800; // Go's time.Time{} as a Timestamp's seconds
 const RESULTS = ['success', 'failed', 'timeout', 'none', 'twice'];
 const STATES = { UNSPECIFIED: 0, PENDING: 1, RUNNING: 2, FAILED: 3, TIMEOUT: 4, SUCCESS: 5 };
 const CODE_NAMES = Object.fromEntries(Object.entries(grpc.status).map(([k, v]) => [v, k]));
@@ -183,18 +184,23 @@ async function report(client, a, action, step, state, start, stop, message) {
   const pick = (k, dflt) => (Object.prototype.hasOwnProperty.call(step, k) ? step[k] : dflt);
   const req = {
     workflow_id: pick('workflow_id', action.workflow_id),
-    agent_id: pick('agent_id', a.agentId),
+    agent_id: pick('agent_id', action.agent_id || a.agentId),
     task_id: pick('task_id', action.task_id),
     action_id: pick('action_id', action.action_id),
     action_name: pick('action_name', action.name),
     action_state: state,
     execution_start: timestamp(start),
   };
+  // As tink-agent: the agent_id the action came with, a stop time of Go's
+  // zero time.Time (a negative seconds) while RUNNING, and a message
+  // always there, empty or not.
   if (stop !== null) {
     req.execution_stop = timestamp(stop);
     req.execution_duration = pick('duration', goDuration((stop - start) / 1000));
+  } else {
+    req.execution_stop = { seconds: GO_ZERO_TIME, nanos: 0 };
   }
-  if (message) req.message = { message };
+  req.message = { message: message || '' };
   const r = await call(client, 'ReportActionStatus', req, a);
   out({
     call: 'ReportActionStatus', state, workflow_id: req.workflow_id, task_id: req.task_id,

@@ -64,6 +64,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 BACKOFF_MAX = 5.0  # tink-agent polls again at most 5 s later
+GO_ZERO_TIME = -62135596800  # Go's time.Time{} as a Timestamp's seconds
 RESULTS = ("success", "failed", "timeout", "none", "twice")
 
 
@@ -160,9 +161,12 @@ class Agent:
 
     def report(self, action, step, state, start, stop, message):
         pb = self.pb
+        # As tink-agent: the agent_id the action came with, a stop time
+        # of Go's zero time.Time (year 1, a negative seconds) while
+        # RUNNING, and a message always there, empty or not.
         req = pb.ActionStatusRequest(
             workflow_id=step.get("workflow_id", action.workflow_id),
-            agent_id=step.get("agent_id", self.args.agent_id),
+            agent_id=step.get("agent_id", action.agent_id or self.args.agent_id),
             task_id=step.get("task_id", action.task_id),
             action_id=step.get("action_id", action.action_id),
             action_name=step.get("action_name", action.name),
@@ -172,8 +176,10 @@ class Agent:
         if stop is not None:
             req.execution_stop.FromNanoseconds(int(stop * 1e9))
             req.execution_duration = step.get("duration", go_duration(stop - start))
-        if message:
-            req.message.message = message
+        else:
+            req.execution_stop.seconds = GO_ZERO_TIME
+        req.message.SetInParent()
+        req.message.message = message
         _, code, details = self.call("ReportActionStatus", req)
         out(
             {

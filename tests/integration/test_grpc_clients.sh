@@ -43,10 +43,12 @@ is "$(grpc_codes "$GRPC_EVENTS" GetAction | tr '\n' ' ')" "OK OK OK NOT_FOUND " 
 	"python: GetAction handed out 3 actions, then NOT_FOUND"
 printf '%s\n' "$out" >"$IB_TMP/py1.out"
 is "$(grpc_reports "$IB_TMP/py1.out")" "$ALL_OK" "python: the client printed the same reports and codes"
-like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | head -n 1)" \
+like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | sed -n 1p)" \
 	'"execution_duration": "[0-9.]+m?s".*"execution_stop": [0-9]{19}' \
 	"python: a result carries execution_stop and execution_duration"
-like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | head -n 1)" '"deadline": (9|10)\.[0-9]+' \
+like "$(grep '"state": "RUNNING"' "$GRPC_EVENTS" | sed -n 1p)" '"execution_stop": -62135596800000000000' \
+	"python: RUNNING carries Go's zero time as its stop, as tink-agent sends it"
+like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | sed -n 1p)" '"deadline": (9|10)\.[0-9]+' \
 	"python: each call carries the client's deadline (grpc-timeout of 10 s)"
 ib_kill "$GRPC_SERVER_PID"
 
@@ -125,9 +127,11 @@ if grpc_have_node; then
 	is "$(server_saw)" "$ALL_OK" "node: the server saw RUNNING then SUCCESS for each of the 3 actions"
 	printf '%s\n' "$out" >"$IB_TMP/js1.out"
 	is "$(grpc_reports "$IB_TMP/js1.out")" "$ALL_OK" "node: the client printed the same reports and codes"
-	like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | head -n 1)" \
+	like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | sed -n 1p)" \
 		'"execution_duration": "[0-9.]+m?s".*"execution_stop": [0-9]{19}' \
 		"node: a result carries execution_stop and execution_duration"
+	like "$(grep '"state": "RUNNING"' "$GRPC_EVENTS" | sed -n 1p)" '"execution_stop": -62135596800000000000' \
+		"node: RUNNING carries Go's zero time as its stop, as tink-agent sends it"
 	ib_kill "$GRPC_SERVER_PID"
 
 	# Not yet, an action never reported (asked for again: the same one),
@@ -156,7 +160,7 @@ action-3-2 TIMEOUT OK" "node: an unreported action is handed out again; the last
 	like "$(tail -n 1 "$GRPC_EVENTS")" '"deadline": ([0-2]\.[0-9]+|3\.0[0-9]*),' "node raw: the deadline reached the server"
 	ib_kill "$GRPC_SERVER_PID"
 else
-	for t in "status 0" "stops at NOT_FOUND" "server saw" "client printed" "execution fields" \
+	for t in "status 0" "stops at NOT_FOUND" "server saw" "client printed" "execution fields" "zero time" \
 		"not yet and handed out again" "timeout" "raw" "raw deadline"; do
 		skip "node: $t" "node or tests/grpc/node_modules is missing (tools/install-deps)"
 	done
