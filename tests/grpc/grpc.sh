@@ -4,8 +4,9 @@
 #   grpc_need_py           skip_all unless python3-grpcio and -grpc-tools
 #                          import under /usr/bin/python3; generates the
 #                          stubs once into $IB_TMP/stubs
-#   grpc_have_node         true when node and tests/grpc/node_modules
-#                          (npm ci by tools/install-deps) are there
+#   grpc_have_node         true when node and the Node client's modules
+#                          are there: build-node/node_modules (npm ci by
+#                          tools/install-deps) or $IRONBELL_NODE_MODULES
 #   grpc_server_start NAME ARGS...
 #                          tests/grpc/tink_server.py on 127.0.0.1 and a
 #                          free port (it binds port 0 and writes the port
@@ -33,9 +34,9 @@ grpc_need_py() {
 }
 
 grpc_have_node() {
+	_nm=${IRONBELL_NODE_MODULES:-$top_srcdir/build-node/node_modules}
 	command -v node >/dev/null 2>&1 &&
-		[ -d "$GRPC_DIR/node_modules/@grpc/grpc-js" ] &&
-		[ -d "$GRPC_DIR/node_modules/@grpc/proto-loader" ]
+		[ -d "$_nm/@grpc/grpc-js" ] && [ -d "$_nm/@grpc/proto-loader" ] && [ -d "$_nm/protobufjs" ]
 }
 
 grpc_server_start() {

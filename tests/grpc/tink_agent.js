@@ -14,13 +14,19 @@
 //       (--hex BYTES | --json OBJ) [--timeout S] [--metadata K=V]...
 //
 // The script: {"default": STEP, "actions": {"<name>": STEP}, "steps": [STEP]}
-// (see tink_agent.py for STEP). The modules come from tests/grpc/node_modules
-// (npm ci from package-lock.json, by tools/install-deps) or NODE_PATH.
+// (see tink_agent.py for STEP).
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 
+// The modules: build-node/node_modules at the top of the tree, where
+// tools/install-deps installs them (npm ci from tests/grpc/package-lock.json),
+// or the directory $IRONBELL_NODE_MODULES names.
+module.paths.unshift(
+  process.env.IRONBELL_NODE_MODULES ||
+    path.join(path.resolve(process.env.top_srcdir || path.join(__dirname, '..', '..')), 'build-node', 'node_modules'),
+);
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const protobufjs = require('protobufjs');

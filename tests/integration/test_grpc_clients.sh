@@ -10,7 +10,7 @@
 # second result), a raw call and its deadline, an nghttp request with its
 # own grpc-timeout, and both clients over TLS.
 # Needs python3-grpcio and python3-grpc-tools (skips without them); the
-# Node part needs node and tests/grpc/node_modules (tools/install-deps),
+# Node part needs node and its modules in build-node/ (tools/install-deps),
 # the nghttp part nghttp2-client, the TLS part openssl.
 set -u
 
@@ -162,7 +162,7 @@ action-3-2 TIMEOUT OK" "node: an unreported action is handed out again; the last
 else
 	for t in "status 0" "stops at NOT_FOUND" "server saw" "client printed" "execution fields" "zero time" \
 		"not yet and handed out again" "timeout" "raw" "raw deadline"; do
-		skip "node: $t" "node or tests/grpc/node_modules is missing (tools/install-deps)"
+		skip "node: $t" "node or build-node/node_modules is missing (tools/install-deps)"
 	done
 fi
 
@@ -181,7 +181,7 @@ if command -v openssl >/dev/null 2>&1 &&
 			--max-actions 1 --poll 0.05 --max-calls 5
 		like "$out" '"code":"OK".*"state":"SUCCESS"' "tls: the node client, the certificate verified"
 	else
-		skip "tls: node" "node or tests/grpc/node_modules is missing"
+		skip "tls: node" "node or build-node/node_modules is missing"
 	fi
 	is "$(server_saw)" "action-1-0 RUNNING OK
 action-1-0 SUCCESS OK
