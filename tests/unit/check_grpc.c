@@ -243,9 +243,12 @@ END_TEST
 
 START_TEST(test_content_type)
 {
-	static const char *const good[] = { "application/grpc", "application/grpc+proto",
-					    "Application/GRPC", "application/grpc; charset=utf-8",
-					    "application/grpc+proto;x=1" };
+	static const char *const good[] = {
+		"application/grpc",           "application/grpc+proto",
+		"Application/GRPC",           "application/grpc; charset=utf-8",
+		"application/grpc+proto;x=1", "application/grpc ; x=1",
+		"application/grpc\t"
+	};
 	static const char *const bad[] = { "",
 					   "application/grp",
 					   "application/grpcx",
@@ -254,7 +257,9 @@ START_TEST(test_content_type)
 					   "application/grpc+protobuf",
 					   "application/json",
 					   "text/plain",
-					   "application/grpc-web" };
+					   "application/grpc-web",
+					   "application/grpc json",
+					   "application/grpc +proto" };
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		ck_assert_msg(grpc_content_type_ok(good[i], strlen(good[i])), "%s", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
