@@ -71,4 +71,4 @@ TESTS += $(GRPC_CLIENT_TESTS)
 EXTRA_DIST += $(GRPC_CLIENT_TESTS) \
 	tests/grpc/grpc.sh tests/grpc/tinkproto.py tests/grpc/tink_agent.py \
 	tests/grpc/tink_server.py tests/grpc/tink_agent.js \
-	tests/grpc/package.json tests/grpc/package-lock.json
+	tests/grpc/attributes.json tests/grpc/package.json tests/grpc/package-lock.json

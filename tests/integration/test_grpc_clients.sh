@@ -8,7 +8,8 @@
 # agent asks again and gets it again), "not yet" (FAILED_PRECONDITION)
 # polled through, reports refused (another agent, an unknown action, a
 # second result), a raw call and its deadline, an nghttp request with its
-# own grpc-timeout, and both clients over TLS.
+# own grpc-timeout, the machine's inventory in GetAction, reports made
+# again after UNAVAILABLE, and both clients over TLS.
 # Needs python3-grpcio and python3-grpc-tools (skips without them); the
 # Node part needs node and its modules in build-node/ (tools/install-deps),
 # the nghttp part nghttp2-client, the TLS part openssl.
@@ -165,6 +166,28 @@ else
 		skip "node: $t" "node or build-node/node_modules is missing (tools/install-deps)"
 	done
 fi
+
+# ---- inventory in GetAction, and reports tried again as tink-agent does ----
+FLAKY="action-1-0 RUNNING UNAVAILABLE
+action-1-0 RUNNING UNAVAILABLE
+action-1-0 RUNNING OK
+action-1-0 SUCCESS OK"
+for c in py js; do
+	if [ $c = js ] && ! grpc_have_node; then
+		skip "js: attributes" "node or build-node/node_modules is missing"
+		skip "js: reports retried" "node or build-node/node_modules is missing"
+		continue
+	fi
+	grpc_server_start "flaky-$c" --agent-id "$AGENT" --flaky-reports 2 ||
+		bail_out "tink_server.py did not start"
+	"grpc_$c" --target "127.0.0.1:$GRPC_PORT" --agent-id "$AGENT" --stubs "$IB_TMP/stubs" \
+		--attributes default --report-retries 3 --max-actions 1 --poll 0.05 --max-calls 5
+	like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | sed -n 1p)" \
+		'"attributes": \{"block": \["sda"\], "cpu_cores": 4, "gpu": 1, "network": \["52:54:00:12:34:56"\], "processors": 1, "product": "Standard PC' \
+		"$c: agent_attributes (tests/grpc/attributes.json) reach the server"
+	is "$(server_saw)" "$FLAKY" "$c: a report answered UNAVAILABLE is made again, until OK"
+	ib_kill "$GRPC_SERVER_PID"
+done
 
 # ---- both clients over TLS ----
 if command -v openssl >/dev/null 2>&1 &&
