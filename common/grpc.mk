@@ -31,7 +31,6 @@ libtinkpb_a_CFLAGS = $(PTHREAD_CFLAGS) $(PROTOBUF_C_CFLAGS) -w
 # that includes common/tink.pb-c.h compiles with $(TINKPB_CFLAGS).
 noinst_LIBRARIES += libtinkgrpc.a
 libtinkgrpc_a_SOURCES = common/grpc.c common/grpc.h common/tink-check.c
-nodist_EXTRA_libtinkgrpc_a_SOURCES = common/tink.pb-c.h
 libtinkgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
 libtinkgrpc_a_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 TINKPB_CFLAGS = -I$(top_builddir)/common $(PROTOBUF_C_CFLAGS)
