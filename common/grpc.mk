@@ -62,12 +62,13 @@ endif
 
 # The worker protocol's test clients (tests/grpc/: a Python and a Node
 # tink-agent, a reference server in python3-grpcio) proven against each
-# other (test_grpc_clients). Needs python3-grpcio and python3-grpc-tools;
+# other, and h2raw.py, HTTP/2 frames by hand (test_grpc_clients). Needs
+# python3-grpcio and python3-grpc-tools; h2raw needs python3-hpack;
 # the Node client's modules come from tests/grpc/package-lock.json
 # (tools/install-deps runs npm ci).
 GRPC_CLIENT_TESTS = tests/integration/test_grpc_clients.sh
 TESTS += $(GRPC_CLIENT_TESTS)
 EXTRA_DIST += $(GRPC_CLIENT_TESTS) \
 	tests/grpc/grpc.sh tests/grpc/tinkproto.py tests/grpc/tink_agent.py \
-	tests/grpc/tink_server.py tests/grpc/tink_agent.js \
+	tests/grpc/tink_server.py tests/grpc/tink_agent.js tests/grpc/h2raw.py \
 	tests/grpc/attributes.json tests/grpc/package.json tests/grpc/package-lock.json

@@ -12,6 +12,8 @@
 #                          free port (it binds port 0 and writes the port
 #                          it got), events in $IB_TMP/NAME.events; sets
 #                          GRPC_SERVER_PID, GRPC_PORT and GRPC_EVENTS
+#   grpc_h2raw ARGS...     tests/grpc/h2raw.py ARGS (HTTP/2 frames by
+#                          hand; needs python3-hpack), like run
 #   grpc_py ARGS...        tests/grpc/tink_agent.py ARGS (at most
 #                          $IB_CMD_TIMEOUT seconds): $rc, $out, $err
 #   grpc_js ARGS...        the same with tests/grpc/tink_agent.js
@@ -57,6 +59,7 @@ grpc_server_start() {
 }
 
 grpc_py() { run "$GRPC_PY" "$GRPC_DIR/tink_agent.py" "$@"; }
+grpc_h2raw() { run "$GRPC_PY" "$GRPC_DIR/h2raw.py" "$@"; }
 grpc_js() { run node "$GRPC_DIR/tink_agent.js" "$@"; }
 
 grpc_reports() {
