@@ -100,30 +100,6 @@ int wf_engine_pick(json_t *const *wfs, size_t n, const char *agent_id)
 	return best;
 }
 
-/* Sets status.currentState to action ai of task ti, in state st. */
-static int set_current(json_t *status, const json_t *task, const json_t *action)
-{
-	json_t *cs = json_object();
-	if (!cs)
-		return -ENOMEM;
-	int err = wfe_set_str(cs, "agentID", wfe_str(task, "agentID"), 0) |
-		  wfe_set_str(cs, "taskID", wfe_str(task, "id"), 0) |
-		  wfe_set_str(cs, "actionID", wfe_str(action, "id"), 0) |
-		  wfe_set_str(cs, "state", wfe_str(action, "state"), 0) |
-		  wfe_set_str(cs, "actionName", wfe_str(action, "name"), 0) |
-		  wfe_set_str(cs, "taskName", wfe_str(task, "name"), 0);
-	if (err) {
-		json_decref(cs);
-		return -ENOMEM;
-	}
-	const json_t *old = json_object_get(status, "currentState");
-	if (old && json_equal(old, cs)) {
-		json_decref(cs);
-		return 0;
-	}
-	return json_object_set_new(status, "currentState", cs) < 0 ? -ENOMEM : 0;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(json_string_value(*(json_t *const *)a),
@@ -290,7 +266,7 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 	}
 	/* currentState changes in place: the action and task objects stay. */
 	json_t *before = json_deep_copy(json_object_get(status, "currentState"));
-	if (set_current(status, task, action) < 0)
+	if (wfe_set_current(status, task, action) < 0)
 		goto nomem;
 	*changed = !before || !json_equal(before, json_object_get(status, "currentState"));
 	json_decref(before);
@@ -360,63 +336,14 @@ static int start_action(struct target *t, const struct wf_report *r, const struc
 	return err ? -ENOMEM : 0;
 }
 
-/* A result (SUCCESS, FAILED, TIMEOUT) recorded on a started action: its
- * times and message, then the next action, POST, a retry or the end. */
+/* A result (SUCCESS, FAILED, TIMEOUT) recorded on a started action. */
 static int finish_action(struct target *t, const struct wf_report *r, enum wf_state rst,
 			 const struct wf_clock *clk, char *msg, size_t msglen)
 {
-	json_t *a = t->action, *s = t->status;
 	int64_t stop = r->stop_ms ? r->stop_ms : clk->now_ms;
-	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(a, "executionStart");
-	char dur[WFE_DURATION_MAX];
-	int err = 0;
-	if (!start || start > stop)
-		start = stop;
-	wfe_duration(stop - start, dur);
-	err |= wfe_time_set(a, "executionStart", start, false);
-	err |= wfe_time_set(a, "executionStop", stop, false);
-	err |= wfe_set_str(a, "executionDuration", dur, 0);
-	err |= wfe_set_str(a, "message", r->message ? r->message : "", WF_MESSAGE_MAX);
-	json_object_del(a, "deadline");
-	const char *name = wfe_str(a, "name");
-	if (rst == WF_STATE_SUCCESS) {
-		json_t *tasks = json_object_get(s, "tasks");
-		json_t *actions = json_object_get(t->task, "actions");
-		err |= wfe_set_state(a, WF_STATE_SUCCESS);
-		if (t->ai + 1 == json_array_size(actions)) {
-			if (t->ti + 1 == json_array_size(tasks))
-				err |= wfe_set_state(s, WF_STATE_POST);
-			else
-				err |= wfe_set_str(
-					s, "agentID",
-					wfe_str(json_array_get(tasks, t->ti + 1), "agentID"), 0);
-		}
-		say(msg, msglen, GRPC_OK, "action \"%s\" SUCCESS", name);
-	} else {
-		json_int_t attempts = wfe_int(a, "attempts", 0), retries = wfe_int(a, "retries", 0);
-		if (attempts >= 1 && attempts <= retries) {
-			int64_t after = clk->now_ms + wfe_backoff_ms(attempts);
-			char when[WFE_DURATION_MAX], cmsg[512];
-			wfe_duration(wfe_backoff_ms(attempts), when);
-			snprintf(cmsg, sizeof(cmsg),
-				 "action \"%s\" %s on attempt %lld of %lld: retried in %s", name,
-				 wf_state_name(rst), (long long)attempts, (long long)retries + 1,
-				 when);
-			err |= wfe_set_state(a, WF_STATE_PENDING);
-			err |= wfe_time_set(a, "retryAfter", after, true);
-			err |= wfe_condition(s, "ActionRetry", "True",
-					     rst == WF_STATE_FAILED ? "ActionFailed" :
-								      "ActionTimeout",
-					     cmsg, clk->now_ms);
-			say(msg, msglen, GRPC_OK, "%s", cmsg);
-		} else {
-			err |= wfe_set_state(a, rst);
-			err |= wfe_set_state(s, rst);
-			say(msg, msglen, GRPC_OK, "action \"%s\" %s: the workflow is %s", name,
-			    wf_state_name(rst), wf_state_name(rst));
-		}
-	}
-	return err ? -ENOMEM : 0;
+	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(t->action, "executionStart");
+	return wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
+			  clk->now_ms, msg, msglen);
 }
 
 /* A RUNNING report on the target: a start or a heartbeat. */
@@ -442,7 +369,7 @@ static int report_running(struct target *t, const struct wf_report *r, const str
 	if (after > clk->now_ms)
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
 			   "action \"%s\" is waiting to be retried", name);
-	if (start_action(t, r, clk) < 0 || set_current(t->status, t->task, t->action) < 0)
+	if (start_action(t, r, clk) < 0 || wfe_set_current(t->status, t->task, t->action) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 	return say(msg, msglen, GRPC_OK, "action \"%s\" RUNNING", name);
 }
@@ -474,7 +401,7 @@ static int report_result(struct target *t, const struct wf_report *r, enum wf_st
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s", name,
 			   wf_state_name(t->ast));
 	if (finish_action(t, r, rst, clk, msg, msglen) < 0 ||
-	    set_current(t->status, t->task, t->action) < 0)
+	    wfe_set_current(t->status, t->task, t->action) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 	return GRPC_OK;
 }

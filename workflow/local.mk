@@ -68,7 +68,7 @@ endif
 # retry`. Pure: tested without sockets or a store (the store only checks
 # that every status produced is valid).
 libworkflow_a_SOURCES += workflow/engine.h workflow/engine-internal.h workflow/engine.c \
-	workflow/engine-util.c
+	workflow/engine-util.c workflow/engine-build.c workflow/engine-step.c workflow/retry.c
 
 check_PROGRAMS += tests/unit/check_engine
 TESTS += tests/unit/check_engine
