@@ -481,6 +481,7 @@ int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t 
 	err |= wfe_set_str(a, "executionDuration", dur, 0);
 	err |= wfe_set_str(a, "message", message, WF_MESSAGE_MAX);
 	json_object_del(a, "deadline");
+	json_object_del(a, "retryAfter");
 	const char *name = wfe_str(a, "name");
 	if (rst == WF_STATE_SUCCESS) {
 		err |= wfe_set_state(a, WF_STATE_SUCCESS);

@@ -379,27 +379,33 @@ static int report_result(struct target *t, const struct wf_report *r, enum wf_st
 			 const struct wf_clock *clk, char *msg, size_t msglen)
 {
 	const char *name = wfe_str(t->action, "name");
+	bool live = t->wst == WF_STATE_PENDING || t->wst == WF_STATE_RUNNING;
+	bool waiting = json_object_get(t->action, "retryAfter") != NULL;
 	if (t->ast == rst)
 		return say(msg, msglen, GRPC_OK, "action \"%s\" is already %s", name,
 			   wf_state_name(rst));
-	/* The result of an attempt that was already retried, repeated. */
-	if (t->ast == WF_STATE_PENDING && rst != WF_STATE_SUCCESS &&
-	    json_object_get(t->action, "retryAfter"))
-		return say(msg, msglen, GRPC_OK, "action \"%s\" was already retried", name);
-	if (t->wst != WF_STATE_PENDING && t->wst != WF_STATE_RUNNING)
-		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "the workflow is %s",
-			   wf_state_name(t->wst));
-	if (t->ast == WF_STATE_PENDING && is_current(t) &&
-	    strcmp(wfe_str(wfe_obj(t->status, "currentState"), "actionID"),
-		   wfe_str(t->action, "id")) == 0) {
-		/* Handed out, and its RUNNING report never came. */
-		if (start_action(t, r, clk) < 0)
+	if (live && t->ast == WF_STATE_PENDING && is_current(t)) {
+		if (waiting && rst != WF_STATE_SUCCESS)
+			/* the failure of an attempt already retried, repeated */
+			return say(msg, msglen, GRPC_OK, "action \"%s\" was already retried", name);
+		if (!waiting && strcmp(wfe_str(wfe_obj(t->status, "currentState"), "actionID"),
+				       wfe_str(t->action, "id")) != 0)
+			return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+				   "action \"%s\" was not handed out", name);
+		/* Handed out and its RUNNING report never came; or the server
+		 * timed the attempt out and its SUCCESS came late: the work is
+		 * done, taken rather than run again. */
+		if (!waiting && start_action(t, r, clk) < 0)
 			return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		t->ast = WF_STATE_RUNNING;
 	}
-	if (t->ast != WF_STATE_RUNNING)
-		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s", name,
-			   wf_state_name(t->ast));
+	if (!live || t->ast != WF_STATE_RUNNING)
+		/* Ended by the server (a deadline, the global timeout) or over:
+		 * nothing changes. OK rather than FAILED_PRECONDITION, because
+		 * tink-agent takes that as permanent and stops its loop, and
+		 * the agent has nothing left to stop. */
+		return say(msg, msglen, GRPC_OK, "ignored: action \"%s\" is %s, the workflow %s",
+			   name, wf_state_name(t->ast), wf_state_name(t->wst));
 	if (finish_action(t, r, rst, clk, msg, msglen) < 0 ||
 	    wfe_set_current(t->status, t->task, t->action) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");

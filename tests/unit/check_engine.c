@@ -525,9 +525,14 @@ START_TEST(test_heartbeat_after_end)
 	json_object_set_new(a, "state", json_string("TIMEOUT"));
 	json_object_set_new(at(wf, "status"), "state", json_string("TIMEOUT"));
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
-	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
-	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 3, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
 	ck_assert(!ch);
+	/* its result: nothing changes, and OK (tink-agent stops its loop on
+	 * FAILED_PRECONDITION, and there is nothing left to stop) */
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0 + S(20), &ch), GRPC_OK);
+	ck_assert(!ch);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 3, T0 + S(20), &ch), GRPC_OK);
+	ck_assert(!ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.state"), "TIMEOUT");
 	/* the agent's own TIMEOUT, repeated after the server's: accepted as is */
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 4, T0 + S(20), &ch), GRPC_OK);
 	ck_assert(!ch);
@@ -1042,9 +1047,9 @@ START_TEST(test_global_timeout)
 	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)),
 			 GRPC_FAILED_PRECONDITION);
 	r.state = 5;
-	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)),
-			 GRPC_FAILED_PRECONDITION);
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
 	ck_assert(!ch);
+	ck_assert_str_eq(str_at(wf, "status.state"), "TIMEOUT");
 	ck_assert_int_eq(step(wf, &w, T0 + S(102), &fx), 0);
 	ck_assert(!fx.status_changed);
 	ck_assert_int_eq(fx.pxe, WF_PXE_KEEP);
@@ -1117,6 +1122,49 @@ START_TEST(test_action_deadline)
 	json_decref(wf);
 	json_decref(w.tmpl);
 	json_decref(w.hw);
+}
+END_TEST
+
+/* The server timed an attempt out and put it back for a retry; the
+ * agent's SUCCESS then comes late: taken, not run again. */
+START_TEST(test_late_success)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 1, false);
+	struct world w = { 0 };
+	struct wf_effects fx;
+	bool ch;
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0, NULL), GRPC_OK);
+	/* A2's timeout is 0: the default, capped at the 600 s global timeout */
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.deadline"), "2026-11-25T22:10:30Z");
+	ck_assert_int_eq(step(wf, &w, T0 + S(630), &fx), 0);
+	/* the global timeout came first */
+	ck_assert_str_eq(str_at(wf, "status.state"), "TIMEOUT");
+	json_decref(wf);
+
+	wf = mkwf("wf1", "2026-11-25T21:00:00Z", 1, false);
+	json_object_set_new(at(wf, "status"), "globalTimeout", json_integer(0));
+	json_object_set_new(at(wf, "status.tasks.0.actions.1"), "timeout", json_integer(10));
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(step(wf, &w, T0 + S(40), &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.state"), "PENDING");
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.message"),
+			 "no result from the agent within the action's timeout and 30s of grace");
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 5, T0 + S(41), &ch), GRPC_OK);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.state"), "SUCCESS");
+	ck_assert_ptr_null(at(wf, "status.tasks.0.actions.1.retryAfter"));
+	ck_assert_int_eq(json_integer_value(at(wf, "status.tasks.0.actions.1.attempts")), 1);
+	ck_assert_str_eq(str_at(wf, "status.currentState.actionID"), "A2");
+	ck_assert_str_eq(str_at(wf, "status.currentState.state"), "SUCCESS");
+	struct wf_handout h;
+	ck_assert_int_eq(get(wf, AG1, T0 + S(42), &h, &ch), GRPC_OK);
+	ck_assert_str_eq(h.action_id, "A3");
+	wf_handout_clear(&h);
+	json_decref(wf);
 }
 END_TEST
 
@@ -1384,6 +1432,7 @@ static Suite *engine_suite(void)
 	UNIT_TEST(ctl, test_isoboot);
 	UNIT_TEST(ctl, test_global_timeout);
 	UNIT_TEST(ctl, test_action_deadline);
+	UNIT_TEST(ctl, test_late_success);
 	UNIT_TEST(ctl, test_cleanup_on_failure);
 	UNIT_TEST(ctl, test_legacy);
 	UNIT_TEST(ctl, test_disabled);
