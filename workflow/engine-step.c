@@ -439,6 +439,9 @@ int wf_engine_step(json_t *wf, const struct wf_inputs *in, const struct wf_clock
 		return r;
 	}
 	fx->wake_ms = wake_at(s.status, clk->now_ms);
+	/* Rendered, prepared, ended: what the agent's GetAction answers changed. */
+	if (strcmp(wfe_str(orig, "state"), wfe_str(s.status, "state")) != 0)
+		fx->notify_agent = true;
 	if (orig ? !json_equal(orig, s.status) : json_object_size(s.status) > 0) {
 		if (json_object_set_new(wf, "status", s.status) < 0) {
 			wf_effects_clear(fx);

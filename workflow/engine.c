@@ -242,6 +242,10 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return not_serving(status, st, legacy, msg, msglen);
 	if (wfe_current(status, &ti, &ai) < 0)
 		return say(msg, msglen, GRPC_NOT_FOUND, "every action is done");
+	int64_t stop = wfe_time_get(status, "globalExecutionStop");
+	if (stop && clk->now_ms >= stop)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "the workflow's global timeout passed");
 	json_t *task = json_array_get(json_object_get(status, "tasks"), ti);
 	json_t *action = json_array_get(json_object_get(task, "actions"), ai);
 	const char *owner = wfe_str(task, "agentID");
@@ -357,6 +361,14 @@ static int report_running(struct target *t, const struct wf_report *r, const str
 	if (!live)
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "the workflow is %s: stop",
 			   wf_state_name(t->wst));
+	int64_t stop = wfe_time_get(t->status, "globalExecutionStop");
+	if (stop && clk->now_ms >= stop)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "the workflow's global timeout passed: stop");
+	int64_t deadline = wfe_time_get(t->action, "deadline");
+	if (t->ast == WF_STATE_RUNNING && deadline && clk->now_ms >= deadline)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "action \"%s\" is past its deadline: stop", name);
 	if (t->ast == WF_STATE_RUNNING)
 		return say(msg, msglen, GRPC_OK, "action \"%s\" goes on", name);
 	if (t->ast != WF_STATE_PENDING)

@@ -897,6 +897,7 @@ START_TEST(test_netboot)
 	w.jobs[0] = job;
 	ck_assert_int_eq(step(wf, &w, T0 + S(4), &fx), 0);
 	ck_assert_str_eq(str_at(wf, "status.state"), "PENDING");
+	ck_assert(fx.notify_agent); /* the agent waiting in GetAction */
 	ck_assert(json_is_true(at(wf, "status.bootOptions.jobs.netboot-wf1.complete")));
 	ck_assert_int_eq(get(wf, MAC, T0 + S(5), &h, &ch), GRPC_OK);
 	wf_handout_clear(&h);
@@ -1031,6 +1032,12 @@ START_TEST(test_global_timeout)
 	ck_assert_int_eq(step(wf, &w, T0 + S(50), &fx), 0);
 	ck_assert(!fx.status_changed);
 	ck_assert_int_eq(fx.wake_ms, T0 + S(100));
+	/* past the global timeout, before the step has run: no more work */
+	struct wf_clock late = clk_at(T0 + S(100));
+	ck_assert_int_eq(wf_engine_report(wf, &r, &late, &ch, msg, sizeof(msg)),
+			 GRPC_FAILED_PRECONDITION);
+	ck_assert(!ch);
+	ck_assert_int_eq(get(wf, MAC, T0 + S(100), &h, &ch), GRPC_FAILED_PRECONDITION);
 	ck_assert_int_eq(step(wf, &w, T0 + S(100), &fx), 0);
 	ck_assert(fx.status_changed);
 	ck_assert(fx.notify_agent);
@@ -1089,7 +1096,15 @@ START_TEST(test_action_deadline)
 	ck_assert_ptr_null(at(wf, "status.globalExecutionStop")); /* global_timeout 0: none */
 	ck_assert_int_eq(step(wf, &w, T0 + S(39), &fx), 0);
 	ck_assert(!fx.status_changed);
+	ck_assert(!fx.notify_agent);
 	ck_assert_int_eq(fx.wake_ms, T0 + S(40));
+	/* the heartbeat: on before the deadline, stop after it */
+	c = clk_at(T0 + S(39));
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	c = clk_at(T0 + S(40));
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)),
+			 GRPC_FAILED_PRECONDITION);
+	ck_assert(!ch);
 	ck_assert_int_eq(step(wf, &w, T0 + S(40), &fx), 0);
 	ck_assert(fx.status_changed);
 	ck_assert(fx.notify_agent);
