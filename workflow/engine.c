@@ -268,11 +268,20 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s",
 			   wfe_str(action, "name"), wfe_str(action, "state"));
 	}
-	/* currentState changes in place: the action and task objects stay. */
-	json_t *before = json_deep_copy(json_object_get(status, "currentState"));
-	if (wfe_set_current(status, task, action) < 0)
+	/* currentState (and a re-served action's deadline) change in place:
+	 * the action and task objects stay. */
+	json_t *before = json_deep_copy(status);
+	if (!before || wfe_set_current(status, task, action) < 0)
 		goto nomem;
-	*changed = !before || !json_equal(before, json_object_get(status, "currentState"));
+	if (ast == WF_STATE_RUNNING) {
+		/* Handed out again: the agent restarted and runs it from the
+		 * start, with the whole timeout handed out now. */
+		int64_t t = wfe_handout_timeout(status, action, clk->now_ms);
+		if (wfe_time_set(action, "deadline", clk->now_ms + (t + WF_ACTION_GRACE_S) * 1000,
+				 true) < 0)
+			goto nomem;
+	}
+	*changed = !json_equal(before, status);
 	json_decref(before);
 	before = NULL;
 	int r = fill_handout(wf, status, task, action, clk, out);
@@ -464,8 +473,16 @@ int wf_engine_report(json_t *wf, const struct wf_report *r, const struct wf_cloc
 	if (rst == WF_STATE_NONE)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "action_state %d is not RUNNING, FAILED, TIMEOUT or SUCCESS", r->state);
-	if (r->start_ms < 0 || r->stop_ms < 0 ||
-	    (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms))
+	/* tink-agent reports RUNNING before it sets the action's start, so
+	 * its times are Go's zero time.Time (0001-01-01, a negative Unix
+	 * time): a time before 1970 is taken as absent. */
+	struct wf_report rr = *r;
+	if (rr.start_ms < 0)
+		rr.start_ms = 0;
+	if (rr.stop_ms < 0)
+		rr.stop_ms = 0;
+	r = &rr;
+	if (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "execution_stop is before execution_start");
 	if (wfe_workflow_id(wf, wfid) < 0 || strcmp(wfid, r->workflow_id) != 0)

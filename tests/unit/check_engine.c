@@ -193,6 +193,32 @@ START_TEST(test_refused_reports)
 }
 END_TEST
 
+/* tink-agent's RUNNING report carries Go's zero time (0001-01-01) as its
+ * start and stop: taken as absent, the server's time used. */
+START_TEST(test_zero_times)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	struct wf_clock c = clk_at(T0);
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = -62135596800000LL,
+			       .stop_ms = -62135596800000LL,
+			       .duration = "0s",
+			       .message = "" };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.executionStart"),
+			 "2026-11-25T22:00:00Z");
+	valid(wf);
+	json_decref(wf);
+}
+END_TEST
+
 /* Two tasks of two agents: the first's last SUCCESS hands the workflow
  * (status.agentID) to the second agent. */
 START_TEST(test_two_tasks)
@@ -250,8 +276,11 @@ START_TEST(test_reserve_after_restart)
 	ck_assert_int_eq(get(wf, AG1, T0 + S(3), &h, &ch), GRPC_OK);
 	ck_assert_str_eq(h.action_id, "A1");
 	ck_assert_str_eq(str_at(wf, "status.currentState.state"), "RUNNING");
-	/* the handed-out timeout counts from now, not from the start */
+	/* the handed-out timeout counts from now, not from the start, and so
+	 * does the server's deadline */
 	ck_assert_int_eq(h.timeout_s, 60);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.deadline"), "2026-11-25T22:01:33Z");
 	wf_handout_clear(&h);
 	/* the agent says RUNNING again: a heartbeat, the attempt not counted twice */
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0 + S(4), &ch), GRPC_OK);
@@ -570,6 +599,7 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_run_to_post);
 	UNIT_TEST(tc, test_repeated_reports);
 	UNIT_TEST(tc, test_refused_reports);
+	UNIT_TEST(tc, test_zero_times);
 	UNIT_TEST(tc, test_two_tasks);
 	UNIT_TEST(tc, test_reserve_after_restart);
 	UNIT_TEST(tc, test_retries);
