@@ -285,7 +285,7 @@ int wfe_ulid(const struct wf_clock *clk, char out[WFE_ULID_LEN + 1])
 	for (int i = 0; i < 6; i++)
 		b[i] = (uint8_t)(t >> (40 - 8 * i));
 	clk->random(b + 6, 10, clk->userdata);
-	/* 130 bits of output for 128 of input: two zero bits lead. */
+	/* 130 bits of output for 128 of input: two zero bits first. */
 	for (int i = 0; i < WFE_ULID_LEN; i++) {
 		int bit = i * 5 - 2; /* index of the character's first bit */
 		unsigned v = 0;
