@@ -287,6 +287,7 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 	int r = fill_handout(wf, status, task, action, clk, out);
 	if (r == -EINVAL) {
 		wf_handout_clear(out);
+		*changed = false;
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT, "the workflow has no name");
 	}
 	if (r < 0)
@@ -296,6 +297,7 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 nomem:
 	json_decref(before);
 	wf_handout_clear(out);
+	*changed = false;
 	return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 }
 

@@ -591,6 +591,62 @@ START_TEST(test_message_cut)
 }
 END_TEST
 
+/* Statuses of odd shapes (from another controller, or a Kubernetes
+ * cluster): every function answers, none crashes. */
+static const char *const odd_statuses[] = {
+	"{}",
+	"{\"state\":\"RUNNING\"}",
+	"{\"state\":\"RUNNING\",\"tasks\":7}",
+	"{\"state\":\"RUNNING\",\"tasks\":[7,\"x\",null]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":{}}]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":[{\"id\":\"A1\",\"state\":7,\"timeout\":\"x\"}]}]}",
+	"{\"state\":\"PENDING\",\"globalExecutionStop\":\"not a time\",\"tasks\":[{\"id\":"
+	"\"T1\",\"agentID\":\"aa:00:00:00:00:01\",\"environment\":[1],\"volumes\":{},"
+	"\"actions\":[{\"id\":\"A1\",\"state\":\"PENDING\",\"environment\":{\"K\":1},"
+	"\"deadline\":\"2026-13-45T99:00:00Z\",\"retryAfter\":5}]}]}",
+	"{\"state\":\"FAILED\",\"tasks\":[],\"bootOptions\":[],\"conditions\":{}}",
+	"{\"state\":\"POST\",\"bootOptions\":{\"allowNetboot\":7,\"jobs\":[]}}",
+	"{\"state\":\"BOGUS\"}",
+};
+
+START_TEST(test_odd_statuses)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	json_object_set_new(wf, "status", jload(odd_statuses[_i]));
+	json_object_set_new(at(wf, "spec"), "bootOptions",
+			    jload("{\"toggleAllowNetboot\":true,\"bootMode\":\"isoboot\","
+				  "\"isoURL\":\"http://x/y.iso\"}"));
+	struct wf_clock c = clk_at(T0);
+	struct wf_handout h;
+	struct wf_effects fx;
+	char msg[256];
+	bool ch;
+	int code = wf_engine_get_action(wf, AG1, &c, &h, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_lt(code, GRPC_CODE_MAX);
+	wf_handout_clear(&h);
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .message = "" };
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	r.state = 3;
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_ge(wf_engine_pick(&wf, 1, AG1), -ENOENT);
+	struct wf_inputs in = { 0 };
+	ck_assert_int_eq(wf_engine_step(wf, &in, &c, &fx), 0);
+	wf_effects_clear(&fx);
+	wf_workflow_retry(wf, T0, msg, sizeof(msg));
+	json_decref(wf);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -609,6 +665,8 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_durations);
 	UNIT_TEST(tc, test_message_cut);
 	UNIT_TEST(tc, test_workflow_retry);
+	tcase_add_loop_test(tc, test_odd_statuses, 0,
+			    (int)(sizeof(odd_statuses) / sizeof(odd_statuses[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
