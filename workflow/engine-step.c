@@ -292,10 +292,10 @@ static int timeouts(struct step *s)
 	if (strcmp(st, "RUNNING") == 0 && deadline && now >= deadline) {
 		char what[600];
 		snprintf(msg, sizeof(msg),
-			 "no result from the agent within the action's timeout and %ds of grace",
-			 WF_ACTION_GRACE_S);
+			 "no result from the agent within the action's timeout and %llds of grace",
+			 (long long)wfe_grace_s(s->clk));
 		if (wfe_finish(s->status, ti, ai, WF_STATE_TIMEOUT,
-			       wfe_time_get(a, "executionStart"), now, msg, now, what,
+			       wfe_time_get(a, "executionStart"), now, msg, s->clk, what,
 			       sizeof(what)) < 0)
 			return -ENOMEM;
 		wfe_event(s->fx, "Warning", "ActionTimeout", "%s", what);

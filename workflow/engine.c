@@ -187,7 +187,7 @@ static int fill_handout(const json_t *wf, const json_t *status, const json_t *ta
 	out->action_id = wfe_str(action, "id");
 	out->name = wfe_str(action, "name");
 	out->image = wfe_str(action, "image");
-	out->timeout_s = wfe_handout_timeout(status, action, clk->now_ms);
+	out->timeout_s = wfe_handout_timeout(status, action, clk);
 	out->command = json_is_array(json_object_get(action, "command")) ?
 			       json_object_get(action, "command") :
 			       NULL;
@@ -276,8 +276,8 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 	if (ast == WF_STATE_RUNNING) {
 		/* Handed out again: the agent restarted and runs it from the
 		 * start, with the whole timeout handed out now. */
-		int64_t t = wfe_handout_timeout(status, action, clk->now_ms);
-		if (wfe_time_set(action, "deadline", clk->now_ms + (t + WF_ACTION_GRACE_S) * 1000,
+		int64_t t = wfe_handout_timeout(status, action, clk);
+		if (wfe_time_set(action, "deadline", clk->now_ms + (t + wfe_grace_s(clk)) * 1000,
 				 true) < 0)
 			goto nomem;
 	}
@@ -344,9 +344,8 @@ static int start_action(struct target *t, const struct wf_report *r, const struc
 	json_int_t gt = wfe_int(s, "globalTimeout", 0);
 	if (gt > 0 && !wfe_time_get(s, "globalExecutionStop"))
 		err |= wfe_time_set(s, "globalExecutionStop", clk->now_ms + gt * 1000, true);
-	int64_t timeout = wfe_handout_timeout(s, a, clk->now_ms);
-	err |= wfe_time_set(a, "deadline", clk->now_ms + (timeout + WF_ACTION_GRACE_S) * 1000,
-			    true);
+	int64_t timeout = wfe_handout_timeout(s, a, clk);
+	err |= wfe_time_set(a, "deadline", clk->now_ms + (timeout + wfe_grace_s(clk)) * 1000, true);
 	err |= wfe_set_state(s, WF_STATE_RUNNING);
 	return err ? -ENOMEM : 0;
 }
@@ -358,7 +357,7 @@ static int finish_action(struct target *t, const struct wf_report *r, enum wf_st
 	int64_t stop = r->stop_ms ? r->stop_ms : clk->now_ms;
 	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(t->action, "executionStart");
 	return wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
-			  clk->now_ms, msg, msglen);
+			  clk, msg, msglen);
 }
 
 /* A RUNNING report on the target: a start or a heartbeat. */

@@ -591,6 +591,54 @@ START_TEST(test_message_cut)
 }
 END_TEST
 
+/* The daemon's settings, when given, replace the default timeout, the
+ * grace and the backoff. */
+START_TEST(test_settings)
+{
+	struct wf_settings set = { .default_action_timeout_s = 100,
+				   .action_grace_s = 5,
+				   .retry_base_s = 2,
+				   .retry_max_s = 3 };
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 3, false);
+	json_object_set_new(at(wf, "status"), "globalTimeout", json_integer(0));
+	struct wf_clock c = clk_at(T0);
+	c.settings = &set;
+	struct wf_handout h;
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = T0,
+			       .message = "" };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	/* 60 s + 5 s of grace */
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.deadline"), "2026-11-25T22:01:05Z");
+	r.state = 5;
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert_int_eq(wf_engine_get_action(wf, AG1, &c, &h, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert_int_eq(h.timeout_s, 100); /* timeout 0 */
+	wf_handout_clear(&h);
+	r.action_id = "A2";
+	const char *after[] = { "2026-11-25T22:00:02Z", "2026-11-25T22:00:03Z",
+				"2026-11-25T22:00:03Z" };
+	for (int i = 0; i < 3; i++) {
+		r.state = 2;
+		c.now_ms = T0 + S(10 * i);
+		r.start_ms = c.now_ms;
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		r.state = 3;
+		c.now_ms = T0;
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.retryAfter"), after[i]);
+		c.now_ms = T0 + S(10 * i + 5);
+	}
+	json_decref(wf);
+}
+END_TEST
+
 /* Statuses of odd shapes (from another controller, or a Kubernetes
  * cluster): every function answers, none crashes. */
 static const char *const odd_statuses[] = {
@@ -665,6 +713,7 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_durations);
 	UNIT_TEST(tc, test_message_cut);
 	UNIT_TEST(tc, test_workflow_retry);
+	UNIT_TEST(tc, test_settings);
 	tcase_add_loop_test(tc, test_odd_statuses, 0,
 			    (int)(sizeof(odd_statuses) / sizeof(odd_statuses[0])));
 	suite_add_tcase(s, tc);
