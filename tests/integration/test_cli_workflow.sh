@@ -2,7 +2,8 @@
 # test_cli_workflow — the `ironbell` commands for Workflows against a real
 # ironbelld: get workflows (the CRD's columns, -o wide, a status in the
 # shape of tinkerbell/tink <= v0.12), describe workflow (tasks, actions,
-# what failed and its message) and provision (a free
+# what failed and its message), workflow retry (the status reset through
+# the daemon; a Workflow that has not failed refused) and provision (a free
 # Hardware chosen among three by labels, --map, --netboot, none free, a
 # name that exists). The statuses are written by the test through the
 # status subresource, as the engine would write them.
@@ -36,11 +37,11 @@ api() {
 
 WF=/apis/tinkerbell.org/v1alpha1/namespaces/default/workflows
 
-# set_status NAME JSON: merges JSON (the "status" object) into the
-# Workflow's status through the status subresource.
+# set_status NAME JSON: replaces the Workflow's status with JSON through
+# the status subresource (a PUT: nothing of a status written before stays).
 set_status() {
-	api PATCH "$WF/$1/status" -H 'Content-Type: application/merge-patch+json' \
-		-d "{\"status\":$2}"
+	api PUT "$WF/$1/status" -H 'Content-Type: application/json' \
+		-d "{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Workflow\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"default\"},\"status\":$2}"
 	[ "$code" = 200 ] || diag "status of $1: $code $out"
 }
 
@@ -209,9 +210,120 @@ like "$out" '^ +Started: +2026-01-01T00:00:00Z \(' "describe legacy: startedAt"
 like "$out" '^ +Message: +wipefs: /dev/sda: probing failed$' "describe legacy: the message"
 like "$out" '^Template Rendering: +successful$' "describe legacy: templateRending"
 
+# ---- workflow retry ----
+
+ib workflow retry wf-run
+is "$rc" 1 "retry of a RUNNING workflow fails"
+like "$err" 'cannot be retried: .*RUNNING' "and says why, with its state"
+api GET "$WF/wf-run"
+is "$(printf '%s' "$out" | pyjson 'd["status"]["state"]')" RUNNING "and the workflow is unchanged"
+
+ib workflow retry wf-fail
+is "$rc" 0 "retry of a FAILED workflow"
+[ "$rc" = 0 ] || diag "$err"
+like "$out" '^workflow.tinkerbell.org/wf-fail retried: FAILED -> PENDING$' "retry says what changed"
+like "$out" '^  task os-installation, action grow-fs: FAILED -> PENDING \(attempts 3 cleared\)$' \
+	"retry names the failed action it reset"
+unlike "$out" 'stream-image' "the action that succeeded is not reset"
+api GET "$WF/wf-fail"
+is "$(printf '%s' "$out" | pyjson 'd["status"]["state"]')" PENDING "the daemon has the workflow PENDING"
+is "$(printf '%s' "$out" | pyjson '[a["state"] for a in d["status"]["tasks"][0]["actions"]]')" \
+	"['SUCCESS', 'PENDING', 'PENDING']" "from the failed action on"
+is "$(printf '%s' "$out" | pyjson '"message" in d["status"]["tasks"][0]["actions"][1]')" False \
+	"the failed action's message is cleared"
+ib describe wf wf-fail
+like "$out" '^  Retried +True +Retry +[0-9]+s +retried from action "grow-fs" of task "os-installation"$' \
+	"describe after the retry: its condition"
+unlike "$out" '^Failed Action:' "and no failed action"
+ib workflow retry wf-fail
+is "$rc" 1 "a second retry is refused: the workflow is no longer FAILED"
+ib workflow retry nosuch
+is "$rc" 1 "retry of a missing workflow fails"
+like "$err" 'NotFound' "with the server's NotFound"
+ib workflow nosuch wf-fail
+is "$rc" 2 "an unknown workflow subcommand is a usage error"
+
+# ---- workflow retry against a Workflow that changes meanwhile ----
+
+# A stand-in admin API on TCP (--server) whose Workflow changes after each
+# of the first BUMPS reads, as the daemon's engine or an agent would
+# change it between the client's read and its write: each write that
+# carries a stale resourceVersion is refused 409 Conflict. It records the
+# path and resourceVersion of each write.
+cat >"$IB_TMP/conflict.py" <<'EOF'
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port, bumps, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+state = {"rv": 10, "reads": 0}
+def wf():
+    return {"apiVersion": "tinkerbell.org/v1alpha1", "kind": "Workflow",
+            "metadata": {"name": "wf-x", "namespace": "default", "resourceVersion": str(state["rv"])},
+            "spec": {"templateRef": "t", "hardwareRef": "h"},
+            "status": {"state": "FAILED", "tasks": [{"name": "t1", "agentID": "aa", "actions": [
+                {"name": "a1", "state": "FAILED", "attempts": 1, "message": "boom"}]}]}}
+class H(BaseHTTPRequestHandler):
+    def reply(self, code, body):
+        b = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def do_GET(self):
+        if self.path == "/readyz":
+            return self.reply(200, {})
+        self.reply(200, wf())
+        state["reads"] += 1
+        if state["reads"] <= bumps:
+            state["rv"] += 1
+    def do_PUT(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        rv = body["metadata"].get("resourceVersion")
+        with open(log, "a") as f:
+            f.write("%s %s\n" % (self.path.rsplit("/", 2)[-2] + "/" + self.path.rsplit("/", 1)[-1], rv))
+        if rv != str(state["rv"]):
+            return self.reply(409, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                    "reason": "Conflict", "code": 409,
+                                    "message": "the object has been modified"})
+        self.reply(200, body)
+    def log_message(self, *a):
+        pass
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+EOF
+
+# fake_api BUMPS: starts the stand-in; sets $fake_url and $fake_pid.
+fake_api() {
+	_port=$(ib_free_port) || bail_out "no free port"
+	: >"$IB_TMP/puts.log"
+	"$PY" "$IB_TMP/conflict.py" "$_port" "$1" "$IB_TMP/puts.log" 2>>"$IB_TMP/fake.err" &
+	fake_pid=$!
+	ib_bg "$fake_pid"
+	fake_url=http://127.0.0.1:$_port
+	wait_for 10 curl -sf --max-time 2 -o /dev/null "$fake_url/readyz" ||
+		bail_out "the stand-in admin API did not start"
+}
+
+fake_api 2
+ib --server "$fake_url" workflow retry wf-x
+is "$rc" 0 "retry succeeds after two conflicts"
+like "$err" 'changed while it was being retried \(409 Conflict\): reading it again \(2 of 5\)' \
+	"and says it read the workflow again after each"
+like "$out" '^workflow.tinkerbell.org/wf-x retried: FAILED -> PENDING$' "then says what it did"
+is "$(tr '\n' ' ' <"$IB_TMP/puts.log")" "wf-x/status 10 wf-x/status 11 wf-x/status 12 " \
+	"each write goes to the status subresource with the resourceVersion of the read before it"
+ib_kill "$fake_pid"
+
+fake_api 100
+ib --server "$fake_url" workflow retry wf-x
+is "$rc" 1 "retry of a workflow that keeps changing fails"
+like "$err" 'kept changing: gave up after 5 tries; nothing was written' "and says so"
+is "$(wc -l <"$IB_TMP/puts.log" | tr -d ' ')" 5 "after 5 writes, each refused"
+ib_kill "$fake_pid"
+
 # ---- provision ----
 
-# pool-a is held by a Workflow that has no status yet, pool-b by a RUNNING
+# pool-a is held by a Workflow that has no status yet (or, where the
+# daemon runs the engine, one it rendered: PENDING), pool-b by a RUNNING
 # one; a finished and a disabled Workflow do not hold pool-c.
 cat >"$IB_TMP/holders.yaml" <<'EOF'
 apiVersion: tinkerbell.org/v1alpha1
@@ -221,6 +333,7 @@ metadata:
 spec:
   templateRef: ubuntu
   hardwareRef: pool-a
+  hardwareMap: {device_1: "02:00:00:00:01:0a"}
 ---
 apiVersion: tinkerbell.org/v1alpha1
 kind: Workflow
@@ -229,6 +342,7 @@ metadata:
 spec:
   templateRef: ubuntu
   hardwareRef: pool-b
+  hardwareMap: {device_1: "02:00:00:00:01:0b"}
 ---
 apiVersion: tinkerbell.org/v1alpha1
 kind: Workflow
@@ -237,6 +351,7 @@ metadata:
 spec:
   templateRef: ubuntu
   hardwareRef: pool-c
+  hardwareMap: {device_1: "02:00:00:00:01:0c"}
 ---
 apiVersion: tinkerbell.org/v1alpha1
 kind: Workflow
@@ -245,6 +360,7 @@ metadata:
 spec:
   templateRef: ubuntu
   hardwareRef: pool-c
+  hardwareMap: {device_1: "02:00:00:00:01:0c"}
   disabled: true
 EOF
 ib apply -f "$IB_TMP/holders.yaml"
