@@ -49,8 +49,12 @@ static int retry_once(struct cli *c, const char *name, const char *path, const c
 		goto out;
 	}
 	if (wf_workflow_retry(wf, now_ms(), msg, sizeof(msg)) < 0) {
-		ret = cli_error("workflow \"%s/%s\" cannot be retried: %s", c->ns, name,
-				msg[0] ? msg : "the workflow part refused it");
+		ret = cli_error("workflow \"%s/%s\" cannot be retried: %s%s", c->ns, name,
+				msg[0] ? msg : "the workflow part refused it",
+				cli_wf_legacy(wf) ? " (its status is that of tinkerbell/tink v0.12 "
+						    "and before: delete the Workflow and create "
+						    "it again)" :
+						    "");
 		goto out;
 	}
 	code = cli_send_object(c, "PUT", status_path, wf, 409, NULL);

@@ -237,6 +237,10 @@ like "$out" '^  Retried +True +Retry +[0-9]+s +retried from action "grow-fs" of 
 unlike "$out" '^Failed Action:' "and no failed action"
 ib workflow retry wf-fail
 is "$rc" 1 "a second retry is refused: the workflow is no longer FAILED"
+ib workflow retry wf-legacy
+is "$rc" 1 "retry of a legacy STATE_FAILED workflow is refused"
+like "$err" 'tinkerbell/tink v0.12 and before: delete the Workflow and create it again' \
+	"and says what to do instead"
 ib workflow retry nosuch
 is "$rc" 1 "retry of a missing workflow fails"
 like "$err" 'NotFound' "with the server's NotFound"
