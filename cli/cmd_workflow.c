@@ -401,11 +401,9 @@ static int provision(struct cli *c, struct cli_provision *p, const char *selecto
 	}
 	int i = cli_wf_pick_hardware(hw, wfs, &busy);
 	if (i < 0) {
-		ret = cli_error("no free Hardware: %zu in namespace \"%s\" match%s \"%s\", and %s "
-				"busy (a Workflow that is not finished refers to %s)",
-				json_array_size(hw), c->ns, json_array_size(hw) == 1 ? "es" : "",
-				selector, busy == 1 ? "it is" : "all are",
-				busy == 1 ? "it" : "each");
+		ret = cli_error("no free Hardware: %zu in namespace \"%s\" match \"%s\", %zu busy "
+				"(a Workflow that is not finished refers to each)",
+				json_array_size(hw), c->ns, selector, busy);
 		goto out;
 	}
 	json_t *chosen = json_array_get(hw, (size_t)i);

@@ -387,7 +387,8 @@ is "$(printf '%s' "$out" | pyjson '"bootOptions" in d["spec"]')" False "no boot 
 
 ib provision --template ubuntu --selector pool=p1
 is "$rc" 1 "provision when every matching hardware is busy fails"
-like "$err" 'no free Hardware: 3 .* match "pool=p1", and all are busy' "and says how many matched and are busy"
+like "$err" 'no free Hardware: 3 in namespace "default" match "pool=p1", 3 busy' \
+	"and says how many matched and how many are busy"
 
 ib provision --template ubuntu --selector pool=p1,rack=r2 --name hold-a
 is "$rc" 1 "provision with only busy hardware fails before the name matters"
