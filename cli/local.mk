@@ -8,7 +8,7 @@ ironbell_CFLAGS = $(AM_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 # libworkflow.a: wf_workflow_retry(), the rule of `workflow retry`.
 ironbell_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(CURL_LIBS)
 
-# The pure Workflow helpers of the client (cli/wf.c), without a daemon.
+# The pure Workflow functions of the client (cli/wf.c), without a daemon.
 check_PROGRAMS += tests/unit/check_cli_wf
 TESTS += tests/unit/check_cli_wf
 tests_unit_check_cli_wf_SOURCES = tests/unit/check_cli_wf.c tests/unit/unit.h \

@@ -1,4 +1,4 @@
-/* check_cli_wf — the pure Workflow helpers of `ironbell` (cli/wf.c): the
+/* check_cli_wf — the pure Workflow functions of `ironbell` (cli/wf.c): the
  * table columns in both status shapes, the actions' view and durations,
  * what `workflow retry` reports, the free Hardware `provision` chooses
  * and the Workflow it builds, with the bad --map entries. */
