@@ -5,7 +5,7 @@
 # it) in the same run. See tests/bench/workflow/run.sh for what it
 # measures and its variables (BENCH_WF_*).
 EXTRA_DIST += tests/bench/workflow/run.sh tests/bench/workflow/fixtures.sh \
-	tests/bench/workflow/h2bench.h
+	tests/bench/workflow/floor.py
 EXTRA_PROGRAMS += tests/bench/workflow/agents tests/bench/workflow/floor
 tests_bench_workflow_agents_SOURCES = tests/bench/workflow/agents.c tests/bench/workflow/h2bench.h
 tests_bench_workflow_agents_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS) $(TINKPB_CFLAGS)
