@@ -598,6 +598,10 @@ static void agent_event(struct agent *a, uint32_t events)
 			/* complete() may have ended the agent or made it wait */
 			if (a->phase >= PH_DONE)
 				break;
+			/* short: the socket is drained, and more data is a new
+			 * edge (saves the read that would say EAGAIN) */
+			if ((size_t)n < sizeof(buf))
+				break;
 		}
 	}
 	if (a->phase >= PH_DONE) {

@@ -392,6 +392,8 @@ static void conn_event(struct conn *c, uint32_t events)
 				conn_close(c);
 				return;
 			}
+			if ((size_t)n < sizeof(buf))
+				break; /* drained: more data is a new edge */
 		}
 	}
 	if (conn_flush(c) < 0)
