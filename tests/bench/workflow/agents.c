@@ -75,6 +75,9 @@
 #define OUT_CAP (64u * 1024u)      /* OUT_BATCH + the largest frame */
 #define SAMPLES_MAX (1u << 24)     /* latencies kept per thread */
 #define EVENTS_MAX 256
+/* Go's zero time.Time in seconds since 1970: the execution_stop that
+ * tink-agent sends with RUNNING. */
+#define GO_ZERO_TIME_S (-62135596800LL)
 /* Paced: the connections are made in this time; the first actions are
  * due from its end on, and the rate is counted from there. */
 #define PACE_START_NS 1000000000u
@@ -125,7 +128,7 @@ struct agent {
 	size_t out_len, out_off, out_cap;
 	/* the action handed out */
 	char wf_id[ID_MAX], task_id[ID_MAX], action_id[ID_MAX], name[ID_MAX];
-	int64_t start_s;
+	struct timespec start; /* when it was reported RUNNING */
 };
 
 struct opts {
@@ -248,6 +251,8 @@ static int issue(struct agent *a)
 	const ProtobufCMessage *m;
 	Proto__ActionRequest get = PROTO__ACTION_REQUEST__INIT;
 	Proto__ActionStatusRequest rep = PROTO__ACTION_STATUS_REQUEST__INIT;
+	Proto__ActionMessage msg = PROTO__ACTION_MESSAGE__INIT;
+	char duration[32];
 	const char *path;
 
 	a->sent_ns = h2b_now_ns();
@@ -261,6 +266,9 @@ static int issue(struct agent *a)
 		m = &get.base;
 		path = GRPC_PATH_GET_ACTION;
 	} else {
+		/* As tink-agent reports: a stop time of Go's zero time while
+		 * RUNNING, a message always there, the duration as Go prints
+		 * a time.Duration. */
 		struct timespec now;
 		clock_gettime(CLOCK_REALTIME, &now);
 		rep.workflow_id = a->wf_id;
@@ -269,16 +277,23 @@ static int issue(struct agent *a)
 		rep.action_id = a->action_id;
 		rep.action_name = a->name;
 		if (a->phase == PH_RUNNING) {
-			a->start_s = now.tv_sec;
+			a->start = now;
 			rep.action_state = PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__RUNNING;
+			ts_stop.seconds = GO_ZERO_TIME_S;
 		} else {
+			int64_t ns = (now.tv_sec - a->start.tv_sec) * 1000000000LL +
+				     (now.tv_nsec - a->start.tv_nsec);
 			rep.action_state = PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__SUCCESS;
 			ts_stop.seconds = now.tv_sec;
-			rep.execution_stop = &ts_stop;
-			rep.execution_duration = now.tv_sec > a->start_s ? "1s" : "0s";
+			ts_stop.nanos = (int32_t)now.tv_nsec;
+			snprintf(duration, sizeof(duration), "%.6gms", ns > 0 ? ns / 1e6 : 0.0);
+			rep.execution_duration = duration;
 		}
-		ts_start.seconds = a->start_s;
+		ts_start.seconds = a->start.tv_sec;
+		ts_start.nanos = (int32_t)a->start.tv_nsec;
 		rep.execution_start = &ts_start;
+		rep.execution_stop = &ts_stop;
+		rep.message = &msg;
 		m = &rep.base;
 		path = GRPC_PATH_REPORT_ACTION_STATUS;
 	}
