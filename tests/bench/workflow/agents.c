@@ -804,7 +804,8 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The options into o; exits 2 on a bad one. */
+static void parse_opts(int argc, char **argv, struct opts *ret)
 {
 	struct opts o = {.agents = 1000, .actions = 10, .threads = 1, .first = 1};
 	const char *host = "127.0.0.1";
@@ -842,7 +843,14 @@ int main(int argc, char **argv)
 		o.interval_ns = (uint64_t)o.agents * 1000000000u / rate;
 	if (o.threads > o.agents)
 		o.threads = o.agents;
+	*ret = o;
+}
 
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse_opts(argc, argv, &o);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < o.agents + 64u) {
 		rl.rlim_cur = rl.rlim_max < o.agents + 64u ? rl.rlim_max : o.agents + 64u;
