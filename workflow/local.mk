@@ -61,3 +61,8 @@ tests_fuzz_fuzz_template_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_C
 tests_fuzz_fuzz_template_schema_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
 endif
+
+# The workflow controller: the thread that follows Workflows, Templates,
+# Hardware and bmc Jobs in the store and carries out the engine's steps.
+libworkflow_a_SOURCES += workflow/settings.c workflow/controller-internal.h \
+	workflow/controller.c workflow/controller-step.c
