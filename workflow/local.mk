@@ -66,3 +66,11 @@ endif
 # Hardware and bmc Jobs in the store and carries out the engine's steps.
 libworkflow_a_SOURCES += workflow/settings.c workflow/controller-internal.h \
 	workflow/controller.c workflow/controller-step.c
+
+check_PROGRAMS += tests/unit/check_workflow_ctl
+TESTS += tests/unit/check_workflow_ctl
+tests_unit_check_workflow_ctl_SOURCES = tests/unit/check_workflow_ctl.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_workflow_ctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_workflow_ctl_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
