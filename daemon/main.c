@@ -266,9 +266,11 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "workflow.resync_interval", a->workflow.resync_s != b->workflow.resync_s },
 		{ "workflow.default_action_timeout",
 		  a->workflow.default_action_timeout_s != b->workflow.default_action_timeout_s },
-		{ "workflow.action_grace", a->workflow.action_grace_s != b->workflow.action_grace_s },
+		{ "workflow.action_grace",
+		  a->workflow.action_grace_s != b->workflow.action_grace_s },
 		{ "workflow.retry_backoff", a->workflow.retry_base_s != b->workflow.retry_base_s },
-		{ "workflow.retry_backoff_max", a->workflow.retry_max_s != b->workflow.retry_max_s },
+		{ "workflow.retry_backoff_max",
+		  a->workflow.retry_max_s != b->workflow.retry_max_s },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)

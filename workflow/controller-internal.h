@@ -21,21 +21,23 @@ struct store_reader;
 struct store_subscription;
 struct metric;
 
-#define WF_CTL_BUCKETS 4096          /* hash buckets of the Workflow index */
-#define WF_CTL_MAX_WORKFLOWS 100000  /* Workflows followed at once */
-#define WF_CTL_MAX_JOB_REFS 8        /* status.bootOptions.jobs names followed per Workflow */
-#define WF_CTL_CHANGES_PAGE 256      /* store changes read at once */
-#define WF_CTL_SYNC_PAGES 16         /* pages read per wake before the loop turns */
-#define WF_CTL_LOOKS_PER_TURN 256    /* Workflows looked at per turn of the loop */
-#define WF_CTL_STEP_ATTEMPTS 4       /* a status write that meets a newer version:
-				      * read again and step again, this many times */
-#define WF_CTL_CONFLICT_RETRIES 4    /* a Hardware write that meets a newer version
-				      * (Tinkerbell's 4) */
-#define WF_CTL_ERROR_RETRY_MS 5000   /* a look that failed (store, engine) is
-				      * tried again after */
-#define WF_CTL_MAX_WAIT_MS 60000     /* longest sleep of the loop */
-#define WF_CTL_MIN_WAKE_MS 100       /* an engine's wake_ms sooner than this is put
-				      * off to it, so that no Workflow spins */
+#define WF_CTL_BUCKETS 4096         /* hash buckets of the Workflow index */
+#define WF_CTL_MAX_WORKFLOWS 100000 /* Workflows followed at once */
+#define WF_CTL_MAX_JOB_REFS 8       /* status.bootOptions.jobs names followed per Workflow */
+#define WF_CTL_CHANGES_PAGE 256     /* store changes read at once */
+#define WF_CTL_SYNC_PAGES 16        /* pages read per wake before the loop turns */
+#define WF_CTL_LOOKS_PER_TURN 256   /* Workflows looked at per turn of the loop */
+/* A status write that meets a newer version: read again and step again,
+ * this many times. */
+#define WF_CTL_STEP_ATTEMPTS 4
+/* A Hardware write that meets a newer version (Tinkerbell's 4). */
+#define WF_CTL_CONFLICT_RETRIES 4
+/* A look that failed (store, engine) is tried again after this. */
+#define WF_CTL_ERROR_RETRY_MS 5000
+#define WF_CTL_MAX_WAIT_MS 60000 /* longest sleep of the loop */
+/* An engine's wake_ms sooner than this is put off to it, so that no
+ * Workflow spins. */
+#define WF_CTL_MIN_WAKE_MS 100
 
 #define WF_CTL_AUTO_LABEL "tink-controller-auto-created" /* Tinkerbell's, on Jobs it makes */
 
@@ -46,12 +48,12 @@ struct wf_entry {
 	struct wf_entry *hnext; /* bucket chain */
 	struct wf_entry *qnext; /* the queue of Workflows to look at */
 	bool queued;
-	bool seen;              /* mark and sweep of a relist */
-	size_t hidx;            /* place in the timer heap; 0: no timer (1-based) */
-	int64_t wake_ms;        /* CLOCK_REALTIME ms: look again then */
-	uint64_t written_rv;    /* resourceVersion of this thread's last status write */
-	char *ns, *name;        /* owned */
-	char *tmpl, *hw;        /* spec.templateRef, spec.hardwareRef; NULL: none */
+	bool seen;                       /* mark and sweep of a relist */
+	size_t hidx;                     /* place in the timer heap; 0: no timer (1-based) */
+	int64_t wake_ms;                 /* CLOCK_REALTIME ms: look again then */
+	uint64_t written_rv;             /* resourceVersion of this thread's last status write */
+	char *ns, *name;                 /* owned */
+	char *tmpl, *hw;                 /* spec.templateRef, spec.hardwareRef; NULL: none */
 	char *jobs[WF_CTL_MAX_JOB_REFS]; /* the names in status.bootOptions.jobs */
 	size_t njobs;
 };

@@ -186,7 +186,8 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 				       .namespace_ = ns,
 				       .name = name,
 				       .body = hw,
-				       .resource_version = wf_ctl_jstr(hw, "metadata.resourceVersion"),
+				       .resource_version =
+					       wf_ctl_jstr(hw, "metadata.resourceVersion"),
 				       .no_object = true };
 		e = store_write1(s->store, &op);
 		if (e < 0)
@@ -201,8 +202,8 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 /* Makes the bmc Job j for Workflow wf in namespace ns, after deleting an
  * earlier one of the same name; its uid into *ret_uid (a heap string, or
  * NULL). 0, or a negative errno with why in msg. */
-static int make_job(struct wf_server *s, const json_t *wf, const char *ns,
-		    const struct wf_job *j, char **ret_uid, char *msg, size_t msglen)
+static int make_job(struct wf_server *s, const json_t *wf, const char *ns, const struct wf_job *j,
+		    char **ret_uid, char *msg, size_t msglen)
 {
 	struct store_op del = { .type = STORE_OP_DELETE,
 				.kind = STORE_KIND_JOB,

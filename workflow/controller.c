@@ -169,8 +169,8 @@ void wf_ctl_refs(struct wf_entry *w, const json_t *wf)
 {
 	set_str(&w->tmpl, wf_ctl_jstr(wf, "spec.templateRef"));
 	set_str(&w->hw, wf_ctl_jstr(wf, "spec.hardwareRef"));
-	const json_t *jobs =
-		json_object_get(json_object_get(json_object_get(wf, "status"), "bootOptions"), "jobs");
+	const json_t *jobs = json_object_get(
+		json_object_get(json_object_get(wf, "status"), "bootOptions"), "jobs");
 	const char *key;
 	const json_t *v;
 	size_t n = 0;
@@ -278,9 +278,8 @@ void wf_ctl_timer(struct wf_server *s, struct wf_entry *w, int64_t at_ms)
 	}
 	if (s->nheap + 1 >= s->capheap) {
 		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		struct wf_entry **h = cap <= WF_CTL_MAX_WORKFLOWS + 2 ?
-					      realloc(s->heap, cap * sizeof(*h)) :
-					      NULL;
+		struct wf_entry **h =
+			cap <= WF_CTL_MAX_WORKFLOWS + 2 ? realloc(s->heap, cap * sizeof(*h)) : NULL;
 		if (!h) {
 			/* the resync looks at it all the same */
 			log_warn("workflow", "workflow %s/%s: timer not set: out of memory", w->ns,
@@ -550,9 +549,9 @@ static void server_metrics(struct wf_server *s)
 						 "the state entered.",
 						 l);
 	}
-	s->m_render_fail = metrics_counter("ironbell_workflow_render_failures_total",
-					   "Workflows whose template did not render or validate.",
-					   NULL);
+	s->m_render_fail =
+		metrics_counter("ironbell_workflow_render_failures_total",
+				"Workflows whose template did not render or validate.", NULL);
 	s->m_step_err = metrics_counter("ironbell_workflow_step_errors_total",
 					"Looks at a Workflow that failed (store, engine) and are "
 					"tried again later.",
@@ -561,8 +560,8 @@ static void server_metrics(struct wf_server *s)
 				      "Workflows the controller follows.", NULL);
 }
 
-int wf_server_new(struct store *store, const struct wf_settings *settings,
-		  struct wf_server **ret, char *err, size_t errlen)
+int wf_server_new(struct store *store, const struct wf_settings *settings, struct wf_server **ret,
+		  char *err, size_t errlen)
 {
 	struct wf_server *s = calloc(1, sizeof(*s));
 	int e;

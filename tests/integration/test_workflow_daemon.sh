@@ -44,6 +44,8 @@ kind: Hardware
 metadata:
   name: node-a
 spec:
+  disks:
+    - device: /dev/nvme0n1
   interfaces:
     - dhcp:
         mac: "02:00:00:00:00:0a"
@@ -71,7 +73,7 @@ spec:
             image: quay.io/tinkerbell/actions/image2disk:latest
             timeout: 600
             environment:
-              DEST_DISK: {{ index .Hardware.Disks 0 | default "/dev/sda" }}
+              DEST_DISK: {{ index .Hardware.Disks 0 }}
           - name: kexec
             image: quay.io/tinkerbell/actions/kexec:latest
             timeout: 90
@@ -102,6 +104,8 @@ is "$(pyjson '[a["name"] + ":" + a["state"] for a in d["status"]["tasks"][0]["ac
 	<"$IB_TMP/wf-a.json")" "['stream-image:PENDING', 'kexec:PENDING']" "both actions PENDING"
 is "$(pyjson 'd["status"]["templateRendering"]' <"$IB_TMP/wf-a.json")" successful \
 	"templateRendering successful"
+is "$(pyjson 'd["status"]["tasks"][0]["actions"][0].get("environment", {}).get("DEST_DISK")' \
+	<"$IB_TMP/wf-a.json")" /dev/nvme0n1 "the Hardware's first disk rendered into the action"
 
 run curl -sf --max-time 5 --unix-socket "$IB_SOCK" \
 	http://localhost/apis/tinkerbell.org/v1alpha1/namespaces/default/workflows/wf-a

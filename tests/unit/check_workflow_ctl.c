@@ -102,28 +102,27 @@ static void template(const char *name, const char *data)
 	json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion",
 				"tinkerbell.org/v1alpha1", "kind", "Template", "metadata", "name",
 				name, "namespace", "default", "spec", "data", data);
-	struct store_op op = { .type = STORE_OP_CREATE,
-			       .kind = STORE_KIND_TEMPLATE,
-			       .body = obj,
-			       .no_object = true };
+	struct store_op op = {
+		.type = STORE_OP_CREATE, .kind = STORE_KIND_TEMPLATE, .body = obj, .no_object = true
+	};
 	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
 	store_op_clear(&op);
 	json_decref(obj);
 }
 
-#define TEMPLATE_OK                                  \
-	"version: \"0.1\"\n"                         \
-	"name: t\n"                                  \
-	"global_timeout: 1800\n"                     \
-	"tasks:\n"                                   \
-	"  - name: os\n"                             \
-	"    worker: \"{{.device_1}}\"\n"            \
-	"    actions:\n"                             \
-	"      - name: stream\n"                     \
+#define TEMPLATE_OK                                                     \
+	"version: \"0.1\"\n"                                            \
+	"name: t\n"                                                     \
+	"global_timeout: 1800\n"                                        \
+	"tasks:\n"                                                      \
+	"  - name: os\n"                                                \
+	"    worker: \"{{.device_1}}\"\n"                               \
+	"    actions:\n"                                                \
+	"      - name: stream\n"                                        \
 	"        image: quay.io/tinkerbell/actions/image2disk:latest\n" \
-	"        timeout: 600\n"                     \
-	"      - name: kexec\n"                      \
-	"        image: quay.io/tinkerbell/actions/kexec:latest\n" \
+	"        timeout: 600\n"                                        \
+	"      - name: kexec\n"                                         \
+	"        image: quay.io/tinkerbell/actions/kexec:latest\n"      \
 	"        timeout: 90\n"
 
 static void hardware(const char *name, bool bmc)
@@ -140,7 +139,8 @@ static void hardware(const char *name, bool bmc)
 		 "      netboot: {allowPXE: false}\n"
 		 "    - dhcp: {mac: \"02:00:00:00:00:02\"}\n",
 		 name,
-		 bmc ? "  bmcRef: {apiGroup: bmc.tinkerbell.org, kind: Machine, name: bmc1}\n" : "");
+		 bmc ? "  bmcRef: {apiGroup: bmc.tinkerbell.org, kind: Machine, name: bmc1}\n" :
+		       "");
 	create(y);
 }
 
@@ -427,8 +427,8 @@ START_TEST(test_netboot_job)
 	ck_assert_str_eq(jstr(json_array_get(tasks, 2), "powerAction"), "on");
 	ck_assert_str_eq(jstr(job, "spec.machineRef.name"), "bmc1");
 	ck_assert_str_eq(jstr(job, "metadata.labels.tink-controller-auto-created"), "true");
-	json_t *owner = json_array_get(json_object_get(json_object_get(job, "metadata"),
-						       "ownerReferences"), 0);
+	json_t *owner = json_array_get(
+		json_object_get(json_object_get(job, "metadata"), "ownerReferences"), 0);
 	ck_assert_str_eq(jstr(owner, "kind"), "Workflow");
 	ck_assert_str_eq(jstr(owner, "name"), "wf1");
 	json_t *wf = wait_state("wf1", "PREPARING");
@@ -441,13 +441,12 @@ START_TEST(test_netboot_job)
 	ck_assert_str_eq(jstr(entry, "uid"), jstr(job, "metadata.uid"));
 	json_decref(wf);
 	/* the bmc controller, played: the Job completes */
-	json_t *st_ = json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Completed", "status",
-				"True");
+	json_t *st_ =
+		json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Completed", "status", "True");
 	json_object_set_new(job, "status", st_);
-	struct store_op op = { .type = STORE_OP_STATUS,
-			       .kind = STORE_KIND_JOB,
-			       .body = job,
-			       .no_object = true };
+	struct store_op op = {
+		.type = STORE_OP_STATUS, .kind = STORE_KIND_JOB, .body = job, .no_object = true
+	};
 	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
 	store_op_clear(&op);
 	json_decref(job);
@@ -486,13 +485,12 @@ START_TEST(test_restart_in_the_middle)
 	json_decref(wait_state("wf1", "PREPARING"));
 	stop();
 	/* while no controller runs, the Job completes */
-	json_object_set_new(job, "status",
-			    json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Completed",
-				      "status", "True"));
-	struct store_op op = { .type = STORE_OP_STATUS,
-			       .kind = STORE_KIND_JOB,
-			       .body = job,
-			       .no_object = true };
+	json_object_set_new(
+		job, "status",
+		json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Completed", "status", "True"));
+	struct store_op op = {
+		.type = STORE_OP_STATUS, .kind = STORE_KIND_JOB, .body = job, .no_object = true
+	};
 	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
 	store_op_clear(&op);
 	json_decref(job);
