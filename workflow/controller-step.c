@@ -29,7 +29,9 @@
  * counted (ironbell_workflow_step_errors_total), logged, and the Workflow
  * looked at again after WF_CTL_ERROR_RETRY_MS. Each state change the
  * controller writes is one log line naming the Workflow, and counted by
- * the state entered. */
+ * the state entered. fx.notify_agent needs nothing here: the status
+ * write is a store change, which is what wakes the worker API's waiting
+ * GetAction. */
 #include "config.h"
 
 #include <errno.h>
