@@ -9,7 +9,10 @@
  * Template (spec.templateRef), Hardware (spec.hardwareRef) and the bmc
  * Jobs named in status.bootOptions.jobs; a PENDING or RUNNING Workflow,
  * whose step only checks its clocks, costs one read, which matters when
- * every report of a thousand agents is a change. The clock is
+ * every report of a thousand agents is a change. When such a step changes
+ * the state (RUNNING -> TIMEOUT goes on to the cleanup, which turns
+ * allowPXE off), its result is dropped and the step is taken again with
+ * the inputs read. The clock is
  * CLOCK_REALTIME in milliseconds, the randomness getrandom(2)'s.
  *
  * The effects are carried out in the order that survives a crash at any
@@ -126,12 +129,14 @@ static json_t *get_opt(struct wf_server *s, enum store_kind k, const char *ns, c
 	return o;
 }
 
-static void read_inputs(struct wf_server *s, struct wf_entry *w, struct look *l,
-			struct wf_inputs *in)
+/* Reads the inputs of l->wf into in when its state needs them, or always
+ * with force. Whether it read them. */
+static bool read_inputs(struct wf_server *s, struct wf_entry *w, struct look *l,
+			struct wf_inputs *in, bool force)
 {
 	*in = (struct wf_inputs){ 0 };
-	if (!needs_inputs(l->wf))
-		return;
+	if (!force && !needs_inputs(l->wf))
+		return false;
 	l->tmpl = get_opt(s, STORE_KIND_TEMPLATE, w->ns, w->tmpl);
 	l->hw = get_opt(s, STORE_KIND_HARDWARE, w->ns, w->hw);
 	for (size_t i = 0; i < w->njobs; i++) {
@@ -145,6 +150,7 @@ static void read_inputs(struct wf_server *s, struct wf_entry *w, struct look *l,
 	in->hardware = l->hw;
 	in->jobs = l->jobv;
 	in->n_jobs = l->njobs;
+	return true;
 }
 
 /* ---- effects ---- */
@@ -354,8 +360,10 @@ static int do_effects(struct wf_server *s, struct wf_entry *w, struct look *l,
 }
 
 /* One attempt: 0 (done, or failed and the timer set), -ESTALE (a
- * newer version: try again), -ENOENT (the Workflow is gone). */
-static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l)
+ * newer version: try again), -ENOENT (the Workflow is gone), -EAGAIN (a
+ * step without the inputs changed the state, and the new state's work
+ * may need them: nothing was done, try again with force). */
+static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l, bool force)
 {
 	char msg[WF_CTL_MSG_MAX] = "", before[32], rendering_before[16];
 	struct wf_effects fx = { 0 };
@@ -371,7 +379,7 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l)
 		return 0;
 	}
 	wf_ctl_refs(w, l->wf);
-	read_inputs(s, w, l, &in);
+	bool fetched = read_inputs(s, w, l, &in, force);
 	snprintf(before, sizeof(before), "%s", state_of(l->wf));
 	snprintf(rendering_before, sizeof(rendering_before), "%s",
 		 wf_ctl_jstr(l->wf, "status.templateRendering") ?: "");
@@ -380,6 +388,12 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l)
 	if (e < 0) {
 		snprintf(msg, sizeof(msg), "the engine failed: %s", strerror(-e));
 		goto fail;
+	}
+	/* RUNNING -> TIMEOUT goes on to the cleanup in the same step, which
+	 * needs the Hardware */
+	if (!fetched && strcmp(before, state_of(l->wf)) != 0) {
+		e = -EAGAIN;
+		goto out;
 	}
 	e = do_effects(s, w, l, &fx, msg, sizeof(msg));
 	if (e < 0)
@@ -415,9 +429,14 @@ out:
 int wf_ctl_look(struct wf_server *s, struct wf_entry *w)
 {
 	struct look l = { 0 };
-	for (int attempt = 0; attempt < WF_CTL_STEP_ATTEMPTS; attempt++) {
-		int e = look_once(s, w, &l);
+	bool force = false;
+	for (int attempt = 0; attempt < 2 * WF_CTL_STEP_ATTEMPTS; attempt++) {
+		int e = look_once(s, w, &l, force);
 		look_clear(&l);
+		if (e == -EAGAIN && !force) {
+			force = true;
+			continue;
+		}
 		if (e != -ESTALE)
 			return e;
 	}
