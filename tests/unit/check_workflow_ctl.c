@@ -243,6 +243,19 @@ static bool has_event(const char *name, const char *reason, const char *what)
 	return found;
 }
 
+/* Whether the metrics hold a line starting with line. */
+static bool has_metric(const char *line)
+{
+	struct buf b = BUF_INIT(1 << 20);
+	ck_assert_int_eq(metrics_render(&b), 0);
+	bool found = false;
+	for (const char *p = b.data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, line, strlen(line)) == 0)
+			found = true;
+	buf_free(&b);
+	return found;
+}
+
 /* ---- the worker API, played ---- */
 
 static void rnd(void *buf, size_t n, void *ud)
@@ -337,6 +350,9 @@ START_TEST(test_renders_to_pending)
 	json_decref(wf);
 	/* nothing was asked of the Hardware */
 	ck_assert_uint_eq(hw_rv("hw1"), rv);
+	ck_assert(has_metric("ironbell_workflow_transitions_total{state=\"PENDING\"} 1"));
+	ck_assert(has_metric("ironbell_workflow_followed 1"));
+	ck_assert(has_metric("ironbell_workflow_render_failures_total 0"));
 }
 END_TEST
 
@@ -376,6 +392,8 @@ START_TEST(test_bad_template_fails_with_position)
 		  has_event("wf1", "TemplateRenderFailed", "nosuchfn"));
 	/* nothing else changed */
 	ck_assert_uint_eq(hw_rv("hw1"), rv);
+	ck_assert(has_metric("ironbell_workflow_render_failures_total 1"));
+	ck_assert(has_metric("ironbell_workflow_transitions_total{state=\"FAILED\"} 1"));
 }
 END_TEST
 
@@ -473,6 +491,25 @@ START_TEST(test_global_timeout)
 	json_decref(wait_state("wf1", "TIMEOUT"));
 	/* cleaned up, as after POST */
 	wait_pxe("hw1", 0);
+
+	/* a Workflow deleted while its timer is armed is forgotten, timer
+	 * and all */
+	template("t2", TEMPLATE_OK);
+	workflow("wf2", "t2", NULL);
+	json_decref(wait_state("wf2", "PENDING"));
+	agent_step("wf2", 2);
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_WORKFLOW,
+			       .namespace_ = "default",
+			       .name = "wf2",
+			       .no_object = true };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	workflow("wf3", "t1", NULL);
+	json_decref(wait_state("wf3", "PENDING"));
+	for (int i = 0; i < WAIT_TURNS && !has_metric("ironbell_workflow_followed 2"); i++)
+		usleep(10000);
+	ck_assert(has_metric("ironbell_workflow_followed 2"));
 }
 END_TEST
 
