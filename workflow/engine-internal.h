@@ -70,14 +70,20 @@ int wfe_workflow_id(const json_t *wf, char out[WF_ID_MAX]);
  * indexes, or -ENOENT when every action is SUCCESS (or there is none). */
 int wfe_current(const json_t *status, size_t *ret_task, size_t *ret_action);
 
-/* The timeout handed out with an action (seconds): its own, or
- * WF_DEFAULT_ACTION_TIMEOUT_S when 0, at most what remains of the global
- * timeout (globalExecutionStop when set, else globalTimeout), at least 1. */
-int64_t wfe_handout_timeout(const json_t *status, const json_t *action, int64_t now_ms);
+/* The timeout handed out with an action (seconds): its own, or the
+ * default (clk->settings, else WF_DEFAULT_ACTION_TIMEOUT_S) when 0, at
+ * most what remains of the global timeout (globalExecutionStop when set,
+ * else globalTimeout), at least 1. */
+int64_t wfe_handout_timeout(const json_t *status, const json_t *action, const struct wf_clock *clk);
 
-/* Backoff before retry n (1-based): WF_RETRY_BASE_S * 2^(n-1), at most
- * WF_RETRY_MAX_S; in milliseconds. */
-int64_t wfe_backoff_ms(json_int_t attempt);
+/* The grace beyond an action's timeout (clk->settings, else
+ * WF_ACTION_GRACE_S), seconds. */
+int64_t wfe_grace_s(const struct wf_clock *clk);
+
+/* Backoff before retry n (1-based): base * 2^(n-1), at most max (from
+ * clk->settings, else WF_RETRY_BASE_S and WF_RETRY_MAX_S); in
+ * milliseconds. */
+int64_t wfe_backoff_ms(json_int_t attempt, const struct wf_clock *clk);
 
 /* Ends the current attempt of action ai of task ti in status with rst
  * (SUCCESS, FAILED, TIMEOUT): its times (start may be 0: stop), duration
@@ -87,7 +93,8 @@ int64_t wfe_backoff_ms(json_int_t attempt);
  * "retries", else the workflow rst; and currentState. What happened goes
  * to msg (may be NULL). 0 or -ENOMEM. */
 int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t start_ms,
-	       int64_t stop_ms, const char *message, int64_t now_ms, char *msg, size_t msglen);
+	       int64_t stop_ms, const char *message, const struct wf_clock *clk, char *msg,
+	       size_t msglen);
 /* Sets status.currentState to action of task. 0 or -ENOMEM. */
 int wfe_set_current(json_t *status, const json_t *task, const json_t *action);
 

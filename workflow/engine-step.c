@@ -59,6 +59,15 @@ static int fail(struct step *s, const char *ctype, const char *why)
 	return err ? -ENOMEM : 0;
 }
 
+/* Why there is no Hardware. */
+static void missing_hw(const struct step *s, char *why, size_t whylen)
+{
+	if (*s->hw_name)
+		snprintf(why, whylen, "hardware %s not found", s->hw_name);
+	else
+		snprintf(why, whylen, "the boot options need a Hardware: spec.hardwareRef is empty");
+}
+
 static bool job_condition(const json_t *job, const char *type, const char **message)
 {
 	size_t i;
@@ -89,7 +98,7 @@ static int ask_job(struct step *s, enum wfe_job kind, const char *name, json_t *
 	const json_t *hw = s->in->hardware;
 	json_t *tasks = NULL;
 	if (!hw) {
-		snprintf(why, whylen, "hardware %s not found", s->hw_name);
+		missing_hw(s, why, whylen);
 		*res = JOB_FAILED;
 		return 0;
 	}
@@ -199,7 +208,7 @@ static int prepare(struct step *s)
 			return -ENOMEM;
 		if (!wfe_bool(an, "toggledTrue")) {
 			if (!s->in->hardware) {
-				snprintf(why, sizeof(why), "hardware %s not found", s->hw_name);
+				missing_hw(s, why, sizeof(why));
 				return fail(s, "BootJobSetupFailed", why);
 			}
 			s->fx->pxe = WF_PXE_ON;
@@ -292,10 +301,10 @@ static int timeouts(struct step *s)
 	if (strcmp(st, "RUNNING") == 0 && deadline && now >= deadline) {
 		char what[600];
 		snprintf(msg, sizeof(msg),
-			 "no result from the agent within the action's timeout and %ds of grace",
-			 WF_ACTION_GRACE_S);
+			 "no result from the agent within the action's timeout and %llds of grace",
+			 (long long)wfe_grace_s(s->clk));
 		if (wfe_finish(s->status, ti, ai, WF_STATE_TIMEOUT,
-			       wfe_time_get(a, "executionStart"), now, msg, now, what,
+			       wfe_time_get(a, "executionStart"), now, msg, s->clk, what,
 			       sizeof(what)) < 0)
 			return -ENOMEM;
 		wfe_event(s->fx, "Warning", "ActionTimeout", "%s", what);

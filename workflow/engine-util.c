@@ -285,7 +285,7 @@ int wfe_ulid(const struct wf_clock *clk, char out[WFE_ULID_LEN + 1])
 	for (int i = 0; i < 6; i++)
 		b[i] = (uint8_t)(t >> (40 - 8 * i));
 	clk->random(b + 6, 10, clk->userdata);
-	/* 130 bits of output for 128 of input: two zero bits lead. */
+	/* 130 bits of output for 128 of input: two zero bits first. */
 	for (int i = 0; i < WFE_ULID_LEN; i++) {
 		int bit = i * 5 - 2; /* index of the character's first bit */
 		unsigned v = 0;
@@ -379,15 +379,25 @@ int wfe_current(const json_t *status, size_t *ret_task, size_t *ret_action)
 	return -ENOENT;
 }
 
-int64_t wfe_handout_timeout(const json_t *status, const json_t *action, int64_t now_ms)
+/* A setting of clk->settings (v), or def when there is none. */
+#define SETTING(clk, field, def)                                                                \
+	((clk) && (clk)->settings && (clk)->settings->field ? (int64_t)(clk)->settings->field : \
+							      (def))
+
+int64_t wfe_grace_s(const struct wf_clock *clk)
+{
+	return SETTING(clk, action_grace_s, WF_ACTION_GRACE_S);
+}
+
+int64_t wfe_handout_timeout(const json_t *status, const json_t *action, const struct wf_clock *clk)
 {
 	int64_t t = wfe_int(action, "timeout", 0);
 	if (t <= 0)
-		t = WF_DEFAULT_ACTION_TIMEOUT_S;
+		t = SETTING(clk, default_action_timeout_s, WF_DEFAULT_ACTION_TIMEOUT_S);
 	int64_t stop = wfe_time_get(status, "globalExecutionStop");
 	int64_t left = -1;
 	if (stop)
-		left = (stop - now_ms + 999) / 1000;
+		left = (stop - clk->now_ms + 999) / 1000;
 	else if (wfe_int(status, "globalTimeout", 0) > 0)
 		left = wfe_int(status, "globalTimeout", 0);
 	if (left >= 0 && t > left)
@@ -395,13 +405,15 @@ int64_t wfe_handout_timeout(const json_t *status, const json_t *action, int64_t 
 	return t < 1 ? 1 : t;
 }
 
-int64_t wfe_backoff_ms(json_int_t attempt)
+int64_t wfe_backoff_ms(json_int_t attempt, const struct wf_clock *clk)
 {
-	int64_t s = WF_RETRY_BASE_S;
-	for (json_int_t i = 1; i < attempt && s < WF_RETRY_MAX_S; i++)
+	int64_t base = SETTING(clk, retry_base_s, WF_RETRY_BASE_S);
+	int64_t max = SETTING(clk, retry_max_s, WF_RETRY_MAX_S);
+	int64_t s = base;
+	for (json_int_t i = 1; i < attempt && s < max; i++)
 		s *= 2;
-	if (s > WF_RETRY_MAX_S)
-		s = WF_RETRY_MAX_S;
+	if (s > max)
+		s = max;
 	return s * 1000;
 }
 
@@ -444,10 +456,10 @@ int wfe_set_current(json_t *status, const json_t *task, const json_t *action)
 /* A failed attempt with retries left: back to PENDING, not before the
  * backoff. */
 static int retry_later(json_t *status, json_t *a, enum wf_state rst, json_int_t attempts,
-		       json_int_t retries, int64_t now_ms, char *msg, size_t msglen)
+		       json_int_t retries, const struct wf_clock *clk, char *msg, size_t msglen)
 {
 	char when[WFE_DURATION_MAX], cmsg[512];
-	int64_t backoff = wfe_backoff_ms(attempts);
+	int64_t backoff = wfe_backoff_ms(attempts, clk), now_ms = clk->now_ms;
 	wfe_duration(backoff, when);
 	snprintf(cmsg, sizeof(cmsg), "action \"%s\" %s on attempt %lld of %lld: retried in %s",
 		 wfe_str(a, "name"), wf_state_name(rst), (long long)attempts,
@@ -463,7 +475,8 @@ static int retry_later(json_t *status, json_t *a, enum wf_state rst, json_int_t 
 }
 
 int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t start_ms,
-	       int64_t stop_ms, const char *message, int64_t now_ms, char *msg, size_t msglen)
+	       int64_t stop_ms, const char *message, const struct wf_clock *clk, char *msg,
+	       size_t msglen)
 {
 	json_t *tasks = json_object_get(status, "tasks");
 	json_t *task = json_array_get(tasks, ti);
@@ -498,7 +511,7 @@ int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t 
 	} else {
 		json_int_t attempts = wfe_int(a, "attempts", 0), retries = wfe_int(a, "retries", 0);
 		if (attempts >= 1 && attempts <= retries) {
-			err |= retry_later(status, a, rst, attempts, retries, now_ms, msg, msglen);
+			err |= retry_later(status, a, rst, attempts, retries, clk, msg, msglen);
 		} else {
 			err |= wfe_set_state(a, rst);
 			err |= wfe_set_state(status, rst);

@@ -187,7 +187,7 @@ static int fill_handout(const json_t *wf, const json_t *status, const json_t *ta
 	out->action_id = wfe_str(action, "id");
 	out->name = wfe_str(action, "name");
 	out->image = wfe_str(action, "image");
-	out->timeout_s = wfe_handout_timeout(status, action, clk->now_ms);
+	out->timeout_s = wfe_handout_timeout(status, action, clk);
 	out->command = json_is_array(json_object_get(action, "command")) ?
 			       json_object_get(action, "command") :
 			       NULL;
@@ -268,16 +268,26 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s",
 			   wfe_str(action, "name"), wfe_str(action, "state"));
 	}
-	/* currentState changes in place: the action and task objects stay. */
-	json_t *before = json_deep_copy(json_object_get(status, "currentState"));
-	if (wfe_set_current(status, task, action) < 0)
+	/* currentState (and a re-served action's deadline) change in place:
+	 * the action and task objects stay. */
+	json_t *before = json_deep_copy(status);
+	if (!before || wfe_set_current(status, task, action) < 0)
 		goto nomem;
-	*changed = !before || !json_equal(before, json_object_get(status, "currentState"));
+	if (ast == WF_STATE_RUNNING) {
+		/* Handed out again: the agent restarted and runs it from the
+		 * start, with the whole timeout handed out now. */
+		int64_t t = wfe_handout_timeout(status, action, clk);
+		if (wfe_time_set(action, "deadline", clk->now_ms + (t + wfe_grace_s(clk)) * 1000,
+				 true) < 0)
+			goto nomem;
+	}
+	*changed = !json_equal(before, status);
 	json_decref(before);
 	before = NULL;
 	int r = fill_handout(wf, status, task, action, clk, out);
 	if (r == -EINVAL) {
 		wf_handout_clear(out);
+		*changed = false;
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT, "the workflow has no name");
 	}
 	if (r < 0)
@@ -287,6 +297,7 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 nomem:
 	json_decref(before);
 	wf_handout_clear(out);
+	*changed = false;
 	return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 }
 
@@ -333,9 +344,8 @@ static int start_action(struct target *t, const struct wf_report *r, const struc
 	json_int_t gt = wfe_int(s, "globalTimeout", 0);
 	if (gt > 0 && !wfe_time_get(s, "globalExecutionStop"))
 		err |= wfe_time_set(s, "globalExecutionStop", clk->now_ms + gt * 1000, true);
-	int64_t timeout = wfe_handout_timeout(s, a, clk->now_ms);
-	err |= wfe_time_set(a, "deadline", clk->now_ms + (timeout + WF_ACTION_GRACE_S) * 1000,
-			    true);
+	int64_t timeout = wfe_handout_timeout(s, a, clk);
+	err |= wfe_time_set(a, "deadline", clk->now_ms + (timeout + wfe_grace_s(clk)) * 1000, true);
 	err |= wfe_set_state(s, WF_STATE_RUNNING);
 	return err ? -ENOMEM : 0;
 }
@@ -347,7 +357,7 @@ static int finish_action(struct target *t, const struct wf_report *r, enum wf_st
 	int64_t stop = r->stop_ms ? r->stop_ms : clk->now_ms;
 	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(t->action, "executionStart");
 	return wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
-			  clk->now_ms, msg, msglen);
+			  clk, msg, msglen);
 }
 
 /* A RUNNING report on the target: a start or a heartbeat. */
@@ -464,8 +474,16 @@ int wf_engine_report(json_t *wf, const struct wf_report *r, const struct wf_cloc
 	if (rst == WF_STATE_NONE)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "action_state %d is not RUNNING, FAILED, TIMEOUT or SUCCESS", r->state);
-	if (r->start_ms < 0 || r->stop_ms < 0 ||
-	    (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms))
+	/* tink-agent reports RUNNING before it sets the action's start, so
+	 * its times are Go's zero time.Time (0001-01-01, a negative Unix
+	 * time): a time before 1970 is taken as absent. */
+	struct wf_report rr = *r;
+	if (rr.start_ms < 0)
+		rr.start_ms = 0;
+	if (rr.stop_ms < 0)
+		rr.stop_ms = 0;
+	r = &rr;
+	if (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "execution_stop is before execution_start");
 	if (wfe_workflow_id(wf, wfid) < 0 || strcmp(wfid, r->workflow_id) != 0)

@@ -77,6 +77,10 @@ struct wf_clock {
 	int64_t now_ms; /* Unix time, milliseconds */
 	void (*random)(void *buf, size_t n, void *userdata);
 	void *userdata;
+	/* The daemon's default_action_timeout_s, action_grace_s,
+	 * retry_base_s and retry_max_s; NULL, or a field 0: the WF_* values
+	 * above. Borrowed. */
+	const struct wf_settings *settings;
 };
 
 /* ---- what a transition asks of its caller ---- */

@@ -193,6 +193,32 @@ START_TEST(test_refused_reports)
 }
 END_TEST
 
+/* tink-agent's RUNNING report carries Go's zero time (0001-01-01) as its
+ * start and stop: taken as absent, the server's time used. */
+START_TEST(test_zero_times)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	struct wf_clock c = clk_at(T0);
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = -62135596800000LL,
+			       .stop_ms = -62135596800000LL,
+			       .duration = "0s",
+			       .message = "" };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.executionStart"),
+			 "2026-11-25T22:00:00Z");
+	valid(wf);
+	json_decref(wf);
+}
+END_TEST
+
 /* Two tasks of two agents: the first's last SUCCESS hands the workflow
  * (status.agentID) to the second agent. */
 START_TEST(test_two_tasks)
@@ -250,8 +276,11 @@ START_TEST(test_reserve_after_restart)
 	ck_assert_int_eq(get(wf, AG1, T0 + S(3), &h, &ch), GRPC_OK);
 	ck_assert_str_eq(h.action_id, "A1");
 	ck_assert_str_eq(str_at(wf, "status.currentState.state"), "RUNNING");
-	/* the handed-out timeout counts from now, not from the start */
+	/* the handed-out timeout counts from now, not from the start, and so
+	 * does the server's deadline */
 	ck_assert_int_eq(h.timeout_s, 60);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.deadline"), "2026-11-25T22:01:33Z");
 	wf_handout_clear(&h);
 	/* the agent says RUNNING again: a heartbeat, the attempt not counted twice */
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0 + S(4), &ch), GRPC_OK);
@@ -562,6 +591,110 @@ START_TEST(test_message_cut)
 }
 END_TEST
 
+/* The daemon's settings, when given, replace the default timeout, the
+ * grace and the backoff. */
+START_TEST(test_settings)
+{
+	struct wf_settings set = { .default_action_timeout_s = 100,
+				   .action_grace_s = 5,
+				   .retry_base_s = 2,
+				   .retry_max_s = 3 };
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 3, false);
+	json_object_set_new(at(wf, "status"), "globalTimeout", json_integer(0));
+	struct wf_clock c = clk_at(T0);
+	c.settings = &set;
+	struct wf_handout h;
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = T0,
+			       .message = "" };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	/* 60 s + 5 s of grace */
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.deadline"), "2026-11-25T22:01:05Z");
+	r.state = 5;
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert_int_eq(wf_engine_get_action(wf, AG1, &c, &h, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert_int_eq(h.timeout_s, 100); /* timeout 0 */
+	wf_handout_clear(&h);
+	r.action_id = "A2";
+	const char *after[] = { "2026-11-25T22:00:02Z", "2026-11-25T22:00:03Z",
+				"2026-11-25T22:00:03Z" };
+	for (int i = 0; i < 3; i++) {
+		r.state = 2;
+		c.now_ms = T0 + S(10 * i);
+		r.start_ms = c.now_ms;
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		r.state = 3;
+		c.now_ms = T0;
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.retryAfter"), after[i]);
+		c.now_ms = T0 + S(10 * i + 5);
+	}
+	json_decref(wf);
+}
+END_TEST
+
+/* Statuses of odd shapes (from another controller, or a Kubernetes
+ * cluster): every function answers, none crashes. */
+static const char *const odd_statuses[] = {
+	"{}",
+	"{\"state\":\"RUNNING\"}",
+	"{\"state\":\"RUNNING\",\"tasks\":7}",
+	"{\"state\":\"RUNNING\",\"tasks\":[7,\"x\",null]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":{}}]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":[{\"id\":\"A1\",\"state\":7,\"timeout\":\"x\"}]}]}",
+	"{\"state\":\"PENDING\",\"globalExecutionStop\":\"not a time\",\"tasks\":[{\"id\":"
+	"\"T1\",\"agentID\":\"aa:00:00:00:00:01\",\"environment\":[1],\"volumes\":{},"
+	"\"actions\":[{\"id\":\"A1\",\"state\":\"PENDING\",\"environment\":{\"K\":1},"
+	"\"deadline\":\"2026-13-45T99:00:00Z\",\"retryAfter\":5}]}]}",
+	"{\"state\":\"FAILED\",\"tasks\":[],\"bootOptions\":[],\"conditions\":{}}",
+	"{\"state\":\"POST\",\"bootOptions\":{\"allowNetboot\":7,\"jobs\":[]}}",
+	"{\"state\":\"BOGUS\"}",
+};
+
+START_TEST(test_odd_statuses)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	json_object_set_new(wf, "status", jload(odd_statuses[_i]));
+	json_object_set_new(at(wf, "spec"), "bootOptions",
+			    jload("{\"toggleAllowNetboot\":true,\"bootMode\":\"isoboot\","
+				  "\"isoURL\":\"http://x/y.iso\"}"));
+	struct wf_clock c = clk_at(T0);
+	struct wf_handout h;
+	struct wf_effects fx;
+	char msg[256];
+	bool ch;
+	int code = wf_engine_get_action(wf, AG1, &c, &h, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_lt(code, GRPC_CODE_MAX);
+	wf_handout_clear(&h);
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .message = "" };
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	r.state = 3;
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_ge(wf_engine_pick(&wf, 1, AG1), -ENOENT);
+	struct wf_inputs in = { 0 };
+	ck_assert_int_eq(wf_engine_step(wf, &in, &c, &fx), 0);
+	wf_effects_clear(&fx);
+	wf_workflow_retry(wf, T0, msg, sizeof(msg));
+	json_decref(wf);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -570,6 +703,7 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_run_to_post);
 	UNIT_TEST(tc, test_repeated_reports);
 	UNIT_TEST(tc, test_refused_reports);
+	UNIT_TEST(tc, test_zero_times);
 	UNIT_TEST(tc, test_two_tasks);
 	UNIT_TEST(tc, test_reserve_after_restart);
 	UNIT_TEST(tc, test_retries);
@@ -579,6 +713,9 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_durations);
 	UNIT_TEST(tc, test_message_cut);
 	UNIT_TEST(tc, test_workflow_retry);
+	UNIT_TEST(tc, test_settings);
+	tcase_add_loop_test(tc, test_odd_statuses, 0,
+			    (int)(sizeof(odd_statuses) / sizeof(odd_statuses[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -305,6 +305,71 @@ START_TEST(test_isoboot)
 }
 END_TEST
 
+/* bootMode customboot: the user's preparing actions (mediaURL rendered
+ * with .Hardware) before, the post actions after; an empty list is
+ * nothing to wait for. */
+START_TEST(test_customboot)
+{
+	struct world w = { .tmpl = mktemplate(NULL), .hw = mkhw(false) };
+	json_t *wf = mknew("{\"bootMode\":\"customboot\",\"custombootConfig\":{"
+			   "\"preparingActions\":[{\"powerAction\":\"off\"},"
+			   "{\"virtualMediaAction\":{\"mediaURL\":"
+			   "\"http://10.1.1.1/{{ (index .Hardware.Interfaces 0).DHCP.MAC }}.iso\","
+			   "\"kind\":\"CD\"}}],"
+			   "\"postActions\":[{\"powerAction\":\"cycle\"}]}}");
+	struct wf_effects fx;
+	ck_assert_int_eq(step(wf, &w, T0, &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "PREPARING");
+	ck_assert_uint_eq(fx.n_jobs, 1);
+	ck_assert_str_eq(fx.jobs[0].name, "customboot-preparing-wf1");
+	char *spec = json_dumps(json_object_get(fx.jobs[0].spec, "tasks"),
+				JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(spec, "[{\"powerAction\":\"off\"},{\"virtualMediaAction\":{\"kind\":"
+			       "\"CD\",\"mediaURL\":\"http://10.1.1.1/" MAC ".iso\"}}]");
+	free(spec);
+	wf_effects_clear(&fx);
+	json_t *prep = mkjob("customboot-preparing-wf1", "Completed", "");
+	w.jobs[0] = prep;
+	w.n_jobs = 1;
+	ck_assert_int_eq(step(wf, &w, T0 + S(1), &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "PENDING");
+	run_all(wf, T0 + S(2));
+	ck_assert_int_eq(step(wf, &w, T0 + S(3), &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "POST");
+	ck_assert_uint_eq(fx.n_jobs, 1);
+	ck_assert_str_eq(fx.jobs[0].name, "customboot-post-wf1");
+	wf_effects_clear(&fx);
+	json_t *post = mkjob("customboot-post-wf1", "Completed", "");
+	w.jobs[1] = post;
+	w.n_jobs = 2;
+	ck_assert_int_eq(step(wf, &w, T0 + S(4), &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "SUCCESS");
+	json_decref(wf);
+
+	/* nothing to prepare */
+	wf = mknew("{\"bootMode\":\"customboot\",\"custombootConfig\":{}}");
+	ck_assert_int_eq(step(wf, &w, T0, &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "PENDING");
+	ck_assert_uint_eq(fx.n_jobs, 0);
+	json_decref(wf);
+
+	/* a mediaURL that does not render */
+	wf = mknew("{\"bootMode\":\"customboot\",\"custombootConfig\":{"
+		   "\"preparingActions\":[{\"virtualMediaAction\":{\"mediaURL\":"
+		   "\"{{ .Hardware.Nope }}\",\"kind\":\"CD\"}}]}}");
+	ck_assert_int_eq(step(wf, &w, T0, &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.state"), "FAILED");
+	const char *m = cond_msg(wf, "BootJobFailed");
+	ck_assert_msg(strstr(m, "customboot mediaURL of action 0"), "%s", m);
+	ck_assert_uint_eq(fx.n_jobs, 0);
+	json_decref(wf);
+	json_decref(prep);
+	json_decref(post);
+	json_decref(w.tmpl);
+	json_decref(w.hw);
+}
+END_TEST
+
 /* A one-action template: global_timeout g, the action's timeout t and
  * retries r. */
 static json_t *mktmpl1(int g, int t, int r)
@@ -599,6 +664,7 @@ static Suite *engine_step_suite(void)
 	UNIT_TEST(ctl, test_toggle_allow_netboot);
 	UNIT_TEST(ctl, test_netboot);
 	UNIT_TEST(ctl, test_isoboot);
+	UNIT_TEST(ctl, test_customboot);
 	UNIT_TEST(ctl, test_global_timeout);
 	UNIT_TEST(ctl, test_action_deadline);
 	UNIT_TEST(ctl, test_cleanup_on_failure);
