@@ -13,7 +13,8 @@
  * the state (RUNNING -> TIMEOUT goes on to the cleanup, which turns
  * allowPXE off), its result is dropped and the step is taken again with
  * the inputs read. The clock is
- * CLOCK_REALTIME in milliseconds, the randomness getrandom(2)'s.
+ * CLOCK_REALTIME in milliseconds, the randomness getrandom(2)'s, and
+ * the settings (action timeout, grace, backoff) the server's.
  *
  * The effects are carried out in the order that survives a crash at any
  * point: first what the status will claim is done (allowPXE on every
@@ -368,7 +369,7 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l, bo
 	char msg[WF_CTL_MSG_MAX] = "", before[32], rendering_before[16];
 	struct wf_effects fx = { 0 };
 	struct wf_inputs in;
-	struct wf_clock clk = { .random = wf_random };
+	struct wf_clock clk = { .random = wf_random, .settings = &s->set };
 	uint64_t rv = 0;
 	int e = store_get(s->reader, STORE_KIND_WORKFLOW, w->ns, w->name, &l->wf);
 	if (e == -ENOENT)

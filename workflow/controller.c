@@ -560,30 +560,6 @@ static void server_metrics(struct wf_server *s)
 				      "Workflows the controller follows.", NULL);
 }
 
-/* The engine's transitions take the action timeout, the grace and the
- * backoff from its constants (engine.h), not from the settings: say so
- * when the settings ask for other values, rather than ignore them
- * silently. */
-static void warn_fixed(const struct wf_settings *set)
-{
-	static const struct {
-		const char *key;
-		unsigned fixed;
-	} keys[] = {
-		{ "default_action_timeout", WF_DEFAULT_ACTION_TIMEOUT_S },
-		{ "action_grace", WF_ACTION_GRACE_S },
-		{ "retry_backoff", WF_RETRY_BASE_S },
-		{ "retry_backoff_max", WF_RETRY_MAX_S },
-	};
-	const unsigned want[] = { set->default_action_timeout_s, set->action_grace_s,
-				  set->retry_base_s, set->retry_max_s };
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (want[i] != keys[i].fixed)
-			log_warn("workflow",
-				 "workflow.%s: %u is not applied yet: the engine uses %u s",
-				 keys[i].key, want[i], keys[i].fixed);
-}
-
 int wf_server_new(struct store *store, const struct wf_settings *settings, struct wf_server **ret,
 		  char *err, size_t errlen)
 {
@@ -596,7 +572,6 @@ int wf_server_new(struct store *store, const struct wf_settings *settings, struc
 	s->store = store;
 	s->set = *settings;
 	wf_settings_default(&s->set);
-	warn_fixed(&s->set);
 	s->stop_fd = s->ep_fd = -1;
 	server_metrics(s);
 	s->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

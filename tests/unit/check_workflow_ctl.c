@@ -27,6 +27,8 @@
 #define MAC1 "02:00:00:00:00:01"
 
 static struct wf_server *srv;
+static struct wf_settings ctl_set = { .resync_s = 3600 }; /* the controller's */
+static const struct wf_settings *agent_set; /* the worker API's, played; NULL: the engine's */
 
 static const char *jstr(const json_t *obj, const char *path)
 {
@@ -49,8 +51,7 @@ static const char *jstr(const json_t *obj, const char *path)
 static void start(void)
 {
 	char err[256] = "";
-	struct wf_settings set = { .resync_s = 3600 };
-	ck_assert_msg(wf_server_new(st, &set, &srv, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(wf_server_new(st, &ctl_set, &srv, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(wf_server_start(srv, err, sizeof(err)) == 0, "%s", err);
 }
 
@@ -288,7 +289,8 @@ static void agent_step(const char *name, int state)
 	for (int attempt = 0; attempt < 100; attempt++) {
 		json_t *wf = get(STORE_KIND_WORKFLOW, name);
 		struct wf_clock clk = { .now_ms = (int64_t)(now_real_ns() / 1000000u),
-					.random = rnd };
+					.random = rnd,
+					.settings = agent_set };
 		struct wf_handout h = { 0 };
 		bool changed = false;
 		char msg[256] = "";
@@ -513,6 +515,51 @@ START_TEST(test_global_timeout)
 }
 END_TEST
 
+/* The controller's settings reach the engine: an action past its
+ * deadline is retried after workflow.retry_backoff, 7 s here (the
+ * engine's own is 5 s). */
+START_TEST(test_settings_reach_the_engine)
+{
+	static const struct wf_settings agent = { .action_grace_s = 1 };
+	stop();
+	ctl_set.retry_base_s = 7;
+	start();
+	agent_set = &agent;
+	template("t1", "version: \"0.1\"\n"
+		       "name: t\n"
+		       "global_timeout: 600\n"
+		       "tasks:\n"
+		       "  - name: os\n"
+		       "    worker: \"{{.device_1}}\"\n"
+		       "    actions:\n"
+		       "      - name: flaky\n"
+		       "        image: alpine\n"
+		       "        timeout: 1\n"
+		       "        retries: 1\n");
+	hardware("hw1", false);
+	workflow("wf1", "t1", NULL);
+	json_decref(wait_state("wf1", "PENDING"));
+	agent_step("wf1", 2); /* RUNNING: its deadline 1 + 1 s away */
+	const char *msg = NULL;
+	json_t *wf = NULL;
+	for (int i = 0; i < WAIT_TURNS && !msg; i++) {
+		json_t *c;
+		size_t k;
+		json_decref(wf);
+		wf = get(STORE_KIND_WORKFLOW, "wf1");
+		json_array_foreach (json_object_get(json_object_get(wf, "status"), "conditions"), k,
+				    c)
+			if (strcmp(jstr(c, "type") ?: "", "ActionRetry") == 0)
+				msg = jstr(c, "message");
+		if (!msg)
+			usleep(10000);
+	}
+	ck_assert_msg(msg, "the action was never retried");
+	ck_assert_msg(strstr(msg, "retried in 7s"), "%s", msg);
+	json_decref(wf);
+}
+END_TEST
+
 START_TEST(test_restart_in_the_middle)
 {
 	template("t1", TEMPLATE_OK);
@@ -588,6 +635,7 @@ int main(void)
 	UNIT_TEST(tc, test_toggle_allow_netboot);
 	UNIT_TEST(tc, test_netboot_job);
 	UNIT_TEST(tc, test_global_timeout);
+	UNIT_TEST(tc, test_settings_reach_the_engine);
 	UNIT_TEST(tc, test_restart_in_the_middle);
 	UNIT_TEST(tc, test_template_made_later);
 	UNIT_TEST(tc, test_workflow_deleted_and_made_again);
