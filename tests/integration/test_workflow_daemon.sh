@@ -6,7 +6,8 @@
 # get workflows -o json` and the admin API (curl) show it; a Template that
 # names an unknown function makes its Workflow FAILED with the line and
 # column in its condition and a Warning event; toggleAllowNetboot turns
-# allowPXE on on the Hardware; a restart of the daemon keeps every state;
+# allowPXE on on the Hardware; a restart of the daemon keeps every state,
+# and one after a kill -9 renders what was applied just before it;
 # /metrics counts the transitions. Prints TAP.
 set -u
 
@@ -167,10 +168,19 @@ ib_start_daemon || bail_out "ironbelld did not start again"
 ok "wf-a is still PENDING after a restart" wait_for 5 wf_is wf-a PENDING
 ok "wf-bad is still FAILED" wf_is wf-bad FAILED
 
+# a Workflow applied just before a kill -9 is rendered by the next start
+sed 's/wf-a/wf-k/' "$IB_TMP/objects.yaml" >"$IB_TMP/k.yaml"
+ib apply -f "$IB_TMP/k.yaml"
+is "$rc" 0 "apply of a third Workflow"
+ib_crash_daemon
+ib_start_daemon || bail_out "ironbelld did not start after a kill -9"
+ok "it reaches PENDING after a kill -9 and a start" wait_for "$WAIT" wf_is wf-k PENDING
+ok "wf-a is still PENDING" wf_is wf-a PENDING
+
 run curl -sf --max-time 5 --unix-socket "$IB_SOCK" http://localhost/metrics
 is "$rc" 0 "/metrics answers"
 printf '%s\n' "$out" >"$IB_TMP/metrics"
-like "$out" '^ironbell_workflow_followed 2' "ironbell_workflow_followed counts both Workflows"
+like "$out" '^ironbell_workflow_followed 3' "ironbell_workflow_followed counts the three Workflows"
 like "$out" '^ironbell_workflow_transitions_total' "ironbell_workflow_transitions_total is there"
 
 # ---- workflow.enabled: false leaves a Workflow alone ----
