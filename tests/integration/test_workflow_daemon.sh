@@ -183,6 +183,15 @@ printf '%s\n' "$out" >"$IB_TMP/metrics"
 like "$out" '^ironbell_workflow_followed 3' "ironbell_workflow_followed counts the three Workflows"
 like "$out" '^ironbell_workflow_transitions_total' "ironbell_workflow_transitions_total is there"
 
+# ---- a reload names the workflow keys as needing a restart ----
+
+ib_write_config "workflow:
+  enabled: true
+  resync_interval: 6" || bail_out "cannot write the config"
+kill -HUP "$IB_DAEMON_PID"
+ok "a reload says workflow.resync_interval takes effect after a restart" \
+	wait_for "$WAIT" file_has "$IB_LOG" 'only after a restart: workflow\.resync_interval'
+
 # ---- workflow.enabled: false leaves a Workflow alone ----
 
 ib_stop_daemon
