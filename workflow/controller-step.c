@@ -431,7 +431,8 @@ int wf_ctl_look(struct wf_server *s, struct wf_entry *w)
 {
 	struct look l = { 0 };
 	bool force = false;
-	for (int attempt = 0; attempt < 2 * WF_CTL_STEP_ATTEMPTS; attempt++) {
+	/* at most one -EAGAIN, then WF_CTL_STEP_ATTEMPTS conflicts */
+	for (int turn = 0; turn < WF_CTL_STEP_ATTEMPTS + 1; turn++) {
 		int e = look_once(s, w, &l, force);
 		look_clear(&l);
 		if (e == -EAGAIN && !force) {
