@@ -85,3 +85,16 @@ tests_unit_check_engine_step_SOURCES = tests/unit/check_engine_step.c tests/unit
 tests_unit_check_engine_step_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_engine_step_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+# The workflow controller: the thread that follows Workflows, Templates,
+# Hardware and bmc Jobs in the store and carries out the engine's steps.
+libworkflow_a_SOURCES += workflow/settings.c workflow/controller-internal.h \
+	workflow/controller.c workflow/controller-step.c
+
+check_PROGRAMS += tests/unit/check_workflow_ctl
+TESTS += tests/unit/check_workflow_ctl
+tests_unit_check_workflow_ctl_SOURCES = tests/unit/check_workflow_ctl.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_workflow_ctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_workflow_ctl_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
