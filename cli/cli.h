@@ -224,6 +224,99 @@ int cli_cmd_version(struct cli *c, int argc, char **argv);
 int cli_cmd_power(struct cli *c, int argc, char **argv);
 int cli_cmd_bootdev(struct cli *c, int argc, char **argv);
 
+int cli_cmd_workflow(struct cli *c, int argc, char **argv);
+/* GETs path: the JSON object on 200; else NULL with the error printed and
+ * the HTTP code in *ret_code (0 when none came). */
+json_t *cli_get_object(struct cli *c, const char *path, long *ret_code);
+/* Sends obj as JSON with method to path. Returns the HTTP code (after
+ * printing the server's error when it is not 2xx, unless it is
+ * quiet_code), and when ret_status is not NULL the server's Status of an
+ * error (new reference, or NULL); or -1 when no answer came (printed). */
+long cli_send_object(struct cli *c, const char *method, const char *path, const json_t *obj,
+		     long quiet_code, json_t **ret_status);
+int cli_cmd_provision(struct cli *c, int argc, char **argv);
+
+/* ---- Workflows (cli/wf.c: pure; cli/cmd_workflow.c: commands) ---- */
+
+#define CLI_WF_NAME_MAX 253 /* bytes of a Workflow's name, a DNS subdomain */
+
+/* Whether the Workflow's status has the shape tinkerbell/tink <= v0.12
+ * wrote: a STATE_* state, or (without a state) status.currentAction or
+ * status.templateRending. */
+bool cli_wf_legacy(const json_t *wf);
+/* SUCCESS, FAILED, TIMEOUT and their STATE_* forms. state may be NULL. */
+bool cli_wf_state_terminal(const char *state);
+/* Columns of get (struct cli_column.fn), either shape: the current task
+ * and action (legacy: the task holding status.currentAction, and
+ * currentAction), its agent (legacy: the task's worker), and the
+ * template rendering (legacy: templateRending). Malloc'ed, or NULL. */
+char *cli_wf_col_task(const json_t *wf);
+char *cli_wf_col_action(const json_t *wf);
+char *cli_wf_col_agent(const json_t *wf);
+char *cli_wf_col_rendering(const json_t *wf);
+
+/* One action of a Workflow's status, either shape. Strings are borrowed
+ * from the Workflow (NULL when absent or empty); numbers are -1 when
+ * absent. */
+struct cli_wf_action {
+	const char *task, *task_id, *agent; /* the task's name, id, agentID or worker */
+	const char *id, *name, *image;
+	const char *state;        /* state, legacy status */
+	const char *start, *stop; /* executionStart (legacy startedAt), executionStop */
+	const char *duration;     /* executionDuration as the agent wrote it */
+	const char *message;
+	const char *retry_after, *deadline; /* ironbell's own */
+	long long timeout, seconds;         /* seconds; seconds is the legacy duration */
+	long long attempts, retries;        /* ironbell's own */
+};
+/* The number of tasks in status.tasks, and of actions in task ti. */
+size_t cli_wf_tasks(const json_t *wf);
+size_t cli_wf_actions(const json_t *wf, size_t ti);
+/* Action ai of task ti into *out. 0, or -ENOENT. */
+int cli_wf_action_at(const json_t *wf, size_t ti, size_t ai, struct cli_wf_action *out);
+/* The first action whose state is FAILED or TIMEOUT (either shape) into
+ * *out. 0, or -ENOENT. */
+int cli_wf_find_failed(const json_t *wf, struct cli_wf_action *out);
+/* Go's time.Duration text of whole seconds ("0s", "45s", "2m0s",
+ * "1h2m3s"), as executionDuration is written. */
+void cli_go_duration(int64_t seconds, char out[static 32]);
+/* How long the action ran: executionDuration, else stop - start, else the
+ * legacy seconds, else for a RUNNING action "<now - start> so far";
+ * "" when none is known. */
+void cli_wf_action_duration(const struct cli_wf_action *a, int64_t now, char out[static 48]);
+/* For `workflow retry`: appends to out a line "  task T, action A: OLD ->
+ * NEW" for each action of after whose state, attempts, start or message
+ * differ from before's. Returns the number of lines, or a negative errno
+ * (out full). */
+int cli_wf_retry_report(const json_t *before, const json_t *after, struct buf *out);
+/* Whether Workflow wf keeps Hardware hw_name busy: its spec.hardwareRef,
+ * not disabled, and its state not terminal (no state yet counts as busy). */
+bool cli_wf_holds_hardware(const json_t *wf, const char *hw_name);
+/* Among the Hardware objects of the array hardware, the free one (no
+ * Workflow of workflows holds it) with the smallest name: its index, or
+ * -ENOENT. *ret_busy gets the number of Hardware held. */
+int cli_wf_pick_hardware(const json_t *hardware, const json_t *workflows, size_t *ret_busy);
+/* What `provision` creates. */
+struct cli_provision {
+	const char *template_ref;
+	const char *name; /* NULL: "<template>-<hardware>" */
+	const char *ns;
+	char **maps; /* "key=value" for spec.hardwareMap */
+	size_t nmaps;
+	bool netboot; /* bootOptions toggleAllowNetboot, bootMode netboot */
+};
+/* Builds the Workflow p asks for on Hardware hw (the object): templateRef,
+ * hardwareRef, hardwareMap {device_1: the first interface's MAC} with the
+ * --map entries over it, bootOptions with netboot. 0 and a new object in
+ * *ret, or -EINVAL (a --map that is not KEY=VALUE, no device_1, a name
+ * too long) or -ENOMEM, with why in msg. */
+int cli_wf_provision_object(const struct cli_provision *p, const json_t *hw, json_t **ret,
+			    char *msg, size_t msglen);
+/* describe of a Workflow (cli/cmd_workflow.c): the spec summary, state,
+ * timeouts, what failed, each task and action, the conditions. The
+ * caller prints the identity before and the events after. */
+void cli_wf_describe(const json_t *wf, FILE *f);
+
 /* ---- the bmc kinds (cli/cmd_bmc.c) ---- */
 
 /* Columns of get (struct cli_column.fn): each a malloc'ed text or NULL.

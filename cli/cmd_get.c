@@ -13,7 +13,9 @@
  *
  * describe prints one object for people: its identity, labels and
  * annotations, then spec and status as indented YAML, then the object's
- * events. A Secret's values are never printed, only their sizes (describe)
+ * events. A Workflow shows its tasks and actions instead of the YAML of
+ * its status, and its last CLI_WF_DESCRIBE_EVENTS events (cli/cmd_workflow.c).
+ * A Secret's values are never printed, only their sizes (describe)
  * or CLI_REDACTED (-o json, -o yaml). */
 #include "config.h"
 
@@ -28,7 +30,8 @@
 #include "cli/cli.h"
 #include "common/common.h"
 
-#define GET_MAX_KINDS 16 /* kinds in one comma-separated list */
+#define GET_MAX_KINDS 16          /* kinds in one comma-separated list */
+#define CLI_WF_DESCRIBE_EVENTS 20 /* events describe shows of a Workflow */
 
 enum output {
 	OUT_TABLE,
@@ -562,8 +565,10 @@ static void describe_secret_data(const json_t *obj)
 				printf("%s:  %zu bytes\n", key, json_string_length(v));
 }
 
+/* Prints the object's events, oldest first; only the last max of them
+ * when max is not 0. */
 static void describe_events(struct cli *c, const struct cli_kind *k, const char *ns,
-			    const char *name)
+			    const char *name, size_t max)
 {
 	struct buf path = BUF_INIT(8192);
 	json_t *list = NULL, *ev;
@@ -586,7 +591,12 @@ static void describe_events(struct cli *c, const struct cli_kind *k, const char 
 		printf("Events:       <none>\n");
 		goto out;
 	}
-	printf("Events:\n");
+	size_t skip = max && json_array_size(items) > max ? json_array_size(items) - max : 0;
+	if (skip)
+		printf("Events:       (the last %zu; %zu earlier: ironbell events %s %s)\n", max,
+		       skip, k->singular, name);
+	else
+		printf("Events:\n");
 	if (!(t = cli_table_new()))
 		goto out;
 	cli_table_row(t);
@@ -597,6 +607,8 @@ static void describe_events(struct cli *c, const struct cli_kind *k, const char 
 	json_array_foreach (items, i, ev) {
 		char age[32], type[64];
 		int64_t when;
+		if (i < skip)
+			continue;
 		snprintf(type, sizeof(type), "  %s",
 			 json_string_value(json_object_get(ev, "type")) ?: "");
 		if (cli_parse_time(json_string_value(json_object_get(ev, "time")), &when) == 0)
@@ -645,6 +657,8 @@ static void describe_object(struct cli *c, const struct cli_kind *k, const json_
 		cli_bmc_describe_hardware(c, obj);
 	if (strcmp(k->kind, "Secret") == 0) {
 		describe_secret_data(obj);
+	} else if (strcmp(k->kind, "Workflow") == 0) {
+		cli_wf_describe(obj, stdout);
 	} else {
 		json_object_foreach ((json_t *)obj, key, v) {
 			if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0 ||
@@ -664,7 +678,8 @@ static void describe_object(struct cli *c, const struct cli_kind *k, const json_
 		}
 	}
 	describe_events(c, k, cli_meta_string(obj, "namespace") ?: c->ns,
-			cli_meta_string(obj, "name") ?: "");
+			cli_meta_string(obj, "name") ?: "",
+			strcmp(k->kind, "Workflow") == 0 ? CLI_WF_DESCRIBE_EVENTS : 0);
 }
 
 int cli_cmd_describe(struct cli *c, int argc, char **argv)

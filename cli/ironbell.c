@@ -76,6 +76,24 @@ static const struct command commands[] = {
 	  "      --persistent      for every boot, not only the next one\n"
 	  "      --efi             an EFI boot (not legacy BIOS)\n"
 	  "      --timeout DURATION  as for power\n" },
+	{ "workflow", cli_cmd_workflow, "workflow retry NAME [-n NS]",
+	  "retry: a FAILED or TIMEOUT Workflow goes back to PENDING from its first action\n"
+	  "that is not SUCCESS (that action and the later ones are reset: state, times,\n"
+	  "message, attempts). The status is written with the resourceVersion read as\n"
+	  "precondition; when the Workflow changed meanwhile, it is read and retried\n"
+	  "again, a few times. Prints the actions reset.\n" },
+	{ "provision", cli_cmd_provision,
+	  "provision --template T --selector SEL [--name N] [--map KEY=VALUE ...] [--netboot] [-n NS]",
+	  "Chooses a free Hardware among those the label selector matches (free: no\n"
+	  "Workflow that is not finished refers to it; the first by name) and creates\n"
+	  "its Workflow; prints the Workflow's name.\n"
+	  "      --template T      the Template (spec.templateRef)\n"
+	  "  -l, --selector SEL    label selector of the Hardware: a=b[,c=d], ...\n"
+	  "      --name N          the Workflow's name (default: <template>-<hardware>;\n"
+	  "                        an existing name is refused, 409)\n"
+	  "      --map KEY=VALUE   a spec.hardwareMap entry, over device_1 (the\n"
+	  "                        Hardware's first MAC); repeatable\n"
+	  "      --netboot         bootOptions: toggleAllowNetboot, bootMode netboot\n" },
 	{ "version", cli_cmd_version, "version [--client]",
 	  "Prints the client's and the daemon's versions.\n"
 	  "      --client          the client's version only; the daemon is not asked\n" },

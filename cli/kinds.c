@@ -5,7 +5,8 @@
  * small copy so that it links nothing of the store. Printer columns are the
  * CRDs' additionalPrinterColumns (Hardware, Template: State; Workflow:
  * Template, State, Task (wide), Action, Agent, Hardware, Template-Rendering
- * (wide)). The bmc kinds have none in their CRDs; ironbell shows a
+ * (wide)); a Workflow in the shape of tinkerbell/tink <= v0.12 shows
+ * status.currentAction as its Action (cli/wf.c). The bmc kinds have none in their CRDs; ironbell shows a
  * Machine's HOST, POWER and CONTACTABLE (MESSAGE with -o wide), a Job's
  * MACHINE, STATE and TASKS done/total, a Task's ACTION and STATE, read
  * from the conditions as Rufio writes them (cli/cmd_bmc.c). Secret
@@ -47,11 +48,11 @@ static const struct cli_column state_columns[] = {
 static const struct cli_column workflow_columns[] = {
 	{ "TEMPLATE", ".spec.templateRef", false, NULL },
 	{ "STATE", ".status.state", false, NULL },
-	{ "TASK", ".status.currentState.taskName", true, NULL },
-	{ "ACTION", ".status.currentState.actionName", false, NULL },
-	{ "AGENT", ".status.currentState.agentID", false, NULL },
+	{ "TASK", ".status.currentState.taskName", true, cli_wf_col_task },
+	{ "ACTION", ".status.currentState.actionName", false, cli_wf_col_action },
+	{ "AGENT", ".status.currentState.agentID", false, cli_wf_col_agent },
 	{ "HARDWARE", ".spec.hardwareRef", false, NULL },
-	{ "TEMPLATE-RENDERING", ".status.templateRendering", true, NULL },
+	{ "TEMPLATE-RENDERING", ".status.templateRendering", true, cli_wf_col_rendering },
 	{ 0 },
 };
 

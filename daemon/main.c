@@ -9,7 +9,8 @@
  * sockets when dhcp.enabled (a busy port stops the start) and the
  * listeners' sockets, drops every capability (daemon/privilege.c), starts
  * the listeners (daemon/http/http.c), the BMC thread (bmc/, when
- * bmc.enabled) and the DHCP thread (which loads every
+ * bmc.enabled), the workflow controller (workflow/, when
+ * workflow.enabled) and the DHCP thread (which loads every
  * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
@@ -54,6 +55,7 @@
 #include "syslog/syslog.h"
 #include "tftp/tftp.h"
 #include "store/store.h"
+#include "workflow/workflow.h"
 
 #define EXIT_USAGE 2
 #define STATE_DIR_MODE 0750
@@ -259,6 +261,16 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "bmc.task_timeout", a->bmc.task_timeout_s != b->bmc.task_timeout_s },
 		{ "bmc.max_jobs", a->bmc.max_jobs != b->bmc.max_jobs },
 		{ "bmc.verify_interval", a->bmc.verify_interval_ms != b->bmc.verify_interval_ms },
+		/* workflow: */
+		{ "workflow.enabled", a->workflow.enabled != b->workflow.enabled },
+		{ "workflow.resync_interval", a->workflow.resync_s != b->workflow.resync_s },
+		{ "workflow.default_action_timeout",
+		  a->workflow.default_action_timeout_s != b->workflow.default_action_timeout_s },
+		{ "workflow.action_grace",
+		  a->workflow.action_grace_s != b->workflow.action_grace_s },
+		{ "workflow.retry_backoff", a->workflow.retry_base_s != b->workflow.retry_base_s },
+		{ "workflow.retry_backoff_max",
+		  a->workflow.retry_max_s != b->workflow.retry_max_s },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)
@@ -368,11 +380,13 @@ int main(int argc, char **argv)
 	struct tftp_server *tftp = NULL;
 	struct syslog_server *syslogd = NULL;
 	struct bmc_server *bmc = NULL;
+	struct wf_server *wf = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	struct dhcp_settings dhcp_set;
 	struct tftp_settings tftp_set;
 	struct syslog_settings syslog_set;
 	struct bmc_settings bmc_set;
+	struct wf_settings wf_set;
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -454,6 +468,13 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	/* The workflow controller: no socket, only the store. */
+	settings_workflow(dhcp_cfg, &wf_set);
+	if (dhcp_cfg->workflow.enabled &&
+	    wf_server_new(store, &wf_set, &wf, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	/* Every socket is bound now: give up every privilege before the
 	 * listeners' and the servers' threads start. */
 	const char *keep[] = { dhcp_cfg->state_dir, db, NULL }; /* opened again later */
@@ -478,6 +499,10 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	if (wf && wf_server_start(wf, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	api_set_ready(api, true);
 	const struct ib_config *c = api_config_get(api);
 	log_start(c, db);
@@ -496,6 +521,7 @@ out:
 	dhcp_server_free(dhcp);
 	tftp_server_free(tftp);
 	syslog_server_free(syslogd); /* before the store: it queues events */
+	wf_server_free(wf);          /* before the store: it writes status, Jobs and events */
 	bmc_server_free(bmc);        /* before the store: it writes status and events */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);

@@ -1,6 +1,6 @@
 /* settings — the configuration snapshot turned into each part's settings.
  *
- * DESIGN: the parts (dhcp/, tftp/, syslog/, ipxe/, metadata/, bmc/) know nothing
+ * DESIGN: the parts (dhcp/, tftp/, syslog/, ipxe/, metadata/, bmc/, workflow/) know nothing
  * of ironbell.yaml: each declares, in its own public header, the settings
  * it needs, and depends on common/ and store/ only, so that a test starts
  * a server from settings it fills by hand. This file is the one place
@@ -25,6 +25,7 @@
 #include "metadata/metadata.h"
 #include "syslog/syslog.h"
 #include "tftp/tftp.h"
+#include "workflow/workflow.h"
 
 _Static_assert((int)CONFIG_DHCP_RESERVATION == (int)DHCP_MODE_RESERVATION &&
 		       (int)CONFIG_DHCP_PROXY == (int)DHCP_MODE_PROXY &&
@@ -151,6 +152,17 @@ void settings_bmc(const struct ib_config *c, struct bmc_settings *ret)
 		.task_timeout_s = c->bmc.task_timeout_s,
 		.max_jobs = c->bmc.max_jobs,
 		.verify_interval_ms = c->bmc.verify_interval_ms,
+	};
+}
+
+void settings_workflow(const struct ib_config *c, struct wf_settings *ret)
+{
+	*ret = (struct wf_settings){
+		.resync_s = c->workflow.resync_s,
+		.default_action_timeout_s = c->workflow.default_action_timeout_s,
+		.action_grace_s = c->workflow.action_grace_s,
+		.retry_base_s = c->workflow.retry_base_s,
+		.retry_max_s = c->workflow.retry_max_s,
 	};
 }
 

@@ -1,6 +1,6 @@
 /* settings — the configuration snapshot (daemon/config/conf.h) turned into the
  * settings of each part: struct dhcp_settings, tftp_settings,
- * syslog_settings, ipxe_settings, md_settings and bmc_settings, each declared in its
+ * syslog_settings, ipxe_settings, md_settings, bmc_settings and wf_settings, each declared in its
  * part's public header. Daemon-private: only daemon code includes this. */
 #pragma once
 
@@ -14,6 +14,7 @@ struct syslog_settings;
 struct ipxe_settings;
 struct md_settings;
 struct bmc_settings;
+struct wf_settings;
 
 #define SETTINGS_URL_MAX 512 /* a base URL of the public listener */
 #define SETTINGS_GRPC_MAX 64 /* "a.b.c.d:port" */
@@ -40,6 +41,10 @@ void settings_syslog(const struct ib_config *c, struct syslog_settings *ret);
  * bmc_settings_default()). ca_file points into c (bmc_server_new copies
  * it). */
 void settings_bmc(const struct ib_config *c, struct bmc_settings *ret);
+
+/* The workflow: section of c, every field set (nothing left to
+ * wf_settings_default()). Nothing in *ret points into c. */
+void settings_workflow(const struct ib_config *c, struct wf_settings *ret);
 
 /* The metadata: section of c. Points into c: valid while c is. */
 void settings_metadata(const struct ib_config *c, struct md_settings *ret);

@@ -20,3 +20,4 @@ include tests/bench/http/local.mk
 include tests/bench/tftp/local.mk
 include tests/bench/metadata/local.mk
 include tests/bench/bmc/local.mk
+include tests/bench/workflow/local.mk

@@ -61,3 +61,40 @@ tests_fuzz_fuzz_template_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_C
 tests_fuzz_fuzz_template_schema_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
 endif
+
+# The workflow engine: the controller's step (rendering, boot options,
+# timeouts, retries, cleanup) and the worker API's transitions (which
+# workflow, which action, a report applied), and `ironbell workflow
+# retry`. Pure: tested without sockets or a store (the store only checks
+# that every status produced is valid).
+libworkflow_a_SOURCES += workflow/engine.h workflow/engine-internal.h workflow/engine.c \
+	workflow/engine-util.c workflow/engine-build.c workflow/engine-step.c workflow/retry.c
+
+check_PROGRAMS += tests/unit/check_engine
+TESTS += tests/unit/check_engine
+tests_unit_check_engine_SOURCES = tests/unit/check_engine.c tests/unit/engine_fixture.h \
+	tests/unit/unit.h
+tests_unit_check_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) \
+	$(YAML_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/check_engine_step
+TESTS += tests/unit/check_engine_step
+tests_unit_check_engine_step_SOURCES = tests/unit/check_engine_step.c tests/unit/engine_fixture.h \
+	tests/unit/unit.h
+tests_unit_check_engine_step_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_step_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+# The workflow controller: the thread that follows Workflows, Templates,
+# Hardware and bmc Jobs in the store and carries out the engine's steps.
+libworkflow_a_SOURCES += workflow/settings.c workflow/controller-internal.h \
+	workflow/controller.c workflow/controller-step.c
+
+check_PROGRAMS += tests/unit/check_workflow_ctl
+TESTS += tests/unit/check_workflow_ctl
+tests_unit_check_workflow_ctl_SOURCES = tests/unit/check_workflow_ctl.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_workflow_ctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_workflow_ctl_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)

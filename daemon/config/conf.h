@@ -181,6 +181,20 @@ struct ib_config {
 		unsigned max_jobs;           /* bmc.max_jobs, 1..100000, default 64 */
 		unsigned verify_interval_ms; /* bmc.verify_interval, 100..60000, default 1000 */
 	} bmc;
+
+	/* The workflow controller (workflow/): struct wf_settings, read at
+	 * start. Durations in seconds. */
+	struct {
+		bool enabled;                      /* workflow.enabled, default true */
+		unsigned resync_s;                 /* workflow.resync_interval, 1..86400, default 60 */
+		unsigned default_action_timeout_s; /* workflow.default_action_timeout,
+						    * 1..31536000, default 3600 */
+		unsigned action_grace_s;           /* workflow.action_grace, 1..86400, default 30 */
+		unsigned retry_base_s;             /* workflow.retry_backoff, 1..86400, default 5,
+						    * at most retry_max_s */
+		unsigned retry_max_s;              /* workflow.retry_backoff_max, 1..86400,
+						    * default 300 */
+	} workflow;
 };
 
 /* Reads and checks the file at path. On success returns 0 and a new

@@ -289,8 +289,21 @@ static int check_bmc(struct cfg_ctx *ctx, struct ib_config *c)
 	return r;
 }
 
+/* workflow.retry_backoff: the first wait cannot be longer than the
+ * longest (workflow.retry_backoff_max), or the doubling would shorten it. */
+static int check_workflow(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	if (c->workflow.retry_base_s > c->workflow.retry_max_s)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_workflow_keys, "retry_backoff"),
+				 "workflow.retry_backoff: %u is longer than "
+				 "workflow.retry_backoff_max (%u)",
+				 c->workflow.retry_base_s, c->workflow.retry_max_s);
+	return 0;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe, check_bmc };
+static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe, check_bmc,
+					   check_workflow };
 
 /* See config-internal.h: each rule in turn, the first error stops. */
 int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c)

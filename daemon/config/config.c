@@ -223,6 +223,23 @@ static const struct cfg_key cfg_bmc_keys[] = {
 	{ 0 }
 };
 
+const struct cfg_key cfg_workflow_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(workflow.enabled), 0, 0, "true", NULL,
+	  "run the workflow controller (rendering, boot options, timeouts, cleanup)" },
+	{ "resync_interval", CFG_UINT, FIELD(workflow.resync_s), 1, 86400, "60", NULL,
+	  "seconds between two looks at every Workflow, changed or not" },
+	{ "default_action_timeout", CFG_UINT, FIELD(workflow.default_action_timeout_s), 1,
+	  31536000, "3600", NULL,
+	  "seconds handed out for an action whose template says timeout 0" },
+	{ "action_grace", CFG_UINT, FIELD(workflow.action_grace_s), 1, 86400, "30", NULL,
+	  "seconds beyond an action's timeout before the server declares it TIMEOUT" },
+	{ "retry_backoff", CFG_UINT, FIELD(workflow.retry_base_s), 1, 86400, "5", NULL,
+	  "seconds before an action's first retry; doubled at each retry" },
+	{ "retry_backoff_max", CFG_UINT, FIELD(workflow.retry_max_s), 1, 86400, "300", NULL,
+	  "longest wait before an action's retry, in seconds" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -237,6 +254,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "metadata", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_metadata_keys, "instance metadata" },
 	{ "syslog", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_syslog_keys, "the syslog receiver" },
 	{ "bmc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_keys, "BMC power and boot control" },
+	{ "workflow", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_workflow_keys, "the workflow controller" },
 	{ 0 }
 };
 

@@ -16,3 +16,9 @@ EXTRA_DIST += tests/integration/test_privilege.sh
 # api.listen and its token; http.public_metrics.
 TESTS += tests/integration/test_api_tls.sh
 EXTRA_DIST += tests/integration/test_api_tls.sh
+
+# The workflow controller in the daemon: Template, Hardware and Workflow
+# applied with the client reach PENDING; a bad template FAILED with its
+# line and column; toggleAllowNetboot; a restart (needs python3, curl).
+TESTS += tests/integration/test_workflow_daemon.sh
+EXTRA_DIST += tests/integration/test_workflow_daemon.sh

@@ -208,6 +208,12 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->bmc.task_timeout_s, 600);
 	ck_assert_uint_eq(d->bmc.max_jobs, 64);
 	ck_assert_uint_eq(d->bmc.verify_interval_ms, 1000);
+	ck_assert(d->workflow.enabled);
+	ck_assert_uint_eq(d->workflow.resync_s, 60);
+	ck_assert_uint_eq(d->workflow.default_action_timeout_s, 3600);
+	ck_assert_uint_eq(d->workflow.action_grace_s, 30);
+	ck_assert_uint_eq(d->workflow.retry_base_s, 5);
+	ck_assert_uint_eq(d->workflow.retry_max_s, 300);
 	config_free(d);
 	config_free(NULL);
 }
@@ -326,7 +332,14 @@ START_TEST(test_every_key)
 		 "  poll_interval: 86400\n"
 		 "  task_timeout: 1\n"
 		 "  max_jobs: 100000\n"
-		 "  verify_interval: 60000\n",
+		 "  verify_interval: 60000\n"
+		 "workflow:\n"
+		 "  enabled: false\n"
+		 "  resync_interval: 86400\n"
+		 "  default_action_timeout: 31536000\n"
+		 "  action_grace: 1\n"
+		 "  retry_backoff: 1\n"
+		 "  retry_backoff_max: 86400\n",
 		 tok, cert, key, tmpl, cert);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
@@ -403,6 +416,12 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->bmc.task_timeout_s, 1);
 	ck_assert_uint_eq(c->bmc.max_jobs, 100000);
 	ck_assert_uint_eq(c->bmc.verify_interval_ms, 60000);
+	ck_assert(!c->workflow.enabled);
+	ck_assert_uint_eq(c->workflow.resync_s, 86400);
+	ck_assert_uint_eq(c->workflow.default_action_timeout_s, 31536000);
+	ck_assert_uint_eq(c->workflow.action_grace_s, 1);
+	ck_assert_uint_eq(c->workflow.retry_base_s, 1);
+	ck_assert_uint_eq(c->workflow.retry_max_s, 86400);
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
 	static struct leaf leaves[MAX_LEAVES];
@@ -635,7 +654,7 @@ static const struct {
 	/* unknown keys */
 	{ "foo: 1\n",
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
-	       "tftp, ipxe, metadata, syslog, bmc)" },
+	       "tftp, ipxe, metadata, syslog, bmc, workflow)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file, "
 	       "tls_cert, tls_key)" },
@@ -645,9 +664,9 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc)" },
+				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow)" },
 	/* prefixes */
 	{ "metadata:\n  trusted_proxies: [10.0.0.1/8]\n",
 	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.1/8\" has bits set past its /8 prefix "
@@ -695,6 +714,19 @@ static const struct {
 	{ "bmc:\n  ipmi:\n    timout: 3\n",
 	  NAME ":3:5: unknown key \"timout\" in \"bmc.ipmi\" (valid keys: cipher_suite, timeout, "
 	       "retries, max_sessions)" },
+	/* workflow: */
+	{ "workflow:\n  resync_interval: 0\n",
+	  NAME ":2:20: workflow.resync_interval: 0 is out of range 1..86400" },
+	{ "workflow:\n  default_action_timeout: 1h\n",
+	  NAME ":2:27: workflow.default_action_timeout: \"1h\" is not an integer" },
+	{ "workflow:\n  retry_backoff_max: 60\n  retry_backoff: 61\n",
+	  NAME ":3:18: workflow.retry_backoff: 61 is longer than workflow.retry_backoff_max (60)" },
+	{ "workflow:\n  retry_backoff: 301\n",
+	  NAME ":2:18: workflow.retry_backoff: 301 is longer than workflow.retry_backoff_max (300)" },
+	{ "workflow:\n  enabled: yes\n", NAME ":2:12: workflow.enabled: \"yes\" is not true or false" },
+	{ "workflow:\n  resync: 60\n",
+	  NAME ":2:3: unknown key \"resync\" in \"workflow\" (valid keys: enabled, resync_interval, "
+	       "default_action_timeout, action_grace, retry_backoff, retry_backoff_max)" },
 	{ "? [a]\n: 1\n", NAME ":1:3: a key must be a string, not a sequence" },
 	/* wrong types */
 	{ "api:\n  socket_mode: {a: 1}\n",

@@ -18,6 +18,7 @@
 #include "syslog/syslog.h"
 #include "tests/unit/unit.h"
 #include "tftp/tftp.h"
+#include "workflow/workflow.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
@@ -297,6 +298,42 @@ START_TEST(test_bmc)
 }
 END_TEST
 
+/* The workflow: section, every key, and its defaults those of
+ * wf_settings_default(). */
+START_TEST(test_workflow)
+{
+	struct wf_settings w, d;
+	struct ib_config *c = load("workflow:\n"
+				   "  enabled: false\n"
+				   "  resync_interval: 7\n"
+				   "  default_action_timeout: 8\n"
+				   "  action_grace: 9\n"
+				   "  retry_backoff: 10\n"
+				   "  retry_backoff_max: 11\n");
+	ck_assert(!c->workflow.enabled);
+	settings_workflow(c, &w);
+	ck_assert_uint_eq(w.resync_s, 7);
+	ck_assert_uint_eq(w.default_action_timeout_s, 8);
+	ck_assert_uint_eq(w.action_grace_s, 9);
+	ck_assert_uint_eq(w.retry_base_s, 10);
+	ck_assert_uint_eq(w.retry_max_s, 11);
+	config_free(c);
+
+	c = load("");
+	ck_assert(c->workflow.enabled);
+	settings_workflow(c, &w);
+	d = w;
+	wf_settings_default(&d);
+	ck_assert_mem_eq(&w, &d, sizeof(w));
+	ck_assert_uint_eq(w.resync_s, 60);
+	ck_assert_uint_eq(w.default_action_timeout_s, 3600);
+	ck_assert_uint_eq(w.action_grace_s, 30);
+	ck_assert_uint_eq(w.retry_base_s, 5);
+	ck_assert_uint_eq(w.retry_max_s, 300);
+	config_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon_settings");
@@ -310,6 +347,7 @@ int main(void)
 	UNIT_TEST(tc, test_tftp_syslog_metadata);
 	UNIT_TEST(tc, test_ipxe);
 	UNIT_TEST(tc, test_bmc);
+	UNIT_TEST(tc, test_workflow);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
