@@ -61,3 +61,15 @@ tests_fuzz_fuzz_template_schema_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_C
 tests_fuzz_fuzz_template_schema_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
 endif
+
+# The worker API (gRPC proto.WorkflowService): the HTTP/2 and gRPC layer
+# of a connection (nghttp2), the server thread (epoll, h2c and TLS) and
+# the worker API over the Workflow cache. Links the engine (libworkflow),
+# the messages (libtinkpb), nghttp2, protobuf-c and OpenSSL.
+noinst_LIBRARIES += libwfgrpc.a
+libwfgrpc_a_SOURCES = workflow/grpc-internal.h workflow/grpc-h2.c workflow/grpc-server.c \
+	workflow/grpc-api.c
+libwfgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
+libwfgrpc_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(NGHTTP2_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+	$(SSL_CFLAGS)
+WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_LIBS)
