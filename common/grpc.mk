@@ -25,4 +25,38 @@ libtinkpb_a_SOURCES = common/grpc.h
 # Generated code: warnings are protoc-c's, not ours.
 libtinkpb_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
 libtinkpb_a_CFLAGS = $(PTHREAD_CFLAGS) $(PROTOBUF_C_CFLAGS) -w
-TINKPB_LIBS = libtinkpb.a $(PROTOBUF_C_LIBS)
+# Our own code around them, with our warnings: the gRPC helpers and the
+# schema check (common/grpc.h). It uses libcommon's UTF-8 check, so
+# $(TINKPB_LIBS) goes before $(COMMON_LIBS) on a link line; a program
+# that includes common/tink.pb-c.h compiles with $(TINKPB_CFLAGS).
+noinst_LIBRARIES += libtinkgrpc.a
+libtinkgrpc_a_SOURCES = common/grpc.c common/grpc.h common/tink-check.c
+nodist_EXTRA_libtinkgrpc_a_SOURCES = common/tink.pb-c.h
+libtinkgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
+libtinkgrpc_a_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
+TINKPB_CFLAGS = -I$(top_builddir)/common $(PROTOBUF_C_CFLAGS)
+TINKPB_LIBS = libtinkgrpc.a libtinkpb.a $(PROTOBUF_C_LIBS)
+
+check_PROGRAMS += tests/unit/check_grpc
+TESTS += tests/unit/check_grpc
+tests_unit_check_grpc_SOURCES = tests/unit/check_grpc.c tests/unit/unit.h
+tests_unit_check_grpc_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TINKPB_CFLAGS)
+tests_unit_check_grpc_LDADD = $(TINKPB_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+# The protobuf check and the header helpers' fuzz target (see
+# tests/fuzz/local.mk); the input is a message body.
+check_PROGRAMS += tests/fuzz/fuzz_tink_replay
+tests_fuzz_fuzz_tink_replay_SOURCES = tests/fuzz/fuzz_tink.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_tink_replay_CFLAGS = $(AM_CFLAGS) $(TINKPB_CFLAGS)
+tests_fuzz_fuzz_tink_replay_LDADD = $(TINKPB_LIBS) $(COMMON_LIBS)
+TESTS += tests/fuzz/fuzz_tink.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_tink.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_tink
+tests_fuzz_fuzz_tink_SOURCES = tests/fuzz/fuzz_tink.c tests/fuzz/fuzz.h \
+	common/grpc.c common/tink-check.c
+tests_fuzz_fuzz_tink_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
+tests_fuzz_fuzz_tink_CFLAGS = $(AM_CFLAGS) $(TINKPB_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_tink_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_tink_LDADD = libtinkpb.a $(PROTOBUF_C_LIBS) $(COMMON_LIBS)
+endif
