@@ -73,3 +73,10 @@ libwfgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
 libwfgrpc_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(NGHTTP2_CFLAGS) $(PROTOBUF_C_CFLAGS) \
 	$(SSL_CFLAGS)
 WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_LIBS)
+
+check_PROGRAMS += tests/unit/check_grpc_server
+TESTS += tests/unit/check_grpc_server
+tests_unit_check_grpc_server_SOURCES = tests/unit/check_grpc_server.c tests/unit/unit.h
+tests_unit_check_grpc_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(NGHTTP2_CFLAGS)
+tests_unit_check_grpc_server_LDADD = libwfgrpc.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS) \
+	$(CHECK_LIBS)
