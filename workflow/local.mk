@@ -80,3 +80,20 @@ tests_unit_check_grpc_server_SOURCES = tests/unit/check_grpc_server.c tests/unit
 tests_unit_check_grpc_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(NGHTTP2_CFLAGS)
 tests_unit_check_grpc_server_LDADD = libwfgrpc.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS) \
 	$(CHECK_LIBS)
+
+# The HTTP/2 and gRPC layer's fuzz target (see tests/fuzz/local.mk): the
+# input is what a client sends on the connection.
+check_PROGRAMS += tests/fuzz/fuzz_h2_replay
+tests_fuzz_fuzz_h2_replay_SOURCES = tests/fuzz/fuzz_h2.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_h2_replay_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS)
+tests_fuzz_fuzz_h2_replay_LDADD = libwfgrpc.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS)
+TESTS += tests/fuzz/fuzz_h2.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_h2.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_h2
+tests_fuzz_fuzz_h2_SOURCES = tests/fuzz/fuzz_h2.c tests/fuzz/fuzz.h workflow/grpc-h2.c \
+	workflow/grpc-internal.h
+tests_fuzz_fuzz_h2_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_h2_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_h2_LDADD = $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS)
+endif
