@@ -60,3 +60,15 @@ tests_fuzz_fuzz_tink_CFLAGS = $(AM_CFLAGS) $(TINKPB_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_tink_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_tink_LDADD = libtinkpb.a $(PROTOBUF_C_LIBS) $(COMMON_LIBS)
 endif
+
+# The worker protocol's test clients (tests/grpc/: a Python and a Node
+# tink-agent, a reference server in python3-grpcio) proven against each
+# other (test_grpc_clients). Needs python3-grpcio and python3-grpc-tools;
+# the Node client's modules come from tests/grpc/package-lock.json
+# (tools/install-deps runs npm ci).
+GRPC_CLIENT_TESTS = tests/integration/test_grpc_clients.sh
+TESTS += $(GRPC_CLIENT_TESTS)
+EXTRA_DIST += $(GRPC_CLIENT_TESTS) \
+	tests/grpc/grpc.sh tests/grpc/tinkproto.py tests/grpc/tink_agent.py \
+	tests/grpc/tink_server.py tests/grpc/tink_agent.js \
+	tests/grpc/package.json tests/grpc/package-lock.json
