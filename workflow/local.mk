@@ -62,6 +62,21 @@ tests_fuzz_fuzz_template_schema_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_template_schema_LDADD = $(WORKFLOW_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
 endif
 
+# The workflow engine: the controller's step (rendering, boot options,
+# timeouts, retries, cleanup) and the worker API's transitions (which
+# workflow, which action, a report applied), and `ironbell workflow
+# retry`. Pure: tested without sockets or a store (the store only checks
+# that every status produced is valid).
+libworkflow_a_SOURCES += workflow/engine.h workflow/engine-internal.h workflow/engine.c \
+	workflow/engine-util.c
+
+check_PROGRAMS += tests/unit/check_engine
+TESTS += tests/unit/check_engine
+tests_unit_check_engine_SOURCES = tests/unit/check_engine.c tests/unit/unit.h
+tests_unit_check_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) \
+	$(YAML_LIBS) $(CHECK_LIBS)
+
 # The worker API (gRPC proto.WorkflowService): the HTTP/2 and gRPC layer
 # of a connection (nghttp2), the server thread (epoll, h2c and TLS) and
 # the worker API over the Workflow cache. Links the engine (libworkflow),
@@ -72,7 +87,7 @@ libwfgrpc_a_SOURCES = workflow/grpc-internal.h workflow/grpc-h2.c workflow/grpc-
 libwfgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
 libwfgrpc_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(NGHTTP2_CFLAGS) $(PROTOBUF_C_CFLAGS) \
 	$(SSL_CFLAGS)
-WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_LIBS)
+WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_LIBS) $(CRYPTO_LIBS)
 
 check_PROGRAMS += tests/unit/check_grpc_server
 TESTS += tests/unit/check_grpc_server

@@ -1,0 +1,84 @@
+/* engine-internal — what the engine's files (engine.c, engine-step.c,
+ * engine-build.c, retry.c) share: reading and writing the Workflow status's
+ * fields, times, durations, ULIDs and conditions. Private to workflow/. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workflow/engine.h"
+
+/* The longest text of a Go duration ("-2562047h47m16.854775808s"). */
+#define WFE_DURATION_MAX 64
+/* The ULID text: 26 Crockford base32 characters and a NUL. */
+#define WFE_ULID_LEN 26
+
+/* obj[key] as a string, "" when absent or not a string. obj may be NULL. */
+const char *wfe_str(const json_t *obj, const char *key);
+/* obj[key] as an integer, def when absent or not an integer. */
+json_int_t wfe_int(const json_t *obj, const char *key, json_int_t def);
+/* obj[key] as a boolean, false when absent or not true. */
+bool wfe_bool(const json_t *obj, const char *key);
+/* obj[key] when it is an object, else NULL. */
+json_t *wfe_obj(const json_t *obj, const char *key);
+/* obj[key] when it is an object, else a new empty one set there; NULL
+ * when memory runs out. */
+json_t *wfe_obj_ensure(json_t *obj, const char *key);
+/* Sets obj[key] to a string (made valid UTF-8, cut to max bytes with
+ * "..." when max is not 0), an integer, a boolean. 0 or -ENOMEM. */
+int wfe_set_str(json_t *obj, const char *key, const char *val, size_t max);
+int wfe_set_int(json_t *obj, const char *key, json_int_t v);
+int wfe_set_bool(json_t *obj, const char *key, bool v);
+
+/* Parses an RFC 3339 time ("2026-11-25T22:00:00Z", fractions and offsets
+ * accepted) into Unix milliseconds. 0, or -EINVAL. */
+int wfe_time_parse(const char *s, int64_t *ret_ms);
+/* obj[key] as Unix milliseconds, 0 when absent or malformed. */
+int64_t wfe_time_get(const json_t *obj, const char *key);
+/* Sets obj[key] to ms as RFC 3339 UTC with seconds: rounded down, or up
+ * when ceil (a deadline is never earlier than asked). 0 or -ENOMEM. */
+int wfe_time_set(json_t *obj, const char *key, int64_t ms, bool ceil);
+
+/* ms as Go's time.Duration String(): "0s", "500ms", "1.5s", "1m2s",
+ * "1h0m0s". out has WFE_DURATION_MAX bytes. */
+void wfe_duration(int64_t ms, char out[WFE_DURATION_MAX]);
+
+/* A new ULID at clk->now_ms with clk->random into out (27 bytes). 0, or
+ * -EINVAL when clk has no random source. */
+int wfe_ulid(const struct wf_clock *clk, char out[WFE_ULID_LEN + 1]);
+
+/* Sets the condition of this type in status.conditions when its status,
+ * reason or message differ from what is there (time = now), so that a step
+ * that finds nothing new changes nothing. 0 or -ENOMEM. */
+int wfe_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
+		  const char *message, int64_t now_ms);
+
+/* The Workflow's status.state, parsed (an unknown text is NONE, legacy
+ * in *legacy when not NULL). */
+enum wf_state wfe_state(const json_t *status, bool *legacy);
+/* Sets status.state (or obj.state of an action) to st's name. */
+int wfe_set_state(json_t *obj, enum wf_state st);
+
+/* "<namespace>/<name>" of wf ("default" when it has no namespace) into
+ * out (WF_ID_MAX). 0, or -EINVAL when it has no name or is too long. */
+int wfe_workflow_id(const json_t *wf, char out[WF_ID_MAX]);
+
+/* The action the workflow is at: the first task whose actions are not all
+ * SUCCESS and, in it, the first action that is not SUCCESS. 0 with the
+ * indexes, or -ENOENT when every action is SUCCESS (or there is none). */
+int wfe_current(const json_t *status, size_t *ret_task, size_t *ret_action);
+
+/* The timeout handed out with an action (seconds): its own, or
+ * WF_DEFAULT_ACTION_TIMEOUT_S when 0, at most what remains of the global
+ * timeout (globalExecutionStop when set, else globalTimeout), at least 1. */
+int64_t wfe_handout_timeout(const json_t *status, const json_t *action, int64_t now_ms);
+
+/* Backoff before retry n (1-based): WF_RETRY_BASE_S * 2^(n-1), at most
+ * WF_RETRY_MAX_S; in milliseconds. */
+int64_t wfe_backoff_ms(json_int_t attempt);
+
+/* Adds an event to fx (dropped when WF_MAX_EFFECT_EVENTS are there). */
+void wfe_event(struct wf_effects *fx, const char *type, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
