@@ -14,6 +14,7 @@ struct syslog_settings;
 struct ipxe_settings;
 struct md_settings;
 struct bmc_settings;
+struct wf_grpc_settings;
 
 #define SETTINGS_URL_MAX 512 /* a base URL of the public listener */
 #define SETTINGS_GRPC_MAX 64 /* "a.b.c.d:port" */
@@ -40,6 +41,10 @@ void settings_syslog(const struct ib_config *c, struct syslog_settings *ret);
  * bmc_settings_default()). ca_file points into c (bmc_server_new copies
  * it). */
 void settings_bmc(const struct ib_config *c, struct bmc_settings *ret);
+
+/* The grpc: section of c (the worker API). The strings point into c
+ * (wf_grpc_new copies them). */
+void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret);
 
 /* The metadata: section of c. Points into c: valid while c is. */
 void settings_metadata(const struct ib_config *c, struct md_settings *ret);

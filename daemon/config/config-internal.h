@@ -120,6 +120,7 @@ extern const struct cfg_key cfg_api_keys[];
 extern const struct cfg_key cfg_ipxe_keys[];
 extern const struct cfg_key cfg_bmc_ipmi_keys[];
 extern const struct cfg_key cfg_bmc_redfish_keys[];
+extern const struct cfg_key cfg_grpc_keys[];
 
 /* Formats into err (errlen bytes, NUL-terminated); nothing when err is
  * NULL or errlen 0. */
