@@ -112,3 +112,7 @@ tests_fuzz_fuzz_h2_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_h2_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_h2_LDADD = $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS)
 endif
+
+# The worker API in ironbelld against real gRPC clients (tests/grpc/).
+TESTS += tests/integration/test_grpc_daemon.sh
+EXTRA_DIST += tests/integration/test_grpc_daemon.sh
