@@ -92,9 +92,9 @@ WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_
 check_PROGRAMS += tests/unit/check_grpc_server
 TESTS += tests/unit/check_grpc_server
 tests_unit_check_grpc_server_SOURCES = tests/unit/check_grpc_server.c tests/unit/unit.h
-tests_unit_check_grpc_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(NGHTTP2_CFLAGS)
-tests_unit_check_grpc_server_LDADD = libwfgrpc.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS) \
-	$(CHECK_LIBS)
+tests_unit_check_grpc_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(NGHTTP2_CFLAGS) \
+	$(TINKPB_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_grpc_server_LDADD = $(WFGRPC_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 # The HTTP/2 and gRPC layer's fuzz target (see tests/fuzz/local.mk): the
 # input is what a client sends on the connection.

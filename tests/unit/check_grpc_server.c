@@ -6,17 +6,30 @@
  * messages, oversized, malformed grpc-timeout, header list too large),
  * each a trailers-only answer; headers in an unusual order; a deadline
  * passing and a client's RST_STREAM, each telling the handler; a broken
- * connection preface. The worker API itself over a socket is tested by
- * tests/grpc (a real gRPC client). */
+ * connection preface. Then the whole server (wf_grpc_*) on a socket over
+ * a store in a temporary directory: a message that is not protobuf and
+ * one with an unknown field INVALID_ARGUMENT, GetAction handing out the
+ * Workflow's first action, an empty GetAction answered NOT_FOUND before
+ * the client's deadline, a report from another agent PERMISSION_DENIED.
+ * tests/integration/test_grpc_daemon.sh runs real gRPC clients. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <nghttp2/nghttp2.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "common/grpc.h"
+#include "common/tink.pb-c.h"
+#include "store/store.h"
 #include "workflow/grpc-internal.h"
 #include "tests/unit/unit.h"
 
@@ -383,6 +396,207 @@ START_TEST(test_bad_preface)
 }
 END_TEST
 
+/* ---- the whole server on a socket ---- */
+
+#define WAIT_MS 10000 /* most time a call may take here */
+
+static char dir[256];
+static struct store *st;
+static struct wf_grpc *g;
+static int sock = -1;
+
+static const char wf_json[] =
+	"{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Workflow\","
+	"\"metadata\":{\"name\":\"wf1\",\"namespace\":\"default\"},"
+	"\"spec\":{\"templateRef\":\"t\",\"hardwareRef\":\"hw\"},"
+	"\"status\":{\"state\":\"PENDING\",\"agentID\":\"ag1\",\"templateRendering\":\"successful\","
+	"\"globalTimeout\":600,\"tasks\":[{\"id\":\"T1\",\"name\":\"os\",\"agentID\":\"ag1\","
+	"\"actions\":[{\"id\":\"A1\",\"name\":\"disk\",\"image\":\"img1\",\"timeout\":60,"
+	"\"state\":\"PENDING\"}]}]}}";
+
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static void server_setup(void)
+{
+	char err[256] = "", db[512], listen_on[64];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/check_grpc_server.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/ironbell.db", dir);
+	ck_assert_msg(store_open(db, NULL, &st, err, sizeof(err)) == 0, "%s", err);
+	json_t *wf = json_loads(wf_json, 0, NULL);
+	struct store_op op = { .type = STORE_OP_CREATE, .kind = STORE_KIND_WORKFLOW, .body = wf };
+	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
+	store_op_clear(&op);
+	json_decref(wf);
+
+	unsigned port = free_port();
+	snprintf(listen_on, sizeof(listen_on), "127.0.0.1:%u", port);
+	struct wf_grpc_settings set = { .listen = listen_on, .long_poll_s = 5 };
+	ck_assert_msg(wf_grpc_new(st, &set, &g, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(wf_grpc_port(g), port);
+	ck_assert_msg(wf_grpc_start(g, err, sizeof(err)) == 0, "%s", err);
+
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	sock = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(sock, 0);
+	ck_assert_int_eq(connect(sock, (struct sockaddr *)&a, sizeof(a)), 0);
+	setup();
+}
+
+static void server_teardown(void)
+{
+	teardown();
+	close(sock);
+	wf_grpc_free(g);
+	store_close(st);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char p[1024];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* Sends a call on the socket and waits until its stream closes. */
+static struct resp *call_sock(const char *path, const uint8_t *msg, size_t len,
+			      const char *timeout)
+{
+	static uint8_t m[4096];
+	static struct body b;
+	nghttp2_nv nva[] = {
+		NV(":method", "POST"), NV(":scheme", "http"), NV(":path", path),
+		NV(":authority", "localhost"), NV("content-type", "application/grpc"),
+		NV("te", "trailers"), NV("grpc-timeout", timeout ? timeout : "10S"),
+	};
+	ck_assert_uint_le(len + GRPC_PREFIX_LEN, sizeof(m));
+	grpc_prefix_write(m, (uint32_t)len);
+	memcpy(m + GRPC_PREFIX_LEN, msg, len);
+	b = (struct body){ m, len + GRPC_PREFIX_LEN, 0 };
+	nghttp2_data_provider dp = { .source.ptr = &b, .read_callback = body_read };
+	int32_t id = nghttp2_submit_request(cli, NULL, nva, ARRAY_SIZE(nva), &dp, NULL);
+	ck_assert_int_gt(id, 0);
+	uint64_t t0 = now_mono_ns();
+	while (!resp_of(id)->closed) {
+		const uint8_t *p;
+		ssize_t n;
+		while ((n = nghttp2_session_mem_send(cli, &p)) > 0)
+			ck_assert_int_eq(send(sock, p, (size_t)n, MSG_NOSIGNAL), n);
+		ck_assert_int_ge(n, 0);
+		ck_assert_msg(now_mono_ns() - t0 < (uint64_t)WAIT_MS * 1000000u, "no answer");
+		struct pollfd pf = { .fd = sock, .events = POLLIN };
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		uint8_t in[16384];
+		ssize_t r = recv(sock, in, sizeof(in), 0);
+		ck_assert_int_gt(r, 0);
+		ck_assert_int_eq(nghttp2_session_mem_recv(cli, in, (size_t)r), r);
+	}
+	return resp_of(id);
+}
+
+static const uint8_t *packed(const ProtobufCMessage *m, size_t *len)
+{
+	static uint8_t out[4096];
+	*len = protobuf_c_message_get_packed_size(m);
+	ck_assert_uint_le(*len, sizeof(out));
+	protobuf_c_message_pack(m, out);
+	return out;
+}
+
+START_TEST(test_server_malformed_protobuf)
+{
+	/* field 1 says 5 bytes, 3 follow */
+	struct resp *r = call_sock(GRPC_PATH_GET_ACTION, (const uint8_t *)"\x0a\x05" "abc", 5, NULL);
+	ck_assert_int_eq(r->grpc_status, GRPC_INVALID_ARGUMENT);
+	ck_assert_int_eq(r->header_frames, 1);
+	/* field 21, unknown to proto.ActionRequest */
+	r = call_sock(GRPC_PATH_GET_ACTION, (const uint8_t *)"\xa8\x01\x01", 3, NULL);
+	ck_assert_int_eq(r->grpc_status, GRPC_INVALID_ARGUMENT);
+	ck_assert_msg(strstr(r->grpc_message, "unknown field"), "%s", r->grpc_message);
+	r = call_sock(GRPC_PATH_REPORT_ACTION_STATUS, (const uint8_t *)"\x0a", 1, NULL);
+	ck_assert_int_eq(r->grpc_status, GRPC_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(test_server_get_action)
+{
+	Proto__ActionRequest q = PROTO__ACTION_REQUEST__INIT;
+	size_t len;
+	q.agent_id = "ag1";
+	const uint8_t *m = packed(&q.base, &len);
+	struct resp *r = call_sock(GRPC_PATH_GET_ACTION, m, len, NULL);
+	ck_assert_msg(r->grpc_status == GRPC_OK, "%d %s", r->grpc_status, r->grpc_message);
+	ck_assert_uint_ge(r->data_len, GRPC_PREFIX_LEN);
+	Proto__ActionResponse *a = proto__action_response__unpack(
+		NULL, r->data_len - GRPC_PREFIX_LEN, r->data + GRPC_PREFIX_LEN);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_str_eq(a->workflow_id, "default/wf1");
+	ck_assert_str_eq(a->action_id, "A1");
+	ck_assert_str_eq(a->image, "img1");
+	proto__action_response__free_unpacked(a, NULL);
+
+	/* another agent's report changes nothing */
+	Proto__ActionStatusRequest rq = PROTO__ACTION_STATUS_REQUEST__INIT;
+	rq.workflow_id = "default/wf1";
+	rq.agent_id = "someone-else";
+	rq.task_id = "T1";
+	rq.action_id = "A1";
+	rq.action_name = "disk";
+	rq.action_state = PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__RUNNING;
+	m = packed(&rq.base, &len);
+	r = call_sock(GRPC_PATH_REPORT_ACTION_STATUS, m, len, NULL);
+	ck_assert_int_eq(r->grpc_status, GRPC_PERMISSION_DENIED);
+	/* its own is accepted once on disk */
+	rq.agent_id = "ag1";
+	m = packed(&rq.base, &len);
+	r = call_sock(GRPC_PATH_REPORT_ACTION_STATUS, m, len, NULL);
+	ck_assert_msg(r->grpc_status == GRPC_OK, "%d %s", r->grpc_status, r->grpc_message);
+	struct store_reader *rd = store_reader_new(st);
+	json_t *wf = NULL;
+	ck_assert_int_eq(store_get(rd, STORE_KIND_WORKFLOW, "default", "wf1", &wf), 0);
+	json_t *act = json_array_get(
+		json_object_get(json_array_get(json_object_get(json_object_get(wf, "status"),
+							       "tasks"),
+					       0),
+				"actions"),
+		0);
+	ck_assert_str_eq(json_string_value(json_object_get(act, "state")), "RUNNING");
+	json_decref(wf);
+	store_reader_free(rd);
+}
+END_TEST
+
+START_TEST(test_server_long_poll_deadline)
+{
+	Proto__ActionRequest q = PROTO__ACTION_REQUEST__INIT;
+	size_t len;
+	q.agent_id = "nobody";
+	const uint8_t *m = packed(&q.base, &len);
+	/* long_poll is 5 s; the client's deadline is shorter: the server
+	 * answers what it found before the deadline passes */
+	struct resp *r = call_sock(GRPC_PATH_GET_ACTION, m, len, "900m");
+	ck_assert_msg(r->grpc_status == GRPC_NOT_FOUND, "%d %s", r->grpc_status, r->grpc_message);
+}
+END_TEST
+
 static Suite *grpc_server_suite(void)
 {
 	Suite *s = suite_create("grpc_server");
@@ -396,6 +610,13 @@ static Suite *grpc_server_suite(void)
 	UNIT_TEST(tc, test_client_reset);
 	UNIT_TEST(tc, test_held_then_freed);
 	UNIT_TEST(tc, test_bad_preface);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("server");
+	tcase_add_checked_fixture(tc, server_setup, server_teardown);
+	tcase_set_timeout(tc, 60);
+	UNIT_TEST(tc, test_server_malformed_protobuf);
+	UNIT_TEST(tc, test_server_get_action);
+	UNIT_TEST(tc, test_server_long_poll_deadline);
 	suite_add_tcase(s, tc);
 	return s;
 }
