@@ -192,6 +192,7 @@ struct pcall {
 	struct wf_handout h;
 	bool have_h;
 	struct pcall *retry_next;
+	bool on_retry; /* on a->retry: run() frees it if its client went */
 };
 
 struct wf_grpc_api {
@@ -674,6 +675,7 @@ static void wake_agent(struct wf_grpc_api *a, const char *agent_id)
 		struct pcall *pc = ag->parked;
 		unpark(pc);
 		pc->retry_next = a->retry;
+		pc->on_retry = true;
 		a->retry = pc;
 	}
 }
@@ -687,6 +689,7 @@ static void run_retries(struct wf_grpc_api *a)
 			struct pcall *pc = list;
 			list = pc->retry_next;
 			pc->retry_next = NULL;
+			pc->on_retry = false;
 			run(pc);
 		}
 	}
@@ -813,7 +816,7 @@ void wf_grpc_api_cancelled(struct wf_grpc_api *a, struct wf_h2_call *call)
 	call->app = NULL;
 	pc->call = NULL;
 	unpark(pc);
-	if (!pc->writing)
+	if (!pc->writing && !pc->on_retry)
 		pcall_free(pc);
 }
 

@@ -161,11 +161,16 @@ static void answered(struct h2_stream *st, int code, const char *msg)
 	struct wf_h2_conn *c = st->call.conn;
 	st->answered = true;
 	wf_grpc_count_call(st->call.method, code);
-	if (code != GRPC_OK)
-		log_info("grpc", "%s: %s refused: %s%s%s", c->peer,
-			 st->call.method == WF_GRPC_METHOD_MAX ? st->path :
-								 wf_grpc_method_name(st->call.method),
-			 grpc_code_name(code), msg && *msg ? ": " : "", msg ? msg : "");
+	/* "Nothing for you yet" is GetAction's everyday answer, not a
+	 * refusal: debug only. */
+	bool polling = st->call.method == WF_GRPC_GET_ACTION &&
+		       (code == GRPC_NOT_FOUND || code == GRPC_FAILED_PRECONDITION);
+	if (code != GRPC_OK && (!polling || log_enabled(LOG_LVL_DEBUG)))
+		log_write(polling ? LOG_LVL_DEBUG : LOG_LVL_INFO, "grpc", 0, "%s: %s refused: %s%s%s",
+			  c->peer,
+			  st->call.method == WF_GRPC_METHOD_MAX ? st->path :
+								  wf_grpc_method_name(st->call.method),
+			  grpc_code_name(code), msg && *msg ? ": " : "", msg ? msg : "");
 }
 
 static void fail_status(struct h2_stream *st, int http_status, int code, const char *msg)

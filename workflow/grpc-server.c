@@ -260,7 +260,11 @@ static int conn_handshake(struct conn *c)
 static void conn_read(struct conn *c)
 {
 	uint8_t in[WF_GRPC_READ_BUF];
-	for (int i = 0; i < WF_GRPC_READ_ROUNDS; i++) {
+	/* Past the rounds, only what OpenSSL holds already (the rest of a
+	 * record): epoll would not say it is there. */
+	for (int i = 0; i < WF_GRPC_READ_ROUNDS * 2 &&
+			(i < WF_GRPC_READ_ROUNDS || (c->ssl && SSL_pending(c->ssl) > 0));
+	     i++) {
 		ssize_t n;
 		if (c->ssl) {
 			ERR_clear_error();
