@@ -83,6 +83,7 @@ struct wf_grpc {
 	struct wf_h2_ops ops;
 	struct conn *conns, *dirty;
 	unsigned n_conns;
+	bool accept_paused; /* out of fds: the listener is out of the epoll until the tick */
 	struct metric *m_connections, *m_accepted, *m_waiting;
 };
 
@@ -214,8 +215,10 @@ static void conn_flush(struct conn *c)
 			goto close;
 		if (n == 0)
 			break;
-		if (c->out_off && c->out_off == c->out.len) {
-			buf_reset(&c->out);
+		if (c->out_off) {
+			/* what was written goes: the cap counts what waits */
+			memmove(c->out.data, c->out.data + c->out_off, c->out.len - c->out_off);
+			c->out.len -= c->out_off;
 			c->out_off = 0;
 		}
 		if (buf_append(&c->out, p, (size_t)n) < 0)
@@ -392,6 +395,15 @@ static void do_accept(struct wf_grpc *g)
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
 		int fd = accept4(g->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			       errno == ENOMEM)) {
+			/* The listener would stay readable: a busy loop. Rest
+			 * until the next tick. */
+			log_warn("grpc", "accept: %s; accepting again in a second", strerror(errno));
+			if (epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->lfd, NULL) == 0)
+				g->accept_paused = true;
+			return;
+		}
 		if (fd < 0)
 			return;
 		if (g->n_conns >= g->set.max_connections) {
@@ -443,6 +455,9 @@ static void tick(struct wf_grpc *g, uint64_t now)
 		c = next;
 	}
 	metric_set(g->m_waiting, (double)wf_grpc_api_waiting(g->api));
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &g->lfd };
+	if (g->accept_paused && epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &e) == 0)
+		g->accept_paused = false;
 }
 
 /* ---- the thread ---- */
