@@ -217,7 +217,11 @@ bool grpc_content_type_ok(const char *v, size_t n)
 		v += pl;
 		n -= pl;
 	}
-	/* Nothing else, or parameters ("; charset=..."): "+json" and other
-	 * codecs are not ours. */
-	return n == 0 || v[0] == ';' || v[0] == ' ';
+	/* Nothing else, or parameters ("; charset=..."), after optional
+	 * white space: "+json" and other codecs are not ours. */
+	while (n > 0 && (v[0] == ' ' || v[0] == '\t')) {
+		v++;
+		n--;
+	}
+	return n == 0 || v[0] == ';';
 }

@@ -31,7 +31,6 @@ libtinkpb_a_CFLAGS = $(PTHREAD_CFLAGS) $(PROTOBUF_C_CFLAGS) -w
 # that includes common/tink.pb-c.h compiles with $(TINKPB_CFLAGS).
 noinst_LIBRARIES += libtinkgrpc.a
 libtinkgrpc_a_SOURCES = common/grpc.c common/grpc.h common/tink-check.c
-nodist_EXTRA_libtinkgrpc_a_SOURCES = common/tink.pb-c.h
 libtinkgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
 libtinkgrpc_a_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 TINKPB_CFLAGS = -I$(top_builddir)/common $(PROTOBUF_C_CFLAGS)
@@ -63,12 +62,13 @@ endif
 
 # The worker protocol's test clients (tests/grpc/: a Python and a Node
 # tink-agent, a reference server in python3-grpcio) proven against each
-# other (test_grpc_clients). Needs python3-grpcio and python3-grpc-tools;
+# other, and h2raw.py, HTTP/2 frames by hand (test_grpc_clients). Needs
+# python3-grpcio and python3-grpc-tools; h2raw needs python3-hpack;
 # the Node client's modules come from tests/grpc/package-lock.json
 # (tools/install-deps runs npm ci).
 GRPC_CLIENT_TESTS = tests/integration/test_grpc_clients.sh
 TESTS += $(GRPC_CLIENT_TESTS)
 EXTRA_DIST += $(GRPC_CLIENT_TESTS) \
 	tests/grpc/grpc.sh tests/grpc/tinkproto.py tests/grpc/tink_agent.py \
-	tests/grpc/tink_server.py tests/grpc/tink_agent.js \
-	tests/grpc/package.json tests/grpc/package-lock.json
+	tests/grpc/tink_server.py tests/grpc/tink_agent.js tests/grpc/h2raw.py \
+	tests/grpc/attributes.json tests/grpc/package.json tests/grpc/package-lock.json

@@ -4,13 +4,16 @@
 #   grpc_need_py           skip_all unless python3-grpcio and -grpc-tools
 #                          import under /usr/bin/python3; generates the
 #                          stubs once into $IB_TMP/stubs
-#   grpc_have_node         true when node and tests/grpc/node_modules
-#                          (npm ci by tools/install-deps) are there
+#   grpc_have_node         true when node and the Node client's modules
+#                          are there: build-node/node_modules (npm ci by
+#                          tools/install-deps) or $IRONBELL_NODE_MODULES
 #   grpc_server_start NAME ARGS...
 #                          tests/grpc/tink_server.py on 127.0.0.1 and a
 #                          free port (it binds port 0 and writes the port
 #                          it got), events in $IB_TMP/NAME.events; sets
 #                          GRPC_SERVER_PID, GRPC_PORT and GRPC_EVENTS
+#   grpc_h2raw ARGS...     tests/grpc/h2raw.py ARGS (HTTP/2 frames by
+#                          hand; needs python3-hpack), like run
 #   grpc_py ARGS...        tests/grpc/tink_agent.py ARGS (at most
 #                          $IB_CMD_TIMEOUT seconds): $rc, $out, $err
 #   grpc_js ARGS...        the same with tests/grpc/tink_agent.js
@@ -33,9 +36,9 @@ grpc_need_py() {
 }
 
 grpc_have_node() {
+	_nm=${IRONBELL_NODE_MODULES:-$top_srcdir/build-node/node_modules}
 	command -v node >/dev/null 2>&1 &&
-		[ -d "$GRPC_DIR/node_modules/@grpc/grpc-js" ] &&
-		[ -d "$GRPC_DIR/node_modules/@grpc/proto-loader" ]
+		[ -d "$_nm/@grpc/grpc-js" ] && [ -d "$_nm/@grpc/proto-loader" ] && [ -d "$_nm/protobufjs" ]
 }
 
 grpc_server_start() {
@@ -56,6 +59,7 @@ grpc_server_start() {
 }
 
 grpc_py() { run "$GRPC_PY" "$GRPC_DIR/tink_agent.py" "$@"; }
+grpc_h2raw() { run "$GRPC_PY" "$GRPC_DIR/h2raw.py" "$@"; }
 grpc_js() { run node "$GRPC_DIR/tink_agent.js" "$@"; }
 
 grpc_reports() {

@@ -9,24 +9,33 @@
 //   node tink_agent.js --target 127.0.0.1:42113 --agent-id ID \
 //       [--script JSON|@FILE] [--until-done] [--max-calls N] [--max-actions N]
 //       [--poll S] [--rpc-timeout S] [--tls-ca PEM] [--tls-name NAME]
-//       [--metadata K=V]...
+//       [--metadata K=V]... [--attributes default|JSON|@FILE] [--report-retries N]
 //   node tink_agent.js raw --target HOST:PORT --method GetAction \
 //       (--hex BYTES | --json OBJ) [--timeout S] [--metadata K=V]...
 //
 // The script: {"default": STEP, "actions": {"<name>": STEP}, "steps": [STEP]}
-// (see tink_agent.py for STEP). The modules come from tests/grpc/node_modules
-// (npm ci from package-lock.json, by tools/install-deps) or NODE_PATH.
+// (see tink_agent.py for STEP).
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 
+// The modules: build-node/node_modules at the top of the tree, where
+// tools/install-deps installs them (npm ci from tests/grpc/package-lock.json),
+// or the directory $IRONBELL_NODE_MODULES names.
+module.paths.unshift(
+  process.env.IRONBELL_NODE_MODULES ||
+    path.join(path.resolve(process.env.top_srcdir || path.join(__dirname, '..', '..')), 'build-node', 'node_modules'),
+);
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const protobufjs = require('protobufjs');
 
 const BACKOFF_MAX = 5.0; // tink-agent polls again at most 5 s later
+const GO_ZERO_TIME = -62135596800; // Go's time.Time{} as a Timestamp's seconds
 const RESULTS = ['success', 'failed', 'timeout', 'none', 'twice'];
+// The codes tink-agent does not report again (backoff.Permanent upstream).
+const REPORT_PERMANENT = ['NOT_FOUND', 'INVALID_ARGUMENT', 'FAILED_PRECONDITION'];
 const STATES = { UNSPECIFIED: 0, PENDING: 1, RUNNING: 2, FAILED: 3, TIMEOUT: 4, SUCCESS: 5 };
 const CODE_NAMES = Object.fromEntries(Object.entries(grpc.status).map(([k, v]) => [v, k]));
 
@@ -49,7 +58,7 @@ function parseArgs(argv) {
     mode: 'agent', target: '127.0.0.1:42113', agentId: '52:54:00:12:34:56', script: '',
     maxCalls: 100, maxActions: 0, untilDone: false, poll: 0.2, rpcTimeout: 10.0,
     tlsCa: null, tlsName: null, metadata: [], method: 'GetAction', hex: null, json: null,
-    timeout: null,
+    timeout: null, reportRetries: 0, attributes: '',
   };
   let i = 0;
   if (argv[0] === 'raw') {
@@ -83,10 +92,16 @@ function parseArgs(argv) {
       case '--hex': a.hex = need(k); break;
       case '--json': a.json = need(k); break;
       case '--timeout': a.timeout = num(k); break;
+      case '--report-retries': a.reportRetries = num(k); break;
+      case '--attributes': a.attributes = need(k); break;
+      // The Python client's stub directory: the same command line works
+      // for both; this one reads the .proto itself.
+      case '--stubs': need(k); break;
       default: die('unknown argument ' + k);
     }
   }
   if (!(a.maxCalls >= 1 && a.maxCalls <= 100000)) die('--max-calls is 1..100000');
+  if (!(a.reportRetries >= 0 && a.reportRetries <= 100)) die('--report-retries is 0..100');
   a.poll = Math.min(Math.max(a.poll, 0), BACKOFF_MAX);
   return a;
 }
@@ -102,6 +117,15 @@ function loadScript(text) {
     if (!RESULTS.includes(r)) die('result ' + r + ' is not one of ' + RESULTS.join(', '));
   }
   return s;
+}
+
+// --attributes: '' (none), 'default' (tests/grpc/attributes.json) or JSON
+// or @FILE with AgentAttributes' field names.
+function loadAttributes(text) {
+  if (!text) return null;
+  if (text === 'default') text = '@' + path.join(__dirname, 'attributes.json');
+  if (text.startsWith('@')) text = fs.readFileSync(text.slice(1), 'utf8');
+  return JSON.parse(text);
 }
 
 function stepFor(script, n, name) {
@@ -183,24 +207,42 @@ async function report(client, a, action, step, state, start, stop, message) {
   const pick = (k, dflt) => (Object.prototype.hasOwnProperty.call(step, k) ? step[k] : dflt);
   const req = {
     workflow_id: pick('workflow_id', action.workflow_id),
-    agent_id: pick('agent_id', a.agentId),
+    agent_id: pick('agent_id', action.agent_id || a.agentId),
     task_id: pick('task_id', action.task_id),
     action_id: pick('action_id', action.action_id),
     action_name: pick('action_name', action.name),
     action_state: state,
     execution_start: timestamp(start),
   };
+  // As tink-agent: the agent_id the action came with, a stop time of Go's
+  // zero time.Time (a negative seconds) while RUNNING, and a message
+  // always there, empty or not.
   if (stop !== null) {
     req.execution_stop = timestamp(stop);
     req.execution_duration = pick('duration', goDuration((stop - start) / 1000));
+  } else {
+    req.execution_stop = { seconds: GO_ZERO_TIME, nanos: 0 };
   }
-  if (message) req.message = { message };
-  const r = await call(client, 'ReportActionStatus', req, a);
-  out({
-    call: 'ReportActionStatus', state, workflow_id: req.workflow_id, task_id: req.task_id,
-    action_id: req.action_id, action_name: req.action_name, agent_id: req.agent_id,
-    code: CODE_NAMES[r.code] || 'UNKNOWN', details: r.details,
-  });
+  req.message = { message: message || '' };
+  // As tink-agent: a report is tried again with backoff unless it
+  // succeeded or the code is one of the permanent ones; here at most
+  // --report-retries times.
+  let backoff = a.poll;
+  let r = null;
+  for (let attempt = 0; attempt <= a.reportRetries; attempt++) {
+    r = await call(client, 'ReportActionStatus', req, a);
+    const name = CODE_NAMES[r.code] || 'UNKNOWN';
+    out({
+      call: 'ReportActionStatus', state, workflow_id: req.workflow_id, task_id: req.task_id,
+      action_id: req.action_id, action_name: req.action_name, agent_id: req.agent_id,
+      attempt: attempt + 1, code: name, details: r.details,
+    });
+    if (r.code === grpc.status.OK || REPORT_PERMANENT.includes(name)) break;
+    if (attempt < a.reportRetries) {
+      await sleep(backoff);
+      backoff = Math.min(backoff * 2, BACKOFF_MAX);
+    }
+  }
   return r.code;
 }
 
@@ -221,6 +263,7 @@ async function runAction(client, a, action, step) {
 
 async function agent(a) {
   const script = loadScript(a.script);
+  const attributes = loadAttributes(a.attributes);
   const pkg = load();
   const { creds, options } = credentials(a);
   const client = new pkg.WorkflowService(a.target, creds, options);
@@ -228,7 +271,9 @@ async function agent(a) {
   let reason = 'max-calls';
   let backoff = a.poll;
   for (let n = 0; n < a.maxCalls; n++) {
-    const r = await call(client, 'GetAction', { agent_id: a.agentId }, a);
+    const req = { agent_id: a.agentId };
+    if (attributes) req.agent_attributes = attributes;
+    const r = await call(client, 'GetAction', req, a);
     const line = { call: 'GetAction', agent_id: a.agentId, code: CODE_NAMES[r.code] || 'UNKNOWN', details: r.details };
     if (r.resp) line.action = actionDict(r.resp);
     out(line);

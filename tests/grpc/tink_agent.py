@@ -34,6 +34,12 @@ then "actions" by name, then "default" ({"result": "success"}). A STEP:
              value in the reports instead of the action's (a wrong ID)
     stop     true: end the loop after this action
 
+--attributes default sends tests/grpc/attributes.json (a QEMU machine's
+inventory) as agent_attributes with each GetAction, as tink-agent sends
+what it finds; --report-retries N reports again, with the same backoff,
+when a report gets a code tink-agent does not take as permanent (all but
+OK, NOT_FOUND, INVALID_ARGUMENT, FAILED_PRECONDITION).
+
 Raw mode: one call with bytes of your choosing (an unknown field, a
 truncated message) and chosen metadata and deadline (grpc-timeout):
     tink_agent.py raw --target HOST:PORT --method GetAction \\
@@ -64,7 +70,10 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 BACKOFF_MAX = 5.0  # tink-agent polls again at most 5 s later
+GO_ZERO_TIME = -62135596800  # Go's time.Time{} as a Timestamp's seconds
 RESULTS = ("success", "failed", "timeout", "none", "twice")
+# The codes tink-agent does not report again (backoff.Permanent upstream).
+REPORT_PERMANENT = ("NOT_FOUND", "INVALID_ARGUMENT", "FAILED_PRECONDITION")
 
 
 def out(obj):
@@ -91,6 +100,27 @@ def load_script(text):
         if r not in RESULTS:
             raise ValueError("result %r is not one of %s" % (r, ", ".join(RESULTS)))
     return script
+
+
+def load_attributes(text, pb):
+    """--attributes: "" (none), "default" (tests/grpc/attributes.json, a
+    QEMU machine's inventory as tink-agent finds it), or JSON or @FILE in
+    protobuf's JSON mapping of AgentAttributes."""
+    if not text:
+        return None
+    if text == "default":
+        text = "@" + os.path.join(os.path.dirname(os.path.abspath(__file__)), "attributes.json")
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as f:
+            text = f.read()
+    from google.protobuf import json_format
+
+    attrs = pb.AgentAttributes()
+    try:
+        json_format.Parse(text, attrs)
+    except json_format.ParseError as e:
+        raise ValueError("--attributes: %s" % e)
+    return attrs
 
 
 def step_for(script, n, name):
@@ -149,6 +179,7 @@ class Agent:
         self.stub = pb_grpc.WorkflowServiceStub(channel(args))
         self.md = metadata(args)
         self.script = load_script(args.script)
+        self.attributes = load_attributes(args.attributes, pb)
 
     def call(self, method, req):
         """(response or None, code, details) of one unary call."""
@@ -160,9 +191,12 @@ class Agent:
 
     def report(self, action, step, state, start, stop, message):
         pb = self.pb
+        # As tink-agent: the agent_id the action came with, a stop time
+        # of Go's zero time.Time (year 1, a negative seconds) while
+        # RUNNING, and a message always there, empty or not.
         req = pb.ActionStatusRequest(
             workflow_id=step.get("workflow_id", action.workflow_id),
-            agent_id=step.get("agent_id", self.args.agent_id),
+            agent_id=step.get("agent_id", action.agent_id or self.args.agent_id),
             task_id=step.get("task_id", action.task_id),
             action_id=step.get("action_id", action.action_id),
             action_name=step.get("action_name", action.name),
@@ -172,22 +206,35 @@ class Agent:
         if stop is not None:
             req.execution_stop.FromNanoseconds(int(stop * 1e9))
             req.execution_duration = step.get("duration", go_duration(stop - start))
-        if message:
-            req.message.message = message
-        _, code, details = self.call("ReportActionStatus", req)
-        out(
-            {
-                "call": "ReportActionStatus",
-                "state": state,
-                "workflow_id": req.workflow_id,
-                "task_id": req.task_id,
-                "action_id": req.action_id,
-                "action_name": req.action_name,
-                "agent_id": req.agent_id,
-                "code": code_name(code),
-                "details": details,
-            }
-        )
+        else:
+            req.execution_stop.seconds = GO_ZERO_TIME
+        req.message.SetInParent()
+        req.message.message = message
+        # As tink-agent: a report is tried again with backoff unless it
+        # succeeded or the code is one of the permanent ones; here at
+        # most --report-retries times.
+        backoff = self.args.poll
+        for attempt in range(self.args.report_retries + 1):
+            _, code, details = self.call("ReportActionStatus", req)
+            out(
+                {
+                    "call": "ReportActionStatus",
+                    "state": state,
+                    "workflow_id": req.workflow_id,
+                    "task_id": req.task_id,
+                    "action_id": req.action_id,
+                    "action_name": req.action_name,
+                    "agent_id": req.agent_id,
+                    "attempt": attempt + 1,
+                    "code": code_name(code),
+                    "details": details,
+                }
+            )
+            if code == self.grpc.StatusCode.OK or code_name(code) in REPORT_PERMANENT:
+                break
+            if attempt < self.args.report_retries:
+                time.sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX)
         return code
 
     def run_action(self, action, step):
@@ -214,6 +261,8 @@ class Agent:
         backoff = self.args.poll
         for _ in range(self.args.max_calls):
             req = pb.ActionRequest(agent_id=self.args.agent_id)
+            if self.attributes is not None:
+                req.agent_attributes.CopyFrom(self.attributes)
             resp, code, details = self.call("GetAction", req)
             line = {"call": "GetAction", "agent_id": self.args.agent_id, "code": code_name(code), "details": details}
             if resp is not None:
@@ -373,6 +422,8 @@ def parse_args(argv):
     p.add_argument("--until-done", action="store_true", help="stop at the first NOT_FOUND after an action")
     p.add_argument("--poll", type=float, default=0.2, help="first backoff after NOT_FOUND etc. (doubles, <= 5 s)")
     p.add_argument("--rpc-timeout", type=float, default=10.0, help="deadline of each call (grpc-timeout)")
+    p.add_argument("--report-retries", type=int, default=0, help="report again (backoff) on a code that is not permanent")
+    p.add_argument("--attributes", default="", help='AgentAttributes for GetAction: "default", JSON or @FILE')
 
     sub = p.add_subparsers(dest="mode")
     r = sub.add_parser("raw", parents=[common], help="one call with raw bytes")
@@ -390,6 +441,8 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.max_calls < 1 or args.max_calls > 100000:
         p.error("--max-calls is 1..100000")
+    if args.report_retries < 0 or args.report_retries > 100:
+        p.error("--report-retries is 0..100")
     args.poll = min(max(args.poll, 0.0), BACKOFF_MAX)
     return args
 

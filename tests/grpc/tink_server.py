@@ -5,7 +5,8 @@ real gRPC server before ironbelld's exists, and as the reference a test
 can compare ironbelld's answers with.
 
     tink_server.py --port-file F [--events F] [--actions 3 | --workflow JSON|@FILE]
-                   [--agent-id ID] [--not-yet N] [--cert PEM --key PEM]
+                   [--agent-id ID] [--not-yet N] [--flaky-reports N]
+                   [--cert PEM --key PEM]
 
 It listens on 127.0.0.1, port 0 (a free one), and writes the port it got to
 --port-file when it is ready. The workflow "default/wf1", task "task1",
@@ -15,9 +16,11 @@ hands out its actions in order to --agent-id only:
     another agent, or the workflow is over (SUCCESS, FAILED, TIMEOUT):
       NOT_FOUND
     the first --not-yet calls: FAILED_PRECONDITION (not yet started)
+    (with agent_attributes, the event says what they held)
     otherwise the first action that has not ended; an action reported
     RUNNING and asked for again is handed out again (a restarted agent)
   ReportActionStatus
+    the first --flaky-reports reports: UNAVAILABLE (a server restarting)
     agent_id not the workflow's: PERMISSION_DENIED
     workflow_id, task_id or action_id unknown: INVALID_ARGUMENT
     an action that has ended, or one that is not the current action:
@@ -65,7 +68,7 @@ def default_actions(n):
 class Workflow:
     """The state, shared by the server's threads under one lock."""
 
-    def __init__(self, actions, agent_id, not_yet):
+    def __init__(self, actions, agent_id, not_yet, flaky_reports=0):
         self.lock = threading.Lock()
         self.actions = actions
         for i, a in enumerate(actions):
@@ -73,6 +76,7 @@ class Workflow:
             a["state"] = "PENDING"
         self.agent_id = agent_id
         self.not_yet = not_yet
+        self.flaky_reports = flaky_reports
         self.state = "PENDING"
 
     def current(self):
@@ -98,6 +102,16 @@ def make_servicer(pb, pb_grpc, wf, events):
     class Servicer(pb_grpc.WorkflowServiceServicer):
         def GetAction(self, request, context):
             ev = {"rpc": "GetAction", "agent_id": request.agent_id, "deadline": deadline(context)}
+            if request.HasField("agent_attributes"):
+                at = request.agent_attributes
+                ev["attributes"] = {
+                    "cpu_cores": at.cpu.total_cores,
+                    "processors": len(at.cpu.processors),
+                    "block": [b.name for b in at.block],
+                    "network": [n.mac for n in at.network],
+                    "gpu": len(at.gpu),
+                    "product": at.product.name,
+                }
             code, details, a = self._get(request)
             ev["code"] = code.name
             if a:
@@ -160,6 +174,9 @@ def make_servicer(pb, pb_grpc, wf, events):
 
         def _report(self, r, state):
             with wf.lock:
+                if wf.flaky_reports > 0:
+                    wf.flaky_reports -= 1
+                    return grpc.StatusCode.UNAVAILABLE, "try again (--flaky-reports)"
                 if r.agent_id != wf.agent_id:
                     return grpc.StatusCode.PERMISSION_DENIED, "agent %s is not this workflow's" % r.agent_id
                 if r.workflow_id != WORKFLOW_ID or r.task_id != TASK_ID:
@@ -193,6 +210,7 @@ def main(argv):
     p.add_argument("--workflow", help="JSON or @FILE: the list of actions")
     p.add_argument("--agent-id", default="52:54:00:12:34:56")
     p.add_argument("--not-yet", type=int, default=0, help="answer FAILED_PRECONDITION this many times first")
+    p.add_argument("--flaky-reports", type=int, default=0, help="answer the first N reports UNAVAILABLE")
     p.add_argument("--cert", help="TLS certificate (PEM); with --key")
     p.add_argument("--key")
     p.add_argument("--stubs", help="directory for the generated stubs")
@@ -210,7 +228,7 @@ def main(argv):
         actions = json.loads(text)
     else:
         actions = default_actions(args.actions)
-    wf = Workflow(actions, args.agent_id, args.not_yet)
+    wf = Workflow(actions, args.agent_id, args.not_yet, args.flaky_reports)
     events = open(args.events, "a", encoding="utf-8") if args.events else sys.stderr
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))

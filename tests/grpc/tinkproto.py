@@ -16,8 +16,10 @@ Run only under /usr/bin/python3: python3-grpcio and python3-grpc-tools are
 Debian packages, installed for the system interpreter.
 """
 
+import atexit
 import importlib
 import os
+import shutil
 import sys
 import tempfile
 
@@ -64,10 +66,12 @@ def fresh(out_dir):
 
 
 def load(out_dir=None):
-    """Generates the stubs (into out_dir, or a new temporary directory) and
-    returns the modules (tink_pb2, tink_pb2_grpc)."""
+    """Generates the stubs (into out_dir, or a temporary directory removed
+    at exit) unless out_dir holds fresh ones, and returns the modules
+    (tink_pb2, tink_pb2_grpc)."""
     if out_dir is None:
         out_dir = tempfile.mkdtemp(prefix="tinkproto.")
+        atexit.register(shutil.rmtree, out_dir, True)
     if not fresh(out_dir):
         generate(out_dir)
     if out_dir not in sys.path:

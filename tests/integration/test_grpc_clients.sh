@@ -8,10 +8,14 @@
 # agent asks again and gets it again), "not yet" (FAILED_PRECONDITION)
 # polled through, reports refused (another agent, an unknown action, a
 # second result), a raw call and its deadline, an nghttp request with its
-# own grpc-timeout, and both clients over TLS.
+# own grpc-timeout, frames written by hand (h2raw.py: headers reversed,
+# DATA split, PING, two streams, a bad preface), the machine's inventory in
+# GetAction, reports made again after UNAVAILABLE, and both clients over
+# TLS.
 # Needs python3-grpcio and python3-grpc-tools (skips without them); the
-# Node part needs node and tests/grpc/node_modules (tools/install-deps),
-# the nghttp part nghttp2-client, the TLS part openssl.
+# Node part needs node and its modules in build-node/ (tools/install-deps),
+# the nghttp part nghttp2-client, the h2raw part python3-hpack, the TLS
+# part openssl.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -43,10 +47,12 @@ is "$(grpc_codes "$GRPC_EVENTS" GetAction | tr '\n' ' ')" "OK OK OK NOT_FOUND " 
 	"python: GetAction handed out 3 actions, then NOT_FOUND"
 printf '%s\n' "$out" >"$IB_TMP/py1.out"
 is "$(grpc_reports "$IB_TMP/py1.out")" "$ALL_OK" "python: the client printed the same reports and codes"
-like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | head -n 1)" \
+like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | sed -n 1p)" \
 	'"execution_duration": "[0-9.]+m?s".*"execution_stop": [0-9]{19}' \
 	"python: a result carries execution_stop and execution_duration"
-like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | head -n 1)" '"deadline": (9|10)\.[0-9]+' \
+like "$(grep '"state": "RUNNING"' "$GRPC_EVENTS" | sed -n 1p)" '"execution_stop": -62135596800000000000' \
+	"python: RUNNING carries Go's zero time as its stop, as tink-agent sends it"
+like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | sed -n 1p)" '"deadline": (9|10)\.[0-9]+' \
 	"python: each call carries the client's deadline (grpc-timeout of 10 s)"
 ib_kill "$GRPC_SERVER_PID"
 
@@ -125,9 +131,11 @@ if grpc_have_node; then
 	is "$(server_saw)" "$ALL_OK" "node: the server saw RUNNING then SUCCESS for each of the 3 actions"
 	printf '%s\n' "$out" >"$IB_TMP/js1.out"
 	is "$(grpc_reports "$IB_TMP/js1.out")" "$ALL_OK" "node: the client printed the same reports and codes"
-	like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | head -n 1)" \
+	like "$(grep '"state": "SUCCESS"' "$GRPC_EVENTS" | sed -n 1p)" \
 		'"execution_duration": "[0-9.]+m?s".*"execution_stop": [0-9]{19}' \
 		"node: a result carries execution_stop and execution_duration"
+	like "$(grep '"state": "RUNNING"' "$GRPC_EVENTS" | sed -n 1p)" '"execution_stop": -62135596800000000000' \
+		"node: RUNNING carries Go's zero time as its stop, as tink-agent sends it"
 	ib_kill "$GRPC_SERVER_PID"
 
 	# Not yet, an action never reported (asked for again: the same one),
@@ -156,11 +164,73 @@ action-3-2 TIMEOUT OK" "node: an unreported action is handed out again; the last
 	like "$(tail -n 1 "$GRPC_EVENTS")" '"deadline": ([0-2]\.[0-9]+|3\.0[0-9]*),' "node raw: the deadline reached the server"
 	ib_kill "$GRPC_SERVER_PID"
 else
-	for t in "status 0" "stops at NOT_FOUND" "server saw" "client printed" "execution fields" \
+	for t in "status 0" "stops at NOT_FOUND" "server saw" "client printed" "execution fields" "zero time" \
 		"not yet and handed out again" "timeout" "raw" "raw deadline"; do
-		skip "node: $t" "node or tests/grpc/node_modules is missing (tools/install-deps)"
+		skip "node: $t" "node or build-node/node_modules is missing (tools/install-deps)"
 	done
 fi
+
+# ---- HTTP/2 frames by hand (tests/grpc/h2raw.py) ----
+# summary KEYS...: one value of h2raw's JSON summary in $out.
+summary() {
+	printf '%s\n' "$out" | "$GRPC_PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$@" 2>/dev/null
+}
+if "$GRPC_PY" -c 'import hpack' 2>/dev/null; then
+	grpc_server_start h2raw --agent-id "$AGENT" || bail_out "tink_server.py did not start"
+	H2="--target 127.0.0.1:$GRPC_PORT --timeout 5"
+	grpc_h2raw $H2 '[{"preface": true},
+		{"grpc": {"hex": "0a066e6f626f6479", "headers": [["grpc-timeout", "2S"]]}}]'
+	is "$(summary streams 1 code) $(summary streams 1 details)" "NOT_FOUND no workflow for agent nobody" \
+		"h2raw: a request by hand gets NOT_FOUND and its grpc-message"
+	like "$(tail -n 1 "$GRPC_EVENTS")" '"deadline": ([0-1]\.[0-9]+|2\.0[0-9]*),' \
+		"h2raw: its grpc-timeout reached the server"
+	# GetAction for the agent, the regular headers reversed and the
+	# message in 3-byte DATA frames, a PING between, and a second stream.
+	grpc_h2raw $H2 '[{"preface": true},
+		{"grpc": {"hex": "0a1135323a35343a30303a31323a33343a3536", "reverse": true, "split": 3,
+			"headers": [["user-agent", "h2raw"]]}},
+		{"ping": "0102030405060708"},
+		{"grpc": {"stream": 3, "method": "NoSuchMethod", "hex": ""}}]'
+	is "$(summary streams 1 code)" "OK" "h2raw: headers reversed and DATA in 3-byte frames: OK"
+	like "$(summary streams 1 messages_hex 0)" '^0a0b64656661756c742f776631' \
+		"h2raw: the answer's message is read back (workflow_id default/wf1)"
+	is "$(summary streams 3 code)" "UNIMPLEMENTED" "h2raw: a second stream on the connection"
+	like "$(summary frames)" '"ack": true, "data": "0102030405060708"' "h2raw: the PING is acknowledged"
+	grpc_h2raw $H2 '[{"preface": "474554202f20485454502f312e310d0a0d0a"}]'
+	is "$(summary closed)" "True" "h2raw: an HTTP/1.1 request instead of the preface: the server closes"
+	ib_kill "$GRPC_SERVER_PID"
+else
+	for t in "NOT_FOUND" "grpc-timeout" "reversed" "message" "second stream" "PING" "preface"; do
+		skip "h2raw: $t" "python3-hpack is not installed"
+	done
+fi
+
+# ---- inventory in GetAction, and reports tried again as tink-agent does ----
+FLAKY="action-1-0 RUNNING UNAVAILABLE
+action-1-0 RUNNING UNAVAILABLE
+action-1-0 RUNNING OK
+action-1-0 SUCCESS OK"
+for c in py js; do
+	if [ $c = js ] && ! grpc_have_node; then
+		skip "js: attributes" "node or build-node/node_modules is missing"
+		skip "js: reports retried" "node or build-node/node_modules is missing"
+		continue
+	fi
+	grpc_server_start "flaky-$c" --agent-id "$AGENT" --flaky-reports 2 ||
+		bail_out "tink_server.py did not start"
+	"grpc_$c" --target "127.0.0.1:$GRPC_PORT" --agent-id "$AGENT" --stubs "$IB_TMP/stubs" \
+		--attributes default --report-retries 3 --max-actions 1 --poll 0.05 --max-calls 5
+	like "$(grep '"rpc": "GetAction"' "$GRPC_EVENTS" | sed -n 1p)" \
+		'"attributes": \{"block": \["sda"\], "cpu_cores": 4, "gpu": 1, "network": \["52:54:00:12:34:56"\], "processors": 1, "product": "Standard PC' \
+		"$c: agent_attributes (tests/grpc/attributes.json) reach the server"
+	is "$(server_saw)" "$FLAKY" "$c: a report answered UNAVAILABLE is made again, until OK"
+	ib_kill "$GRPC_SERVER_PID"
+done
 
 # ---- both clients over TLS ----
 if command -v openssl >/dev/null 2>&1 &&
@@ -177,7 +247,7 @@ if command -v openssl >/dev/null 2>&1 &&
 			--max-actions 1 --poll 0.05 --max-calls 5
 		like "$out" '"code":"OK".*"state":"SUCCESS"' "tls: the node client, the certificate verified"
 	else
-		skip "tls: node" "node or tests/grpc/node_modules is missing"
+		skip "tls: node" "node or build-node/node_modules is missing"
 	fi
 	is "$(server_saw)" "action-1-0 RUNNING OK
 action-1-0 SUCCESS OK

@@ -243,9 +243,12 @@ END_TEST
 
 START_TEST(test_content_type)
 {
-	static const char *const good[] = { "application/grpc", "application/grpc+proto",
-					    "Application/GRPC", "application/grpc; charset=utf-8",
-					    "application/grpc+proto;x=1" };
+	static const char *const good[] = {
+		"application/grpc",           "application/grpc+proto",
+		"Application/GRPC",           "application/grpc; charset=utf-8",
+		"application/grpc+proto;x=1", "application/grpc ; x=1",
+		"application/grpc\t"
+	};
 	static const char *const bad[] = { "",
 					   "application/grp",
 					   "application/grpcx",
@@ -254,7 +257,9 @@ START_TEST(test_content_type)
 					   "application/grpc+protobuf",
 					   "application/json",
 					   "text/plain",
-					   "application/grpc-web" };
+					   "application/grpc-web",
+					   "application/grpc json",
+					   "application/grpc +proto" };
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		ck_assert_msg(grpc_content_type_ok(good[i], strlen(good[i])), "%s", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -726,6 +731,16 @@ START_TEST(test_check_good)
 	static const uint8_t o[] = { 0x0a, 0x81, 0x80, 0x80, 0x80, 0x00, 'w' };
 	ck_assert_int_eq(tink_decode(TINK_MSG_ACTION_STATUS_REQUEST, o, sizeof(o), &m, NULL), 0);
 	ck_assert_str_eq(((Proto__ActionStatusRequest *)m)->workflow_id, "w");
+	protobuf_c_message_free_unpacked(m, NULL);
+	/* tink-agent's RUNNING report: execution_stop is Go's zero time,
+	 * seconds -62135596800 (a 10-byte varint), and an empty message. */
+	static const uint8_t z[] = { 0x30, 0x02, 0x42, 0x0b, 0x08, 0x80, 0x92, 0xb8, 0xc3,
+				     0x98, 0xfe, 0xff, 0xff, 0xff, 0x01, 0x52, 0x00 };
+	ck_assert_int_eq(tink_decode(TINK_MSG_ACTION_STATUS_REQUEST, z, sizeof(z), &m, NULL), 0);
+	r = (Proto__ActionStatusRequest *)m;
+	ck_assert_int_eq(r->execution_stop->seconds, -62135596800LL);
+	ck_assert_ptr_nonnull(r->message);
+	ck_assert_str_eq(r->message->message, "");
 	protobuf_c_message_free_unpacked(m, NULL);
 	/* UTF-8 beyond ASCII. */
 	static const uint8_t u[] = { 0x12, 0x04, 0xf0, 0x9f, 0x94, 0x94 };
