@@ -79,6 +79,49 @@ int64_t wfe_handout_timeout(const json_t *status, const json_t *action, int64_t 
  * WF_RETRY_MAX_S; in milliseconds. */
 int64_t wfe_backoff_ms(json_int_t attempt);
 
+/* Ends the current attempt of action ai of task ti in status with rst
+ * (SUCCESS, FAILED, TIMEOUT): its times (start may be 0: stop), duration
+ * and message (cut to WF_MESSAGE_MAX), no deadline; then SUCCESS -> the
+ * next task's agent or, after the last action, POST; FAILED/TIMEOUT -> a
+ * retry (PENDING, "retryAfter", condition ActionRetry) when "attempts" <=
+ * "retries", else the workflow rst; and currentState. What happened goes
+ * to msg (may be NULL). 0 or -ENOMEM. */
+int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t start_ms,
+	       int64_t stop_ms, const char *message, int64_t now_ms, char *msg, size_t msglen);
+/* Sets status.currentState to action of task. 0 or -ENOMEM. */
+int wfe_set_current(json_t *status, const json_t *task, const json_t *action);
+
+/* ---- engine-build.c ---- */
+
+/* Renders wf's template (in->template_obj, in->hardware) into *statusp:
+ * on success *statusp is replaced by a new status (tasks, agentID,
+ * globalTimeout, templateRendering, the condition, PREPARING or PENDING);
+ * on a render failure it becomes FAILED with the stage, line and column
+ * in the condition; when the template or the Hardware is missing it stays
+ * as it is with a condition saying which. agent_only (a disabled
+ * workflow): only status.agentID is set, from a successful render. Events
+ * to fx. 0 or -ENOMEM. */
+int wfe_render(json_t *wf, json_t **statusp, const struct wf_inputs *in, const struct wf_clock *clk,
+	       struct wf_effects *fx, bool agent_only);
+
+/* The bmc Jobs the boot options make, by Tinkerbell's name prefixes. */
+enum wfe_job {
+	WFE_JOB_NETBOOT,          /* "netboot": off, one-time PXE, on */
+	WFE_JOB_ISO_MOUNT,        /* "iso-mount": off, eject, insert, one-time CD-ROM, on */
+	WFE_JOB_ISO_EJECT,        /* "iso-eject": eject */
+	WFE_JOB_CUSTOM_PREPARING, /* "customboot-preparing": the user's list */
+	WFE_JOB_CUSTOM_POST,      /* "customboot-post": the user's list */
+	WFE_JOB_MAX
+};
+
+/* The Job's name prefix ("netboot", ...). */
+const char *wfe_job_prefix(enum wfe_job kind);
+/* The Job's spec.tasks (a new array) for wf and its Hardware hw. 0,
+ * -EINVAL (a customboot mediaURL that does not render: why says so) or
+ * -ENOMEM. */
+int wfe_job_tasks(enum wfe_job kind, const json_t *wf, const json_t *hw, json_t **ret, char *why,
+		  size_t whylen);
+
 /* Adds an event to fx (dropped when WF_MAX_EFFECT_EVENTS are there). */
 void wfe_event(struct wf_effects *fx, const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -285,7 +285,7 @@ int wfe_ulid(const struct wf_clock *clk, char out[WFE_ULID_LEN + 1])
 	for (int i = 0; i < 6; i++)
 		b[i] = (uint8_t)(t >> (40 - 8 * i));
 	clk->random(b + 6, 10, clk->userdata);
-	/* 130 bits of output for 128 of input: two zero bits lead. */
+	/* 130 bits of output for 128 of input: two zero bits first. */
 	for (int i = 0; i < WFE_ULID_LEN; i++) {
 		int bit = i * 5 - 2; /* index of the character's first bit */
 		unsigned v = 0;
@@ -416,4 +416,97 @@ void wfe_event(struct wf_effects *fx, const char *type, const char *reason, cons
 	va_start(ap, fmt);
 	vsnprintf(e->message, sizeof(e->message), fmt, ap);
 	va_end(ap);
+}
+
+int wfe_set_current(json_t *status, const json_t *task, const json_t *action)
+{
+	json_t *cs = json_object();
+	if (!cs)
+		return -ENOMEM;
+	int err = wfe_set_str(cs, "agentID", wfe_str(task, "agentID"), 0) |
+		  wfe_set_str(cs, "taskID", wfe_str(task, "id"), 0) |
+		  wfe_set_str(cs, "actionID", wfe_str(action, "id"), 0) |
+		  wfe_set_str(cs, "state", wfe_str(action, "state"), 0) |
+		  wfe_set_str(cs, "actionName", wfe_str(action, "name"), 0) |
+		  wfe_set_str(cs, "taskName", wfe_str(task, "name"), 0);
+	if (err) {
+		json_decref(cs);
+		return -ENOMEM;
+	}
+	const json_t *old = json_object_get(status, "currentState");
+	if (old && json_equal(old, cs)) {
+		json_decref(cs);
+		return 0;
+	}
+	return json_object_set_new(status, "currentState", cs) < 0 ? -ENOMEM : 0;
+}
+
+/* A failed attempt with retries left: back to PENDING, not before the
+ * backoff. */
+static int retry_later(json_t *status, json_t *a, enum wf_state rst, json_int_t attempts,
+		       json_int_t retries, int64_t now_ms, char *msg, size_t msglen)
+{
+	char when[WFE_DURATION_MAX], cmsg[512];
+	int64_t backoff = wfe_backoff_ms(attempts);
+	wfe_duration(backoff, when);
+	snprintf(cmsg, sizeof(cmsg), "action \"%s\" %s on attempt %lld of %lld: retried in %s",
+		 wfe_str(a, "name"), wf_state_name(rst), (long long)attempts,
+		 (long long)retries + 1, when);
+	int err = wfe_set_state(a, WF_STATE_PENDING);
+	err |= wfe_time_set(a, "retryAfter", now_ms + backoff, true);
+	err |= wfe_condition(status, "ActionRetry", "True",
+			     rst == WF_STATE_FAILED ? "ActionFailed" : "ActionTimeout", cmsg,
+			     now_ms);
+	if (msg && msglen)
+		snprintf(msg, msglen, "%s", cmsg);
+	return err ? -ENOMEM : 0;
+}
+
+int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t start_ms,
+	       int64_t stop_ms, const char *message, int64_t now_ms, char *msg, size_t msglen)
+{
+	json_t *tasks = json_object_get(status, "tasks");
+	json_t *task = json_array_get(tasks, ti);
+	json_t *actions = json_object_get(task, "actions");
+	json_t *a = json_array_get(actions, ai);
+	char dur[WFE_DURATION_MAX];
+	int err = 0;
+	if (!a)
+		return -EINVAL;
+	if (!start_ms || start_ms > stop_ms)
+		start_ms = stop_ms;
+	wfe_duration(stop_ms - start_ms, dur);
+	err |= wfe_time_set(a, "executionStart", start_ms, false);
+	err |= wfe_time_set(a, "executionStop", stop_ms, false);
+	err |= wfe_set_str(a, "executionDuration", dur, 0);
+	err |= wfe_set_str(a, "message", message, WF_MESSAGE_MAX);
+	json_object_del(a, "deadline");
+	json_object_del(a, "retryAfter");
+	const char *name = wfe_str(a, "name");
+	if (rst == WF_STATE_SUCCESS) {
+		err |= wfe_set_state(a, WF_STATE_SUCCESS);
+		if (ai + 1 == json_array_size(actions)) {
+			if (ti + 1 == json_array_size(tasks))
+				err |= wfe_set_state(status, WF_STATE_POST);
+			else
+				err |= wfe_set_str(
+					status, "agentID",
+					wfe_str(json_array_get(tasks, ti + 1), "agentID"), 0);
+		}
+		if (msg && msglen)
+			snprintf(msg, msglen, "action \"%s\" SUCCESS", name);
+	} else {
+		json_int_t attempts = wfe_int(a, "attempts", 0), retries = wfe_int(a, "retries", 0);
+		if (attempts >= 1 && attempts <= retries) {
+			err |= retry_later(status, a, rst, attempts, retries, now_ms, msg, msglen);
+		} else {
+			err |= wfe_set_state(a, rst);
+			err |= wfe_set_state(status, rst);
+			if (msg && msglen)
+				snprintf(msg, msglen, "action \"%s\" %s: the workflow is %s", name,
+					 wf_state_name(rst), wf_state_name(rst));
+		}
+	}
+	err |= wfe_set_current(status, task, a);
+	return err ? -ENOMEM : 0;
 }

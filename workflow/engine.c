@@ -100,30 +100,6 @@ int wf_engine_pick(json_t *const *wfs, size_t n, const char *agent_id)
 	return best;
 }
 
-/* Sets status.currentState to action ai of task ti, in state st. */
-static int set_current(json_t *status, const json_t *task, const json_t *action)
-{
-	json_t *cs = json_object();
-	if (!cs)
-		return -ENOMEM;
-	int err = wfe_set_str(cs, "agentID", wfe_str(task, "agentID"), 0) |
-		  wfe_set_str(cs, "taskID", wfe_str(task, "id"), 0) |
-		  wfe_set_str(cs, "actionID", wfe_str(action, "id"), 0) |
-		  wfe_set_str(cs, "state", wfe_str(action, "state"), 0) |
-		  wfe_set_str(cs, "actionName", wfe_str(action, "name"), 0) |
-		  wfe_set_str(cs, "taskName", wfe_str(task, "name"), 0);
-	if (err) {
-		json_decref(cs);
-		return -ENOMEM;
-	}
-	const json_t *old = json_object_get(status, "currentState");
-	if (old && json_equal(old, cs)) {
-		json_decref(cs);
-		return 0;
-	}
-	return json_object_set_new(status, "currentState", cs) < 0 ? -ENOMEM : 0;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(json_string_value(*(json_t *const *)a),
@@ -266,6 +242,10 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return not_serving(status, st, legacy, msg, msglen);
 	if (wfe_current(status, &ti, &ai) < 0)
 		return say(msg, msglen, GRPC_NOT_FOUND, "every action is done");
+	int64_t stop = wfe_time_get(status, "globalExecutionStop");
+	if (stop && clk->now_ms >= stop)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "the workflow's global timeout passed");
 	json_t *task = json_array_get(json_object_get(status, "tasks"), ti);
 	json_t *action = json_array_get(json_object_get(task, "actions"), ai);
 	const char *owner = wfe_str(task, "agentID");
@@ -288,16 +268,26 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s",
 			   wfe_str(action, "name"), wfe_str(action, "state"));
 	}
-	/* currentState changes in place: the action and task objects stay. */
-	json_t *before = json_deep_copy(json_object_get(status, "currentState"));
-	if (set_current(status, task, action) < 0)
+	/* currentState (and a re-served action's deadline) change in place:
+	 * the action and task objects stay. */
+	json_t *before = json_deep_copy(status);
+	if (!before || wfe_set_current(status, task, action) < 0)
 		goto nomem;
-	*changed = !before || !json_equal(before, json_object_get(status, "currentState"));
+	if (ast == WF_STATE_RUNNING) {
+		/* Handed out again: the agent restarted and runs it from the
+		 * start, with the whole timeout handed out now. */
+		int64_t t = wfe_handout_timeout(status, action, clk->now_ms);
+		if (wfe_time_set(action, "deadline", clk->now_ms + (t + WF_ACTION_GRACE_S) * 1000,
+				 true) < 0)
+			goto nomem;
+	}
+	*changed = !json_equal(before, status);
 	json_decref(before);
 	before = NULL;
 	int r = fill_handout(wf, status, task, action, clk, out);
 	if (r == -EINVAL) {
 		wf_handout_clear(out);
+		*changed = false;
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT, "the workflow has no name");
 	}
 	if (r < 0)
@@ -307,6 +297,7 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 nomem:
 	json_decref(before);
 	wf_handout_clear(out);
+	*changed = false;
 	return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 }
 
@@ -360,63 +351,14 @@ static int start_action(struct target *t, const struct wf_report *r, const struc
 	return err ? -ENOMEM : 0;
 }
 
-/* A result (SUCCESS, FAILED, TIMEOUT) recorded on a started action: its
- * times and message, then the next action, POST, a retry or the end. */
+/* A result (SUCCESS, FAILED, TIMEOUT) recorded on a started action. */
 static int finish_action(struct target *t, const struct wf_report *r, enum wf_state rst,
 			 const struct wf_clock *clk, char *msg, size_t msglen)
 {
-	json_t *a = t->action, *s = t->status;
 	int64_t stop = r->stop_ms ? r->stop_ms : clk->now_ms;
-	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(a, "executionStart");
-	char dur[WFE_DURATION_MAX];
-	int err = 0;
-	if (!start || start > stop)
-		start = stop;
-	wfe_duration(stop - start, dur);
-	err |= wfe_time_set(a, "executionStart", start, false);
-	err |= wfe_time_set(a, "executionStop", stop, false);
-	err |= wfe_set_str(a, "executionDuration", dur, 0);
-	err |= wfe_set_str(a, "message", r->message ? r->message : "", WF_MESSAGE_MAX);
-	json_object_del(a, "deadline");
-	const char *name = wfe_str(a, "name");
-	if (rst == WF_STATE_SUCCESS) {
-		json_t *tasks = json_object_get(s, "tasks");
-		json_t *actions = json_object_get(t->task, "actions");
-		err |= wfe_set_state(a, WF_STATE_SUCCESS);
-		if (t->ai + 1 == json_array_size(actions)) {
-			if (t->ti + 1 == json_array_size(tasks))
-				err |= wfe_set_state(s, WF_STATE_POST);
-			else
-				err |= wfe_set_str(
-					s, "agentID",
-					wfe_str(json_array_get(tasks, t->ti + 1), "agentID"), 0);
-		}
-		say(msg, msglen, GRPC_OK, "action \"%s\" SUCCESS", name);
-	} else {
-		json_int_t attempts = wfe_int(a, "attempts", 0), retries = wfe_int(a, "retries", 0);
-		if (attempts >= 1 && attempts <= retries) {
-			int64_t after = clk->now_ms + wfe_backoff_ms(attempts);
-			char when[WFE_DURATION_MAX], cmsg[512];
-			wfe_duration(wfe_backoff_ms(attempts), when);
-			snprintf(cmsg, sizeof(cmsg),
-				 "action \"%s\" %s on attempt %lld of %lld: retried in %s", name,
-				 wf_state_name(rst), (long long)attempts, (long long)retries + 1,
-				 when);
-			err |= wfe_set_state(a, WF_STATE_PENDING);
-			err |= wfe_time_set(a, "retryAfter", after, true);
-			err |= wfe_condition(s, "ActionRetry", "True",
-					     rst == WF_STATE_FAILED ? "ActionFailed" :
-								      "ActionTimeout",
-					     cmsg, clk->now_ms);
-			say(msg, msglen, GRPC_OK, "%s", cmsg);
-		} else {
-			err |= wfe_set_state(a, rst);
-			err |= wfe_set_state(s, rst);
-			say(msg, msglen, GRPC_OK, "action \"%s\" %s: the workflow is %s", name,
-			    wf_state_name(rst), wf_state_name(rst));
-		}
-	}
-	return err ? -ENOMEM : 0;
+	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(t->action, "executionStart");
+	return wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
+			  clk->now_ms, msg, msglen);
 }
 
 /* A RUNNING report on the target: a start or a heartbeat. */
@@ -430,6 +372,14 @@ static int report_running(struct target *t, const struct wf_report *r, const str
 	if (!live)
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "the workflow is %s: stop",
 			   wf_state_name(t->wst));
+	int64_t stop = wfe_time_get(t->status, "globalExecutionStop");
+	if (stop && clk->now_ms >= stop)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "the workflow's global timeout passed: stop");
+	int64_t deadline = wfe_time_get(t->action, "deadline");
+	if (t->ast == WF_STATE_RUNNING && deadline && clk->now_ms >= deadline)
+		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+			   "action \"%s\" is past its deadline: stop", name);
 	if (t->ast == WF_STATE_RUNNING)
 		return say(msg, msglen, GRPC_OK, "action \"%s\" goes on", name);
 	if (t->ast != WF_STATE_PENDING)
@@ -442,7 +392,7 @@ static int report_running(struct target *t, const struct wf_report *r, const str
 	if (after > clk->now_ms)
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION,
 			   "action \"%s\" is waiting to be retried", name);
-	if (start_action(t, r, clk) < 0 || set_current(t->status, t->task, t->action) < 0)
+	if (start_action(t, r, clk) < 0 || wfe_set_current(t->status, t->task, t->action) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 	return say(msg, msglen, GRPC_OK, "action \"%s\" RUNNING", name);
 }
@@ -452,29 +402,35 @@ static int report_result(struct target *t, const struct wf_report *r, enum wf_st
 			 const struct wf_clock *clk, char *msg, size_t msglen)
 {
 	const char *name = wfe_str(t->action, "name");
+	bool live = t->wst == WF_STATE_PENDING || t->wst == WF_STATE_RUNNING;
+	bool waiting = json_object_get(t->action, "retryAfter") != NULL;
 	if (t->ast == rst)
 		return say(msg, msglen, GRPC_OK, "action \"%s\" is already %s", name,
 			   wf_state_name(rst));
-	/* The result of an attempt that was already retried, repeated. */
-	if (t->ast == WF_STATE_PENDING && rst != WF_STATE_SUCCESS &&
-	    json_object_get(t->action, "retryAfter"))
-		return say(msg, msglen, GRPC_OK, "action \"%s\" was already retried", name);
-	if (t->wst != WF_STATE_PENDING && t->wst != WF_STATE_RUNNING)
-		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "the workflow is %s",
-			   wf_state_name(t->wst));
-	if (t->ast == WF_STATE_PENDING && is_current(t) &&
-	    strcmp(wfe_str(wfe_obj(t->status, "currentState"), "actionID"),
-		   wfe_str(t->action, "id")) == 0) {
-		/* Handed out, and its RUNNING report never came. */
-		if (start_action(t, r, clk) < 0)
+	if (live && t->ast == WF_STATE_PENDING && is_current(t)) {
+		if (waiting && rst != WF_STATE_SUCCESS)
+			/* the failure of an attempt already retried, repeated */
+			return say(msg, msglen, GRPC_OK, "action \"%s\" was already retried", name);
+		if (!waiting && strcmp(wfe_str(wfe_obj(t->status, "currentState"), "actionID"),
+				       wfe_str(t->action, "id")) != 0)
+			return say(msg, msglen, GRPC_FAILED_PRECONDITION,
+				   "action \"%s\" was not handed out", name);
+		/* Handed out and its RUNNING report never came; or the server
+		 * timed the attempt out and its SUCCESS came late: the work is
+		 * done, taken rather than run again. */
+		if (!waiting && start_action(t, r, clk) < 0)
 			return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 		t->ast = WF_STATE_RUNNING;
 	}
-	if (t->ast != WF_STATE_RUNNING)
-		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s", name,
-			   wf_state_name(t->ast));
+	if (!live || t->ast != WF_STATE_RUNNING)
+		/* Ended by the server (a deadline, the global timeout) or over:
+		 * nothing changes. OK rather than FAILED_PRECONDITION, because
+		 * tink-agent takes that as permanent and stops its loop, and
+		 * the agent has nothing left to stop. */
+		return say(msg, msglen, GRPC_OK, "ignored: action \"%s\" is %s, the workflow %s",
+			   name, wf_state_name(t->ast), wf_state_name(t->wst));
 	if (finish_action(t, r, rst, clk, msg, msglen) < 0 ||
-	    set_current(t->status, t->task, t->action) < 0)
+	    wfe_set_current(t->status, t->task, t->action) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 	return GRPC_OK;
 }
@@ -519,8 +475,16 @@ int wf_engine_report(json_t *wf, const struct wf_report *r, const struct wf_cloc
 	if (rst == WF_STATE_NONE)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "action_state %d is not RUNNING, FAILED, TIMEOUT or SUCCESS", r->state);
-	if (r->start_ms < 0 || r->stop_ms < 0 ||
-	    (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms))
+	/* tink-agent reports RUNNING before it sets the action's start, so
+	 * its times are Go's zero time.Time (0001-01-01, a negative Unix
+	 * time): a time before 1970 is taken as absent. */
+	struct wf_report rr = *r;
+	if (rr.start_ms < 0)
+		rr.start_ms = 0;
+	if (rr.stop_ms < 0)
+		rr.stop_ms = 0;
+	r = &rr;
+	if (r->start_ms && r->stop_ms && r->stop_ms < r->start_ms)
 		return say(msg, msglen, GRPC_INVALID_ARGUMENT,
 			   "execution_stop is before execution_start");
 	if (wfe_workflow_id(wf, wfid) < 0 || strcmp(wfid, r->workflow_id) != 0)

@@ -229,11 +229,14 @@ struct wf_report {
  * FAILED/TIMEOUT: retried when "attempts" <= "retries" (the action back
  * to PENDING with "retryAfter", an ActionRetry condition), else the
  * workflow FAILED/TIMEOUT. A report for an action the server already
- * ended (a timeout, a retry, the workflow over) changes nothing.
+ * ended (a timeout, a retry, the workflow over) changes nothing: a
+ * result is answered 0 (tink-agent leaves its loop on a
+ * FAILED_PRECONDITION to its final report), a RUNNING one 9.
  * Returns a gRPC code: 0 (accepted; changed says whether to write);
  * 3 INVALID_ARGUMENT (empty IDs, state UNSPECIFIED/PENDING, times
  * backwards); 5 NOT_FOUND (no such task or action); 7 PERMISSION_DENIED
- * (another agent's task); 9 FAILED_PRECONDITION (the action or workflow
- * was ended by the server: the agent must stop it). msg gets why. */
+ * (another agent's task); 9 FAILED_PRECONDITION (a RUNNING report for an
+ * action or workflow the server ended: the agent must stop it; or for an
+ * action not to be started now). msg gets why. */
 int wf_engine_report(json_t *wf, const struct wf_report *r, const struct wf_clock *clk,
 		     bool *changed, char *msg, size_t msglen);

@@ -68,14 +68,23 @@ endif
 # retry`. Pure: tested without sockets or a store (the store only checks
 # that every status produced is valid).
 libworkflow_a_SOURCES += workflow/engine.h workflow/engine-internal.h workflow/engine.c \
-	workflow/engine-util.c
+	workflow/engine-util.c workflow/engine-build.c workflow/engine-step.c workflow/retry.c
 
 check_PROGRAMS += tests/unit/check_engine
 TESTS += tests/unit/check_engine
-tests_unit_check_engine_SOURCES = tests/unit/check_engine.c tests/unit/unit.h
+tests_unit_check_engine_SOURCES = tests/unit/check_engine.c tests/unit/engine_fixture.h \
+	tests/unit/unit.h
 tests_unit_check_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_engine_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) \
 	$(YAML_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/check_engine_step
+TESTS += tests/unit/check_engine_step
+tests_unit_check_engine_step_SOURCES = tests/unit/check_engine_step.c tests/unit/engine_fixture.h \
+	tests/unit/unit.h
+tests_unit_check_engine_step_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_step_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
 
 # The worker API (gRPC proto.WorkflowService): the HTTP/2 and gRPC layer
 # of a connection (nghttp2), the server thread (epoll, h2c and TLS) and

@@ -1,163 +1,14 @@
-/* check_engine — the workflow engine's transitions (workflow/engine.h)
+/* check_engine — the workflow engine's worker API (workflow/engine.h)
  * without sockets or a store: which workflow an agent works on, the
  * action handed out and reports applied (each state, a repeated report,
- * a heartbeat, the wrong agent, unknown IDs), retries with their backoff,
- * and the controller's steps (rendering, boot options and their Jobs,
- * timeouts, cleanup, legacy statuses), and `ironbell workflow retry`.
- * Every status produced is checked against the Workflow CRD's schema as
- * the store validates it. */
+ * a heartbeat, the wrong agent, unknown IDs, a late result), retries with
+ * their backoff, durations and messages as stored, and `ironbell workflow
+ * retry`. The controller's step is check_engine_step.c. Every status
+ * produced is checked against the Workflow CRD's schema as the store
+ * validates it. */
 #include "config.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "common/grpc.h"
-#include "store/store.h"
-#include "tests/unit/unit.h"
-#include "workflow/engine.h"
-
-/* 2026-11-25T22:00:00Z */
-#define T0 1795644000000LL
-#define S(x) ((x)*1000LL)
-
-/* Deterministic "randomness": a counter. */
-static void counter_random(void *buf, size_t n, void *userdata)
-{
-	unsigned *c = userdata;
-	unsigned char *b = buf;
-	for (size_t i = 0; i < n; i++)
-		b[i] = (unsigned char)(*c + i);
-	(*c)++;
-}
-
-static unsigned rnd_counter;
-static struct wf_clock clk_at(int64_t ms)
-{
-	return (struct wf_clock){ .now_ms = ms,
-				  .random = counter_random,
-				  .userdata = &rnd_counter };
-}
-
-/* The status is valid for the store's Workflow schema. */
-static void valid(const json_t *wf)
-{
-	char err[1024] = "";
-	const json_t *st = json_object_get(wf, "status");
-	ck_assert_ptr_nonnull(st);
-	int r = store_validate_status(STORE_KIND_WORKFLOW, st, err, sizeof(err));
-	if (r != 0) {
-		char *d = json_dumps(st, JSON_INDENT(1));
-		ck_abort_msg("invalid status: %s\n%s", err, d);
-	}
-}
-
-static json_t *jload(const char *text)
-{
-	json_error_t e;
-	json_t *j = json_loads(text, 0, &e);
-	ck_assert_msg(j != NULL, "%s at %d:%d", e.text, e.line, e.column);
-	return j;
-}
-
-/* A path "a.b.0.c" in j. */
-static json_t *at(const json_t *j, const char *path)
-{
-	json_t *cur = (json_t *)j;
-	const char *p = path;
-	while (cur && *p) {
-		const char *dot = strchr(p, '.');
-		size_t n = dot ? (size_t)(dot - p) : strlen(p);
-		char key[64];
-		snprintf(key, sizeof(key), "%.*s", (int)n, p);
-		if (json_is_array(cur))
-			cur = json_array_get(cur, strtoul(key, NULL, 10));
-		else
-			cur = json_object_get(cur, key);
-		p += n + (dot != NULL);
-	}
-	return cur;
-}
-
-static const char *str_at(const json_t *j, const char *path)
-{
-	const char *s = json_string_value(at(j, path));
-	return s ? s : "(absent)";
-}
-
-/* A rendered workflow in state PENDING: task "os" of agent aa:..:01 with
- * three actions (the second with `retries`), and, when two_tasks, a task
- * "post" of agent bb:..:02 with one action. */
-static json_t *mkwf(const char *name, const char *created, int retries, bool two_tasks)
-{
-	char text[4096];
-	snprintf(
-		text, sizeof(text),
-		"{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Workflow\","
-		"\"metadata\":{\"name\":\"%s\",\"namespace\":\"tink\",\"creationTimestamp\":\"%s\"},"
-		"\"spec\":{\"templateRef\":\"t\",\"hardwareRef\":\"hw\"},"
-		"\"status\":{\"state\":\"PENDING\",\"agentID\":\"aa:00:00:00:00:01\","
-		"\"templateRendering\":\"successful\",\"globalTimeout\":600,"
-		"\"tasks\":[{\"id\":\"T1\",\"name\":\"os\",\"agentID\":\"aa:00:00:00:00:01\","
-		"\"volumes\":[\"/dev:/dev\"],\"environment\":{\"A\":\"task\",\"Z\":\"z\"},"
-		"\"actions\":["
-		"{\"id\":\"A1\",\"name\":\"disk\",\"image\":\"img1\",\"timeout\":60,"
-		"\"command\":[\"x\"],\"environment\":{\"A\":\"action\",\"B\":\"b\"},"
-		"\"volumes\":[\"/a:/a\"],\"pid\":\"host\",\"state\":\"PENDING\"},"
-		"{\"id\":\"A2\",\"name\":\"cexec\",\"image\":\"img2\",\"timeout\":0,"
-		"\"namespaces\":{\"network\":\"host\",\"pid\":\"host\"},\"state\":\"PENDING\"},"
-		"{\"id\":\"A3\",\"name\":\"kexec\",\"image\":\"img3\",\"timeout\":900,"
-		"\"state\":\"PENDING\"}]}]}}",
-		name, created);
-	json_t *wf = jload(text);
-	if (retries)
-		json_object_set_new(at(wf, "status.tasks.0.actions.1"), "retries",
-				    json_integer(retries));
-	if (two_tasks)
-		json_array_append_new(
-			at(wf, "status.tasks"),
-			jload("{\"id\":\"T2\",\"name\":\"post\",\"agentID\":\"bb:00:00:00:00:02\","
-			      "\"actions\":[{\"id\":\"B1\",\"name\":\"notify\",\"image\":\"img4\","
-			      "\"timeout\":30,\"state\":\"PENDING\"}]}"));
-	valid(wf);
-	return wf;
-}
-
-#define AG1 "aa:00:00:00:00:01"
-#define AG2 "bb:00:00:00:00:02"
-
-static int get(json_t *wf, const char *agent, int64_t now, struct wf_handout *h, bool *changed)
-{
-	char msg[256];
-	struct wf_clock c = clk_at(now);
-	int r = wf_engine_get_action(wf, agent, &c, h, changed, msg, sizeof(msg));
-	valid(wf);
-	return r;
-}
-
-static int report(json_t *wf, const char *agent, const char *task, const char *action, int state,
-		  int64_t now, bool *changed)
-{
-	char msg[256];
-	struct wf_clock c = clk_at(now);
-	struct wf_report r = {
-		.workflow_id = "tink/wf1",
-		.agent_id = agent,
-		.task_id = task,
-		.action_id = action,
-		.action_name = "",
-		.state = state,
-		.start_ms = state == 2 ? now : 0,
-		.stop_ms = state == 2 ? 0 : now,
-		.duration = "",
-		.message = state == 3 ? "exit status 1" : "",
-	};
-	bool ch = false;
-	int code = wf_engine_report(wf, &r, &c, changed ? changed : &ch, msg, sizeof(msg));
-	valid(wf);
-	return code;
-}
+#include "tests/unit/engine_fixture.h"
 
 /* A whole workflow through GetAction and reports: PENDING -> RUNNING ->
  * POST, with what each hand-out carries. */
@@ -342,6 +193,32 @@ START_TEST(test_refused_reports)
 }
 END_TEST
 
+/* tink-agent's RUNNING report carries Go's zero time (0001-01-01) as its
+ * start and stop: taken as absent, the server's time used. */
+START_TEST(test_zero_times)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	struct wf_clock c = clk_at(T0);
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = -62135596800000LL,
+			       .stop_ms = -62135596800000LL,
+			       .duration = "0s",
+			       .message = "" };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.executionStart"),
+			 "2026-11-25T22:00:00Z");
+	valid(wf);
+	json_decref(wf);
+}
+END_TEST
+
 /* Two tasks of two agents: the first's last SUCCESS hands the workflow
  * (status.agentID) to the second agent. */
 START_TEST(test_two_tasks)
@@ -399,8 +276,11 @@ START_TEST(test_reserve_after_restart)
 	ck_assert_int_eq(get(wf, AG1, T0 + S(3), &h, &ch), GRPC_OK);
 	ck_assert_str_eq(h.action_id, "A1");
 	ck_assert_str_eq(str_at(wf, "status.currentState.state"), "RUNNING");
-	/* the handed-out timeout counts from now, not from the start */
+	/* the handed-out timeout counts from now, not from the start, and so
+	 * does the server's deadline */
 	ck_assert_int_eq(h.timeout_s, 60);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.deadline"), "2026-11-25T22:01:33Z");
 	wf_handout_clear(&h);
 	/* the agent says RUNNING again: a heartbeat, the attempt not counted twice */
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0 + S(4), &ch), GRPC_OK);
@@ -525,9 +405,14 @@ START_TEST(test_heartbeat_after_end)
 	json_object_set_new(a, "state", json_string("TIMEOUT"));
 	json_object_set_new(at(wf, "status"), "state", json_string("TIMEOUT"));
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
-	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
-	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 3, T0 + S(20), &ch), GRPC_FAILED_PRECONDITION);
 	ck_assert(!ch);
+	/* its result: nothing changes, and OK (tink-agent stops its loop on
+	 * FAILED_PRECONDITION, and there is nothing left to stop) */
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0 + S(20), &ch), GRPC_OK);
+	ck_assert(!ch);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 3, T0 + S(20), &ch), GRPC_OK);
+	ck_assert(!ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.state"), "TIMEOUT");
 	/* the agent's own TIMEOUT, repeated after the server's: accepted as is */
 	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 4, T0 + S(20), &ch), GRPC_OK);
 	ck_assert(!ch);
@@ -557,6 +442,211 @@ START_TEST(test_states)
 }
 END_TEST
 
+/* The server timed an attempt out and put it back for a retry; the
+ * agent's SUCCESS then comes late: taken, not run again. */
+START_TEST(test_late_success)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 1, false);
+	struct world w = { 0 };
+	struct wf_effects fx;
+	bool ch;
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0, NULL), GRPC_OK);
+	/* A2's timeout is 0: the default, capped at the 600 s global timeout */
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.deadline"), "2026-11-25T22:10:30Z");
+	ck_assert_int_eq(step(wf, &w, T0 + S(630), &fx), 0);
+	/* the global timeout came first */
+	ck_assert_str_eq(str_at(wf, "status.state"), "TIMEOUT");
+	json_decref(wf);
+
+	wf = mkwf("wf1", "2026-11-25T21:00:00Z", 1, false);
+	json_object_set_new(at(wf, "status"), "globalTimeout", json_integer(0));
+	json_object_set_new(at(wf, "status.tasks.0.actions.1"), "timeout", json_integer(10));
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(step(wf, &w, T0 + S(40), &fx), 0);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.state"), "PENDING");
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.message"),
+			 "no result from the agent within the action's timeout and 30s of grace");
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 5, T0 + S(41), &ch), GRPC_OK);
+	ck_assert(ch);
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.state"), "SUCCESS");
+	ck_assert_ptr_null(at(wf, "status.tasks.0.actions.1.retryAfter"));
+	ck_assert_int_eq(json_integer_value(at(wf, "status.tasks.0.actions.1.attempts")), 1);
+	ck_assert_str_eq(str_at(wf, "status.currentState.actionID"), "A2");
+	ck_assert_str_eq(str_at(wf, "status.currentState.state"), "SUCCESS");
+	struct wf_handout h;
+	ck_assert_int_eq(get(wf, AG1, T0 + S(42), &h, &ch), GRPC_OK);
+	ck_assert_str_eq(h.action_id, "A3");
+	wf_handout_clear(&h);
+	json_decref(wf);
+}
+END_TEST
+
+/* `ironbell workflow retry`: from the failed action, the ones before it
+ * kept; refused on a workflow that did not fail. */
+START_TEST(test_workflow_retry)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	char msg[256];
+	ck_assert_int_eq(wf_workflow_retry(wf, T0, msg, sizeof(msg)), -EINVAL);
+	ck_assert_str_eq(msg, "the workflow is PENDING: only a FAILED or TIMEOUT one is retried");
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 2, T0, NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A1", 5, T0 + S(1), NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0 + S(2), NULL), GRPC_OK);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 3, T0 + S(3), NULL), GRPC_OK);
+	ck_assert_str_eq(str_at(wf, "status.state"), "FAILED");
+	ck_assert_int_eq(wf_workflow_retry(wf, T0 + S(60), msg, sizeof(msg)), 0);
+	valid(wf);
+	ck_assert_str_eq(msg, "retried from action \"cexec\" of task \"os\"");
+	ck_assert_str_eq(str_at(wf, "status.state"), "PENDING");
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.state"), "SUCCESS");
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.executionDuration"), "1s");
+	ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.1.state"), "PENDING");
+	ck_assert_ptr_null(at(wf, "status.tasks.0.actions.1.message"));
+	ck_assert_ptr_null(at(wf, "status.tasks.0.actions.1.attempts"));
+	ck_assert_ptr_null(at(wf, "status.tasks.0.actions.1.executionStart"));
+	ck_assert_ptr_null(at(wf, "status.currentState"));
+	ck_assert_ptr_null(at(wf, "status.globalExecutionStop"));
+	ck_assert_str_eq(str_at(wf, "status.conditions.0.type"), "Retried");
+	ck_assert_str_eq(str_at(wf, "status.conditions.0.time"), "2026-11-25T22:01:00Z");
+	struct wf_handout h;
+	bool ch;
+	ck_assert_int_eq(get(wf, AG1, T0 + S(61), &h, &ch), GRPC_OK);
+	ck_assert_str_eq(h.action_id, "A2");
+	wf_handout_clear(&h);
+	ck_assert_int_eq(report(wf, AG1, "T1", "A2", 2, T0 + S(62), NULL), GRPC_OK);
+	ck_assert_int_eq(json_integer_value(at(wf, "status.tasks.0.actions.1.attempts")), 1);
+	ck_assert_int_eq(wf_workflow_retry(wf, T0, msg, sizeof(msg)), -EINVAL);
+	json_t *bad = jload("{\"kind\":\"Workflow\"}");
+	ck_assert_int_eq(wf_workflow_retry(bad, T0, msg, sizeof(msg)), -EINVAL);
+	json_decref(bad);
+	json_decref(wf);
+}
+END_TEST
+
+/* Durations as Go prints them, through a report's start and stop. */
+START_TEST(test_durations)
+{
+	static const struct {
+		int64_t ms;
+		const char *s;
+	} cases[] = {
+		{ 0, "0s" },       { 500, "500ms" },      { 1500, "1.5s" },
+		{ 62000, "1m2s" }, { 3600000, "1h0m0s" }, { 3723456, "1h2m3.456s" },
+		{ 1010, "1.01s" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+		struct wf_clock c = clk_at(T0);
+		char msg[256];
+		bool ch;
+		struct wf_report r = { .workflow_id = "tink/wf1",
+				       .agent_id = AG1,
+				       .task_id = "T1",
+				       .action_id = "A1",
+				       .state = 2,
+				       .start_ms = T0 };
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		r.state = 5;
+		r.stop_ms = T0 + cases[i].ms;
+		ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+		ck_assert_str_eq(str_at(wf, "status.tasks.0.actions.0.executionDuration"),
+				 cases[i].s);
+		json_decref(wf);
+	}
+}
+END_TEST
+
+/* A long or ill-formed message is kept cut and as valid UTF-8. */
+START_TEST(test_message_cut)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	char *big = malloc(WF_MESSAGE_MAX * 2);
+	memset(big, 'x', WF_MESSAGE_MAX * 2 - 1);
+	big[WF_MESSAGE_MAX * 2 - 1] = '\0';
+	big[0] = '\xff';
+	struct wf_clock c = clk_at(T0);
+	char msg[256];
+	bool ch;
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .start_ms = T0 };
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	r.state = 3;
+	r.message = big;
+	ck_assert_int_eq(wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg)), GRPC_OK);
+	const char *m = str_at(wf, "status.tasks.0.actions.0.message");
+	ck_assert_uint_le(strlen(m), WF_MESSAGE_MAX);
+	ck_assert(strncmp(m, "\xef\xbf\xbd", 3) == 0);
+	ck_assert_str_eq(m + strlen(m) - 3, "...");
+	valid(wf);
+	free(big);
+	json_decref(wf);
+}
+END_TEST
+
+/* Statuses of odd shapes (from another controller, or a Kubernetes
+ * cluster): every function answers, none crashes. */
+static const char *const odd_statuses[] = {
+	"{}",
+	"{\"state\":\"RUNNING\"}",
+	"{\"state\":\"RUNNING\",\"tasks\":7}",
+	"{\"state\":\"RUNNING\",\"tasks\":[7,\"x\",null]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":{}}]}",
+	"{\"state\":\"RUNNING\",\"tasks\":[{\"id\":\"T1\",\"agentID\":\"aa:00:00:00:00:01\","
+	"\"actions\":[{\"id\":\"A1\",\"state\":7,\"timeout\":\"x\"}]}]}",
+	"{\"state\":\"PENDING\",\"globalExecutionStop\":\"not a time\",\"tasks\":[{\"id\":"
+	"\"T1\",\"agentID\":\"aa:00:00:00:00:01\",\"environment\":[1],\"volumes\":{},"
+	"\"actions\":[{\"id\":\"A1\",\"state\":\"PENDING\",\"environment\":{\"K\":1},"
+	"\"deadline\":\"2026-13-45T99:00:00Z\",\"retryAfter\":5}]}]}",
+	"{\"state\":\"FAILED\",\"tasks\":[],\"bootOptions\":[],\"conditions\":{}}",
+	"{\"state\":\"POST\",\"bootOptions\":{\"allowNetboot\":7,\"jobs\":[]}}",
+	"{\"state\":\"BOGUS\"}",
+};
+
+START_TEST(test_odd_statuses)
+{
+	json_t *wf = mkwf("wf1", "2026-11-25T21:00:00Z", 0, false);
+	json_object_set_new(wf, "status", jload(odd_statuses[_i]));
+	json_object_set_new(at(wf, "spec"), "bootOptions",
+			    jload("{\"toggleAllowNetboot\":true,\"bootMode\":\"isoboot\","
+				  "\"isoURL\":\"http://x/y.iso\"}"));
+	struct wf_clock c = clk_at(T0);
+	struct wf_handout h;
+	struct wf_effects fx;
+	char msg[256];
+	bool ch;
+	int code = wf_engine_get_action(wf, AG1, &c, &h, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_lt(code, GRPC_CODE_MAX);
+	wf_handout_clear(&h);
+	struct wf_report r = { .workflow_id = "tink/wf1",
+			       .agent_id = AG1,
+			       .task_id = "T1",
+			       .action_id = "A1",
+			       .state = 2,
+			       .message = "" };
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	r.state = 3;
+	code = wf_engine_report(wf, &r, &c, &ch, msg, sizeof(msg));
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_ge(wf_engine_pick(&wf, 1, AG1), -ENOENT);
+	struct wf_inputs in = { 0 };
+	ck_assert_int_eq(wf_engine_step(wf, &in, &c, &fx), 0);
+	wf_effects_clear(&fx);
+	wf_workflow_retry(wf, T0, msg, sizeof(msg));
+	json_decref(wf);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -565,11 +655,18 @@ static Suite *engine_suite(void)
 	UNIT_TEST(tc, test_run_to_post);
 	UNIT_TEST(tc, test_repeated_reports);
 	UNIT_TEST(tc, test_refused_reports);
+	UNIT_TEST(tc, test_zero_times);
 	UNIT_TEST(tc, test_two_tasks);
 	UNIT_TEST(tc, test_reserve_after_restart);
 	UNIT_TEST(tc, test_retries);
 	UNIT_TEST(tc, test_pick);
 	UNIT_TEST(tc, test_heartbeat_after_end);
+	UNIT_TEST(tc, test_late_success);
+	UNIT_TEST(tc, test_durations);
+	UNIT_TEST(tc, test_message_cut);
+	UNIT_TEST(tc, test_workflow_retry);
+	tcase_add_loop_test(tc, test_odd_statuses, 0,
+			    (int)(sizeof(odd_statuses) / sizeof(odd_statuses[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
