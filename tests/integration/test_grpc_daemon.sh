@@ -8,8 +8,10 @@
 # report from another agent PERMISSION_DENIED, an unknown workflow
 # NOT_FOUND); an empty GetAction waits (long poll) and is answered OK as
 # soon as a Workflow for its agent appears; an action handed out before a
-# kill -9 is handed out again after the restart; the calls are counted in
-# /metrics; over TLS with grpc.tls_cert and grpc.tls_key.
+# kill -9 is handed out again after the restart; HTTP/2 frames written by
+# hand (tests/grpc/h2raw.py: headers reversed, DATA in 3-byte frames, a
+# PING, a truncated message, DATA on stream 0, no preface); the calls
+# are counted in /metrics; over TLS with grpc.tls_cert and grpc.tls_key.
 # The Workflows are written with their status already rendered, as the
 # controller leaves them: this test is the worker API's, not the
 # controller's.
@@ -107,6 +109,49 @@ ib_start_daemon || bail_out "ironbelld did not start again"
 grpc_py raw --target "$T" --method GetAction --json "{\"agent_id\": \"$AG2\"}" --timeout 5 \
 	--stubs "$IB_TMP/stubs"
 like "$out" "$HANDED_A1" "after kill -9 and a restart, A1 is handed out again"
+
+# ---- HTTP/2 frames by hand (tests/grpc/h2raw.py) ----
+summary() {
+	printf '%s\n' "$out" | "$GRPC_PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    d = d[int(k)] if isinstance(d, list) else d[k]
+print(json.dumps(d) if isinstance(d, (dict, list)) else d)' "$@" 2>/dev/null
+}
+if "$GRPC_PY" -c 'import hpack' 2>/dev/null; then
+	H2="--target $T --timeout 5"
+	# wf2's agent: the regular headers reversed, the message in 3-byte
+	# DATA frames, a PING between, an unknown method on a second stream.
+	grpc_h2raw $H2 '[{"preface": true},
+		{"grpc": {"hex": "0a1161613a30303a30303a30303a30303a3032", "reverse": true,
+			"split": 3, "headers": [["user-agent", "h2raw"], ["grpc-timeout", "5S"]]}},
+		{"ping": "0102030405060708"},
+		{"grpc": {"stream": 3, "method": "NoSuchMethod", "hex": ""}}]'
+	is "$(summary streams 1 code)" "OK" "h2raw: headers reversed, DATA in 3-byte frames: OK"
+	like "$(summary streams 1 messages_hex 0)" '^0a0b64656661756c742f776632' \
+		"h2raw: the answer is wf2's action (workflow_id default/wf2)"
+	is "$(summary streams 3 code)" "UNIMPLEMENTED" "h2raw: an unknown method on a second stream"
+	like "$(summary frames)" '"ack": true, "data": "0102030405060708"' "h2raw: the PING is acknowledged"
+	# a prefix that promises 16 bytes, 3 sent, then the end of the stream
+	grpc_h2raw $H2 '[{"preface": true},
+		{"grpc": {"hex": "0000000010616263", "prefix": false}}]'
+	is "$(summary streams 1 code)" "INTERNAL" "h2raw: a truncated message: INTERNAL"
+	grpc_h2raw $H2 '[{"preface": true},
+		{"frame": {"type": 0, "flags": 1, "stream": 0, "payload": "00"}}]'
+	like "$(summary goaway)" 'PROTOCOL_ERROR' "h2raw: DATA on stream 0: GOAWAY PROTOCOL_ERROR"
+	grpc_h2raw $H2 '[{"preface": "474554202f20485454502f312e310d0a0d0a"}]'
+	like "$(summary goaway)" 'PROTOCOL_ERROR' "h2raw: HTTP/1.1 instead of the preface: GOAWAY"
+	conns0() {
+		curl -sf "http://127.0.0.1:$IB_HTTP_PORT/metrics" | grep -q '^ironbell_grpc_connections 0'
+	}
+	wait_for 10 conns0
+	ok "h2raw: each connection is closed after (ironbell_grpc_connections 0)" conns0
+else
+	for t in reversed message "second stream" PING truncated "stream 0" preface; do
+		skip "h2raw: $t" "python3-hpack is not installed"
+	done
+fi
 
 # ---- long poll: an empty GetAction waits and gets the new work ----
 grpc_py raw --target "$T" --method GetAction --json "{\"agent_id\": \"$AG3\"}" --timeout 2 \
