@@ -186,7 +186,7 @@ if grpc_have_node; then
 	grpc_js --target "$T" --agent-id aa:00:00:00:00:04 --until-done --poll 0.05 --max-calls 30
 	is "$(states wf4)" "POST SUCCESS SUCCESS SUCCESS" "node: the workflow runs to the end"
 else
-	skip "node or tests/grpc/node_modules is missing"
+	skip "node or its modules (build-node/node_modules) are missing"
 fi
 
 # ---- TLS ----
