@@ -10,7 +10,8 @@
  * a store in a temporary directory: a message that is not protobuf and
  * one with an unknown field INVALID_ARGUMENT, GetAction handing out the
  * Workflow's first action, an empty GetAction answered NOT_FOUND before
- * the client's deadline, a report from another agent PERMISSION_DENIED.
+ * the client's deadline, a report from another agent PERMISSION_DENIED,
+ * an idle connection closed.
  * tests/integration/test_grpc_daemon.sh runs real gRPC clients. */
 #include "config.h"
 
@@ -442,7 +443,7 @@ static void server_setup(void)
 
 	unsigned port = free_port();
 	snprintf(listen_on, sizeof(listen_on), "127.0.0.1:%u", port);
-	struct wf_grpc_settings set = { .listen = listen_on, .long_poll_s = 5 };
+	struct wf_grpc_settings set = { .listen = listen_on, .long_poll_s = 5, .idle_timeout_s = 2 };
 	ck_assert_msg(wf_grpc_new(st, &set, &g, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(wf_grpc_port(g), port);
 	ck_assert_msg(wf_grpc_start(g, err, sizeof(err)) == 0, "%s", err);
@@ -597,6 +598,31 @@ START_TEST(test_server_long_poll_deadline)
 }
 END_TEST
 
+START_TEST(test_server_idle_close)
+{
+	/* a call, then nothing: idle_timeout (2 s) closes the connection,
+	 * with a GOAWAY first */
+	struct resp *r = call_sock(GRPC_PATH_GET_ACTION, (const uint8_t *)"\x0a", 1, NULL);
+	ck_assert_int_eq(r->grpc_status, GRPC_INVALID_ARGUMENT);
+	uint64_t t0 = now_mono_ns();
+	bool eof = false;
+	while (!eof && now_mono_ns() - t0 < (uint64_t)WAIT_MS * 1000000u) {
+		struct pollfd pf = { .fd = sock, .events = POLLIN };
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		uint8_t in[4096];
+		ssize_t n = recv(sock, in, sizeof(in), 0);
+		if (n <= 0)
+			eof = true;
+		else
+			ck_assert_int_eq(nghttp2_session_mem_recv(cli, in, (size_t)n), n);
+	}
+	ck_assert_msg(eof, "the idle connection stays open");
+	/* the client read a GOAWAY: it wants nothing more */
+	ck_assert(!nghttp2_session_want_read(cli));
+}
+END_TEST
+
 static Suite *grpc_server_suite(void)
 {
 	Suite *s = suite_create("grpc_server");
@@ -617,6 +643,7 @@ static Suite *grpc_server_suite(void)
 	UNIT_TEST(tc, test_server_malformed_protobuf);
 	UNIT_TEST(tc, test_server_get_action);
 	UNIT_TEST(tc, test_server_long_poll_deadline);
+	UNIT_TEST(tc, test_server_idle_close);
 	suite_add_tcase(s, tc);
 	return s;
 }
