@@ -1,0 +1,160 @@
+#!/bin/sh
+# test_agent_host — ironbell-agent --runtime host against a real gRPC
+# server (tests/grpc/tink_server.py, python3-grpcio; the same assertions
+# hold for ironbelld): a three-action workflow to SUCCESS with the
+# environment passed, the worker ID and server read from a kernel command
+# line, a failing action reported FAILED with its output, an action over
+# its timeout reported TIMEOUT, an action that reboots reported SUCCESS
+# before it runs, "not yet" and a server refusing reports for a while
+# waited through, the output sent to syslog, and the binary linked
+# statically. Every assertion is on what the server recorded.
+set -u
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/grpc/grpc.sh"
+
+grpc_need_py
+AGENT_BIN=$top_builddir/ironbell-agent
+ID=52:54:00:12:34:56
+
+# agent ARGS...: the agent against the current server, --once.
+agent() {
+	run "$AGENT_BIN" --runtime host --id "$ID" \
+		--tinkerbell-grpc-authority "127.0.0.1:$GRPC_PORT" --max-backoff 1 --once "$@"
+}
+# workflow NAME JSON [ARGS...]: a server with the actions of JSON.
+workflow() {
+	_n=$1 _j=$2
+	shift 2
+	printf '%s\n' "$_j" >"$IB_TMP/$_n.json"
+	grpc_server_start "$_n" --agent-id "$ID" --workflow "@$IB_TMP/$_n.json" "$@" ||
+		bail_out "tink_server.py did not start"
+}
+saw() { grpc_reports "$GRPC_EVENTS"; }
+# field STATE KEY: KEY of the first report in STATE.
+field() {
+	"$GRPC_PY" -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    e = json.loads(line)
+    if e.get("rpc") == "ReportActionStatus" and e["state"] == sys.argv[2]:
+        print(e[sys.argv[3]]); break' "$GRPC_EVENTS" "$1" "$2"
+}
+
+like "$(file "$AGENT_BIN")" 'statically linked' "the agent is linked statically"
+
+# ---- three actions to SUCCESS, the environment passed ----
+workflow ok '[
+ {"name": "one", "image": "x/one", "timeout": 30, "command": ["/bin/sh", "-c", "echo one says $GREETING"], "environment": ["GREETING=hello"]},
+ {"name": "two", "image": "x/two", "timeout": 30, "command": ["sh", "-c", "test \"$A\" = 1 && test \"$B\" = \"two words\""], "environment": ["A=1", "B=two words"]},
+ {"name": "three", "image": "x/three", "timeout": 30, "command": ["true"]}]'
+agent
+is "$rc" 0 "three actions: the agent exits 0 when the workflow is over"
+is "$(saw)" "one-0 RUNNING OK
+one-0 SUCCESS OK
+two-1 RUNNING OK
+two-1 SUCCESS OK
+three-2 RUNNING OK
+three-2 SUCCESS OK" "three actions: RUNNING then SUCCESS for each, in order"
+like "$err" '\[one\] one says hello' "three actions: the action's output, with its environment, is logged"
+like "$(field SUCCESS execution_duration)" '^[0-9.]+(ms|s|µs)$' "three actions: a Go duration in the result"
+like "$(field SUCCESS execution_stop)" '^[0-9]{19}$' "three actions: execution_stop in the result"
+like "$(field RUNNING execution_start)" '^[0-9]{19}$' "three actions: execution_start in RUNNING"
+is "$(field SUCCESS agent_id)" "$ID" "three actions: the reports carry the worker ID"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- a failing action: FAILED with the output's last lines ----
+workflow fail '[
+ {"name": "first", "image": "x/a", "timeout": 30, "command": ["true"]},
+ {"name": "broken", "image": "x/b", "timeout": 30, "command": ["/bin/sh", "-c", "echo partition table; echo no disk /dev/sdz >&2; exit 3"]},
+ {"name": "never", "image": "x/c", "timeout": 30, "command": ["true"]}]'
+agent
+is "$rc" 1 "failing action: the agent exits 1"
+is "$(saw)" "first-0 RUNNING OK
+first-0 SUCCESS OK
+broken-1 RUNNING OK
+broken-1 FAILED OK" "failing action: reported FAILED, the next never started"
+like "$(field FAILED message)" 'exit status 3' "failing action: the message has the exit status"
+like "$(field FAILED message)" 'no disk /dev/sdz' "failing action: the message has the output's last lines"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- a command that is not there ----
+workflow missing '[{"name": "nope", "image": "x/a", "timeout": 30, "command": ["no-such-command-here"]}]'
+agent
+is "$(saw | tail -n 1)" "nope-0 FAILED OK" "missing command: reported FAILED"
+like "$(field FAILED message)" 'exit status 127' "missing command: exit status 127"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- an action over its timeout: TIMEOUT, the process group killed ----
+workflow slow "[{\"name\": \"slow\", \"image\": \"x/a\", \"timeout\": 1, \"command\": [\"/bin/sh\", \"-c\", \"echo starting; echo \$\$ >$IB_TMP/pids; sleep 30 & echo \$! >>$IB_TMP/pids; sleep 30\"]}]"
+agent
+is "$(saw)" "slow-0 RUNNING OK
+slow-0 TIMEOUT OK" "timeout: reported TIMEOUT"
+like "$(field TIMEOUT message)" 'timed out after 1s' "timeout: the message says so"
+like "$(field TIMEOUT message)" 'starting' "timeout: with the output"
+left=
+for p in $(cat "$IB_TMP/pids" 2>/dev/null); do ib_alive "$p" && left="$left $p"; done
+is "$(wc -l <"$IB_TMP/pids" 2>/dev/null)/$left" "2/" "timeout: no process of the action is left (its shell and a background child)"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- a reboot: reported SUCCESS before it runs ----
+mkdir -p "$IB_TMP/bin"
+printf '#!/bin/sh\necho rebooting >"%s/rebooted"\n' "$IB_TMP" >"$IB_TMP/bin/reboot"
+chmod +x "$IB_TMP/bin/reboot"
+workflow down "[{\"name\": \"write\", \"image\": \"x/a\", \"timeout\": 30, \"command\": [\"true\"]},
+ {\"name\": \"reboot\", \"image\": \"quay.io/tinkerbell/actions/reboot:latest\", \"timeout\": 30, \"command\": [\"$IB_TMP/bin/reboot\"]}]"
+agent
+is "$(saw)" "write-0 RUNNING OK
+write-0 SUCCESS OK
+reboot-1 RUNNING OK
+reboot-1 SUCCESS OK" "reboot: reported SUCCESS"
+like "$(field SUCCESS message | tail -n 1)$(grep -c . "$GRPC_EVENTS")" '.' "reboot: the server has the reports"
+like "$(grep '"reboot-1"' "$GRPC_EVENTS" | grep SUCCESS)" 'takes the machine down' \
+	"reboot: the message says why it was reported first"
+ok "reboot: then the command ran" test -s "$IB_TMP/rebooted"
+is "$(grpc_codes "$GRPC_EVENTS" GetAction | tail -n 1)" "NOT_FOUND" "reboot: the workflow was over (SUCCESS) for the server"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- from the kernel command line; not yet started; reports refused a while ----
+workflow cmdline '[{"name": "only", "image": "x/a", "timeout": 30, "command": ["true"]}]' \
+	--not-yet 2 --flaky-reports 2
+printf 'BOOT_IMAGE=/vmlinuz console=ttyS1,115200 grpc_authority=127.0.0.1:%s tinkerbell_tls=false worker_id=%s syslog_host=127.0.0.1:1\n' \
+	"$GRPC_PORT" "$ID" >"$IB_TMP/cmdline"
+run "$AGENT_BIN" --runtime host --cmdline "$IB_TMP/cmdline" --max-backoff 1 --once
+is "$rc" 0 "kernel command line: the agent found its ID and server there"
+is "$(grpc_codes "$GRPC_EVENTS" GetAction | tr '\n' ' ')" "FAILED_PRECONDITION FAILED_PRECONDITION OK NOT_FOUND " \
+	"not yet: the agent asked again until the workflow started"
+is "$(saw)" "only-0 RUNNING UNAVAILABLE
+only-0 RUNNING UNAVAILABLE
+only-0 RUNNING OK
+only-0 SUCCESS OK" "UNAVAILABLE: the report was made again until taken"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- output to syslog ----
+SPORT=$(ib_free_port udp)
+"$GRPC_PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(30)
+with open(sys.argv[2], "a") as f:
+    while True:
+        d = s.recv(4096)
+        f.write(d.decode("utf-8", "replace") + "\n"); f.flush()' "$SPORT" "$IB_TMP/syslog" &
+ib_bg $!
+sleep 0.5
+workflow sys '[{"name": "talk", "image": "x/a", "timeout": 30, "command": ["/bin/sh", "-c", "echo line one; echo line two"]}]'
+agent --syslog "127.0.0.1:$SPORT"
+wait_for 10 file_has "$IB_TMP/syslog" 'line two' || true
+like "$(cat "$IB_TMP/syslog" 2>/dev/null)" '^<14>1 [0-9T:.-]+Z [^ ]+ ironbell-agent [0-9]+ talk - line one$' \
+	"syslog: each line as RFC 5424, app ironbell-agent, msgid the action's name"
+ib_kill "$GRPC_SERVER_PID"
+
+# ---- bad settings ----
+run "$AGENT_BIN" --runtime host --cmdline /dev/null
+is "$rc" 2 "no worker ID anywhere: exit 2"
+printf 'worker_id="unterminated\n' >"$IB_TMP/badline"
+run "$AGENT_BIN" --runtime host --cmdline "$IB_TMP/badline"
+like "$err" 'badline' "a malformed kernel command line is named"
+
+tap_done
