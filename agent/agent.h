@@ -127,6 +127,20 @@ struct agent_http_chunked {
  * fields are skipped. */
 int agent_http_chunked_feed(struct agent_http_chunked *c, uint8_t *p, size_t n, size_t *ret_out);
 
+/* The Docker Engine's multiplexed log stream (a container without a
+ * TTY): frames of an 8-byte header (stream 0, 1 or 2, three zero bytes,
+ * a big-endian length) and the payload. */
+struct agent_mux {
+	uint8_t hdr[8];
+	size_t hdr_n;
+	uint32_t left;
+};
+
+/* Feeds n bytes of the stream; out gets each piece of payload. 0, or
+ * -EBADMSG for a header with a stream other than 0-2 or nonzero padding. */
+int agent_mux_feed(struct agent_mux *m, const uint8_t *p, size_t n,
+		   void (*out)(void *arg, const uint8_t *p, size_t n), void *arg);
+
 /* ---- the program ---- */
 
 /* Runs the agent with s until it is stopped (SIGTERM/SIGINT) or, with

@@ -238,3 +238,30 @@ out:
 		return e;
 	return c->state == CH_DONE ? 1 : 0;
 }
+
+int agent_mux_feed(struct agent_mux *m, const uint8_t *p, size_t n,
+		   void (*out)(void *arg, const uint8_t *p, size_t n), void *arg)
+{
+	struct rd r = rd_init(p, n);
+	while (r.len) {
+		if (m->left == 0) {
+			uint8_t b;
+			(void)rd_u8(&r, &b);
+			m->hdr[m->hdr_n++] = b;
+			if (m->hdr_n < sizeof(m->hdr))
+				continue;
+			m->hdr_n = 0;
+			if (m->hdr[0] > 2 || m->hdr[1] || m->hdr[2] || m->hdr[3])
+				return -EBADMSG;
+			struct rd h = rd_init(m->hdr + 4, 4);
+			(void)rd_be32(&h, &m->left);
+			continue;
+		}
+		size_t k = r.len < m->left ? r.len : m->left;
+		const uint8_t *d = NULL;
+		(void)rd_bytes(&r, k, &d);
+		m->left -= (uint32_t)k;
+		out(arg, d, k);
+	}
+	return 0;
+}
