@@ -1,8 +1,9 @@
 /* fuzz_agent_http — a Docker Engine response through ironbell-agent's
  * HTTP/1.1 parser: the head, then the body through the chunked decoder
- * when the head says chunked, fed in two pieces. Properties: the head
- * lies within the input; the decoded payload is never longer than what
- * was fed. */
+ * when the head says chunked, fed in two pieces, then what it decoded
+ * through the log stream's frame reader. Properties: the head lies
+ * within the input; the decoded payload is never longer than what was
+ * fed; no frame payload is longer than its input. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -10,6 +11,11 @@
 
 #include "agent/agent.h"
 #include "tests/fuzz/fuzz.h"
+
+static void count(void *arg, const uint8_t *p, size_t n)
+{
+	*(size_t *)arg += n;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (out > n - half)
 			abort();
 	}
+	struct agent_mux m = { .hdr_n = 0 };
+	size_t total = 0;
+	(void)agent_mux_feed(&m, b, half, count, &total);
+	if (total > half)
+		abort();
 	free(b);
 	return 0;
 }

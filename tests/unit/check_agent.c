@@ -224,6 +224,45 @@ START_TEST(http_chunked)
 }
 END_TEST
 
+struct collect {
+	char buf[64];
+	size_t n;
+};
+
+static void collect(void *arg, const uint8_t *p, size_t n)
+{
+	struct collect *c = arg;
+	ck_assert_uint_le(c->n + n, sizeof(c->buf));
+	memcpy(c->buf + c->n, p, n);
+	c->n += n;
+}
+
+START_TEST(docker_mux)
+{
+	static const uint8_t s[] = { 1, 0, 0, 0, 0, 0, 0, 3, 'a', 'b', '\n',
+				     2, 0, 0, 0, 0, 0, 0, 2, 'e', '\n',
+				     0, 0, 0, 0, 0, 0, 0, 0 };
+	for (size_t step = 1; step <= sizeof(s); step++) {
+		struct agent_mux m = { .hdr_n = 0 };
+		struct collect c = { .n = 0 };
+		for (size_t off = 0; off < sizeof(s); off += step) {
+			size_t k = sizeof(s) - off < step ? sizeof(s) - off : step;
+			ck_assert_int_eq(agent_mux_feed(&m, s + off, k, collect, &c), 0);
+		}
+		ck_assert_uint_eq(c.n, 5);
+		ck_assert(memcmp(c.buf, "ab\ne\n", 5) == 0);
+	}
+	static const uint8_t bad1[] = { 3, 0, 0, 0, 0, 0, 0, 1, 'x' };
+	static const uint8_t bad2[] = { 1, 0, 1, 0, 0, 0, 0, 1, 'x' };
+	struct agent_mux m = { .hdr_n = 0 };
+	struct collect c = { .n = 0 };
+	ck_assert_int_eq(agent_mux_feed(&m, bad1, sizeof(bad1), collect, &c), -EBADMSG);
+	m = (struct agent_mux){ .hdr_n = 0 };
+	ck_assert_int_eq(agent_mux_feed(&m, bad2, sizeof(bad2), collect, &c), -EBADMSG);
+	ck_assert_uint_eq(c.n, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("agent");
@@ -236,6 +275,7 @@ int main(void)
 	UNIT_TEST(tc, http_head_good);
 	UNIT_TEST(tc, http_head_malformed);
 	UNIT_TEST(tc, http_chunked);
+	UNIT_TEST(tc, docker_mux);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
