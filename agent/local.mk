@@ -12,6 +12,7 @@ libagent_a_CFLAGS = $(AM_CFLAGS) $(TINKPB_CFLAGS) $(NGHTTP2_CFLAGS) $(CRYPTO_CFL
 AGENT_STATIC_LIBS = -lnghttp2 -lprotobuf-c -ljansson -lssl -lcrypto -ldl
 
 sbin_PROGRAMS += ironbell-agent
+dist_man_MANS += man/ironbell-agent.8
 ironbell_agent_SOURCES = agent/main.c
 ironbell_agent_CFLAGS = $(AM_CFLAGS)
 ironbell_agent_LDFLAGS = -static $(PTHREAD_LIBS)
