@@ -97,6 +97,14 @@ for p in $(cat "$IB_TMP/pids" 2>/dev/null); do ib_alive "$p" && left="$left $p";
 is "$(wc -l <"$IB_TMP/pids" 2>/dev/null)/$left" "2/" "timeout: no process of the action is left (its shell and a background child)"
 ib_kill "$GRPC_SERVER_PID"
 
+# ---- the heartbeat: RUNNING again while the action runs ----
+workflow beat '[{"name": "long", "image": "x/a", "timeout": 30, "command": ["sleep", "3"]}]'
+agent --heartbeat 1
+n=$(saw | grep -c 'long-0 RUNNING OK')
+ok "heartbeat: RUNNING sent again while the action ran ($n in all)" test "$n" -ge 2
+is "$(saw | tail -n 1)" "long-0 SUCCESS OK" "heartbeat: then the result"
+ib_kill "$GRPC_SERVER_PID"
+
 # ---- a reboot: reported SUCCESS before it runs ----
 mkdir -p "$IB_TMP/bin"
 printf '#!/bin/sh\necho rebooting >"%s/rebooted"\n' "$IB_TMP" >"$IB_TMP/bin/reboot"
