@@ -1,7 +1,8 @@
 # ironbell-agent: the worker that runs a workflow's actions on the machine
 # being provisioned (agent/agent.h). In sbin: it runs as root at boot.
 #
-# Linked statically so that it fits in an initramfs with nothing else:
+# Linked statically (configure --disable-static-agent, or a sanitizer
+# build, links it dynamically) so that it fits in an initramfs alone:
 # the libraries are named as static archives' dependencies need them
 # (pkg-config --static), and no NSS function is used (addresses are
 # numeric: agent/sys.c).
@@ -15,7 +16,7 @@ sbin_PROGRAMS += ironbell-agent
 dist_man_MANS += man/ironbell-agent.8
 ironbell_agent_SOURCES = agent/main.c
 ironbell_agent_CFLAGS = $(AM_CFLAGS)
-ironbell_agent_LDFLAGS = -static $(PTHREAD_LIBS)
+ironbell_agent_LDFLAGS = $(AGENT_STATIC_LDFLAGS) $(PTHREAD_LIBS)
 ironbell_agent_LDADD = libagent.a libtinkgrpc.a libtinkpb.a libcommon.a $(AGENT_STATIC_LIBS)
 
 check_PROGRAMS += tests/unit/check_agent
