@@ -65,7 +65,8 @@ struct agent_cmdline {
  * loader was given): parameters separated by blanks, key=value, a value
  * in double quotes may hold blanks, as the kernel's next_arg() reads
  * them. Other keys are skipped. Booleans are Go's strconv.ParseBool's
- * (1 t T TRUE true True, 0 f F FALSE false False). 0 with *ret filled,
+ * (1 t T TRUE true True, 0 f F FALSE false False; empty: unset, as a
+ * key with no value is, e.g. "syslog_host="). 0 with *ret filled,
  * -E2BIG when n is over AGENT_CMDLINE_MAX, -EBADMSG for a control byte
  * or an unterminated quote, -ENAMETOOLONG when a known key's value is
  * over AGENT_CMDLINE_VALUE_MAX, -EINVAL for a bad boolean. */

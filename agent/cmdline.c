@@ -25,9 +25,14 @@ static bool is_blank(uint8_t c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Go's strconv.ParseBool. */
+/* Go's strconv.ParseBool; "" leaves the value unset (Smee's template
+ * writes the key with an empty value when it has none). */
 static int parse_bool(const char *v, int *ret)
 {
+	if (!v[0]) {
+		*ret = -1;
+		return 0;
+	}
 	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
 	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {

@@ -1,6 +1,7 @@
-/* main — ironbell-agent's command line: flags first, then what HookOS
- * put on the kernel command line for tink-agent (/proc/cmdline, or
- * --cmdline FILE for tests) for whatever the flags left unset.
+/* main — ironbell-agent's command line: flags first, then tink-agent's
+ * environment variables, then what HookOS put on the kernel command line
+ * for tink-agent (/proc/cmdline, or --cmdline FILE for tests), each for
+ * whatever the ones before left unset.
  *
  * DESIGN: the program is installed in sbin: it runs as root at boot (it
  * reboots, writes disks and drives the Docker Engine), never as a user's
@@ -66,6 +67,37 @@ static int read_cmdline(const char *path, struct agent_cmdline *c)
 	if (e < 0) {
 		fprintf(stderr, "ironbell-agent: %s: %s\n", path, strerror(-e));
 		return -1;
+	}
+	return 0;
+}
+
+/* tink-agent's environment variables, as HookOS sets them for its
+ * container: for what the flags left unset. 0, or -1 (said why). */
+static int env_settings(struct agent_settings *s, bool *tls_set, bool *insecure_set)
+{
+	const char *v;
+	struct agent_cmdline c;
+	char b[80];
+	if (!s->id[0] && (((v = getenv("WORKER_ID")) && *v) || ((v = getenv("ID")) && *v)) &&
+	    copy_opt(s->id, sizeof(s->id), v, "WORKER_ID") < 0)
+		return -1;
+	if (!s->authority[0] && (v = getenv("TINKERBELL_GRPC_AUTHORITY")) && *v &&
+	    copy_opt(s->authority, sizeof(s->authority), v, "TINKERBELL_GRPC_AUTHORITY") < 0)
+		return -1;
+	/* The booleans through the command line's parser: one set of rules. */
+	if (!*tls_set && (v = getenv("TINKERBELL_TLS")) && *v) {
+		snprintf(b, sizeof(b), "tinkerbell_tls=%.40s", v);
+		if (agent_cmdline_parse(b, strlen(b), &c) == 0 && c.tls >= 0) {
+			s->tls = c.tls;
+			*tls_set = true;
+		}
+	}
+	if (!*insecure_set && (v = getenv("TINKERBELL_INSECURE_TLS")) && *v) {
+		snprintf(b, sizeof(b), "tinkerbell_insecure_tls=%.40s", v);
+		if (agent_cmdline_parse(b, strlen(b), &c) == 0 && c.insecure_tls >= 0) {
+			s->insecure_tls = c.insecure_tls;
+			*insecure_set = true;
+		}
 	}
 	return 0;
 }
@@ -156,6 +188,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (env_settings(&s, &tls_set, &insecure_set) < 0)
+		return 2;
 	if (!s.id[0] || !s.authority[0] || !tls_set || !insecure_set || !s.syslog[0]) {
 		if (read_cmdline(cmdline, &c) < 0) {
 			if (!s.id[0] || !s.authority[0])

@@ -141,6 +141,14 @@ only-0 RUNNING OK
 only-0 SUCCESS OK" "UNAVAILABLE: the report was made again until taken"
 ib_kill "$GRPC_SERVER_PID"
 
+# ---- from tink-agent's environment variables ----
+workflow env '[{"name": "only", "image": "x/a", "timeout": 30, "command": ["true"]}]'
+WORKER_ID=$ID TINKERBELL_GRPC_AUTHORITY=127.0.0.1:$GRPC_PORT TINKERBELL_TLS=false \
+	run "$AGENT_BIN" --runtime host --cmdline /dev/null --max-backoff 1 --once
+is "$rc/$(saw | tr '\n' ' ')" "0/only-0 RUNNING OK only-0 SUCCESS OK " \
+	"environment: WORKER_ID and TINKERBELL_GRPC_AUTHORITY, as HookOS sets them for tink-agent"
+ib_kill "$GRPC_SERVER_PID"
+
 # ---- output to syslog ----
 SPORT=$(ib_free_port udp)
 "$GRPC_PY" -c '

@@ -35,6 +35,13 @@ START_TEST(cmdline_quotes_and_absent)
 	ck_assert_str_eq(c.grpc_authority, "");
 	ck_assert_int_eq(c.tls, 1);
 	ck_assert_int_eq(c.insecure_tls, -1);
+	/* Smee writes a key with no value when it has none. */
+	static const char empty[] = "syslog_host= tinkerbell_tls= tinkerbell_insecure_tls= worker_id=w";
+	ck_assert_int_eq(agent_cmdline_parse(empty, strlen(empty), &c), 0);
+	ck_assert_str_eq(c.syslog_host, "");
+	ck_assert_int_eq(c.tls, -1);
+	ck_assert_int_eq(c.insecure_tls, -1);
+	ck_assert_str_eq(c.worker_id, "w");
 	ck_assert_int_eq(agent_cmdline_parse("", 0, &c), 0);
 	ck_assert_str_eq(c.worker_id, "");
 	/* worker_idx= is another key; worker_id with no '=' is not a value. */
@@ -53,7 +60,7 @@ START_TEST(cmdline_malformed)
 		{ "worker_id=\"open", -EBADMSG },
 		{ "worker_id=a\x01b", -EBADMSG },
 		{ "tinkerbell_tls=yes", -EINVAL },
-		{ "tinkerbell_insecure_tls=", -EINVAL },
+		{ "tinkerbell_insecure_tls=no", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(agent_cmdline_parse(bad[i].s, strlen(bad[i].s), &c), bad[i].e);
