@@ -80,6 +80,12 @@ struct agent_hooks {
  * why holds a short reason ("exit status 2", "killed by signal 9"). */
 enum agent_outcome agent_host_run(const struct agent_settings *s, const struct agent_action *a,
 				  const struct agent_hooks *h, char *why, size_t whycap);
+/* The body of POST /containers/create for a, as tink-agent makes it:
+ * Image, Env, Cmd (absent when the action has no command: the image's
+ * own), HostConfig.Privileged (s->privileged), Binds (the volumes),
+ * PidMode and NetworkMode (the namespaces, absent when empty). A JSON
+ * string to free(), or NULL when out of memory. */
+char *agent_docker_create_body(const struct agent_settings *s, const struct agent_action *a);
 /* Runs a in a container of the Docker Engine (agent/docker.c). */
 enum agent_outcome agent_docker_run(const struct agent_settings *s, const struct agent_action *a,
 				    const struct agent_hooks *h, char *why, size_t whycap);

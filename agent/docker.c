@@ -299,8 +299,7 @@ static json_t *str_array(char **v, size_t n)
 	return a;
 }
 
-/* The container's definition, as tink-agent makes it. */
-static char *create_body(const struct agent_settings *s, const struct agent_action *a)
+char *agent_docker_create_body(const struct agent_settings *s, const struct agent_action *a)
 {
 	json_t *hc = json_pack("{s:b}", "Privileged", s->privileged);
 	json_t *c = json_pack("{s:s, s:b, s:b, s:b, s:o}", "Image", a->image, "AttachStdout", 1,
@@ -328,7 +327,7 @@ static int create(const struct agent_settings *s, const struct agent_action *a, 
 		  char *why, size_t cap)
 {
 	struct hresp r;
-	char *body = create_body(s, a);
+	char *body = agent_docker_create_body(s, a);
 	int e;
 	if (!body)
 		return -ENOMEM;

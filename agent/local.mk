@@ -22,7 +22,7 @@ ironbell_agent_LDADD = libagent.a libtinkgrpc.a libtinkpb.a libcommon.a $(AGENT_
 check_PROGRAMS += tests/unit/check_agent
 TESTS += tests/unit/check_agent
 tests_unit_check_agent_SOURCES = tests/unit/check_agent.c tests/unit/unit.h
-tests_unit_check_agent_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_agent_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_agent_LDADD = libagent.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS) \
 	$(CRYPTO_LIBS) -lssl $(JANSSON_LIBS) $(CHECK_LIBS)
 

@@ -1,12 +1,15 @@
 /* check_agent — ironbell-agent's pure parts: the kernel command line,
  * durations as Go writes them, the detection of actions that take the
- * machine down, and the Docker Engine's HTTP responses. */
+ * machine down, the Docker Engine's HTTP responses and log stream, and
+ * the container's definition (environment, volumes, namespaces). */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include <jansson.h>
+
+#include "agent/agent-internal.h"
 #include "tests/unit/unit.h"
 
 START_TEST(cmdline_hookos)
@@ -270,6 +273,50 @@ START_TEST(docker_mux)
 }
 END_TEST
 
+START_TEST(docker_create_body)
+{
+	char *cmd[] = { "/bin/sh", "-c", "echo $X" };
+	char *env[] = { "X=1", "EMPTY=", "EQ=a=b" };
+	char *vol[] = { "/dev:/dev", "/lib/firmware:/lib/firmware:ro" };
+	struct agent_action a = {
+		.name = "n", .image = "quay.io/x/cexec:v1", .command = cmd, .ncmd = 3,
+		.env = env, .nenv = 3, .volumes = vol, .nvol = 2, .pidns = "host", .netns = "host",
+	};
+	struct agent_settings s;
+	agent_settings_init(&s);
+	char *b = agent_docker_create_body(&s, &a);
+	ck_assert_ptr_nonnull(b);
+	json_t *j = json_loads(b, 0, NULL), *hc = json_object_get(j, "HostConfig");
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "Image")), "quay.io/x/cexec:v1");
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "Env")), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "Env"), 2)), "EQ=a=b");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "Cmd"), 2)), "echo $X");
+	ck_assert(json_is_false(json_object_get(j, "Tty")));
+	ck_assert(json_is_true(json_object_get(hc, "Privileged")));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "Binds"), 1)),
+			 "/lib/firmware:/lib/firmware:ro");
+	ck_assert_str_eq(json_string_value(json_object_get(hc, "PidMode")), "host");
+	ck_assert_str_eq(json_string_value(json_object_get(hc, "NetworkMode")), "host");
+	json_decref(j);
+	free(b);
+	/* No command, volumes or namespaces: the image's own, none, the default. */
+	struct agent_action bare = { .name = "n", .image = "busybox", .pidns = "", .netns = "" };
+	s.privileged = false;
+	b = agent_docker_create_body(&s, &bare);
+	j = json_loads(b, 0, NULL);
+	hc = json_object_get(j, "HostConfig");
+	ck_assert_ptr_null(json_object_get(j, "Cmd"));
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "Env")), 0);
+	ck_assert(json_is_false(json_object_get(hc, "Privileged")));
+	ck_assert_ptr_null(json_object_get(hc, "Binds"));
+	ck_assert_ptr_null(json_object_get(hc, "PidMode"));
+	ck_assert_ptr_null(json_object_get(hc, "NetworkMode"));
+	json_decref(j);
+	free(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("agent");
@@ -283,6 +330,7 @@ int main(void)
 	UNIT_TEST(tc, http_head_malformed);
 	UNIT_TEST(tc, http_chunked);
 	UNIT_TEST(tc, docker_mux);
+	UNIT_TEST(tc, docker_create_body);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
