@@ -29,6 +29,7 @@
 #include "agent/agent-internal.h"
 #include "common/grpc.h"
 #include "common/tink.pb-c.h"
+#include "common/utf8.h"
 
 #define GET_ACTION_TIMEOUT_MS 60000
 #define REPORT_TIMEOUT_MS 10000
@@ -169,15 +170,23 @@ static void syslog_line(struct run *r, const char *s, size_t n)
 			     MSG_DONTWAIT, (struct sockaddr *)&r->syslog_addr, r->syslog_len);
 }
 
-static void hook_line(void *arg, const char *s, size_t n)
+static void hook_line(void *arg, const char *raw, size_t rawn)
 {
 	struct run *r = arg;
+	/* Output is any bytes; a protobuf string (the report's message) must
+	 * be UTF-8, or the server refuses the report for good. */
+	char clean[AGENT_LINE_MAX * UTF8_REPLACEMENT_LEN + 1];
+	size_t n = utf8_sanitize(raw, rawn, clean, sizeof(clean) - 1, UTF8_CONTROLS_QMARK, NULL);
+	const char *s = clean;
 	fprintf(stderr, "[%s] %.*s\n", r->act->name, (int)n, s);
 	syslog_line(r, s, n);
-	/* The tail: the last lines that fit, older ones dropped from the front. */
+	/* The tail: the last lines that fit, older ones dropped from the front
+	 * (a line too long alone loses its start, at a character's start). */
 	if (n + 1 > TAIL_MAX) {
 		s += n - (TAIL_MAX - 1);
 		n = TAIL_MAX - 1;
+		while (n && ((uint8_t)*s & 0xc0) == 0x80)
+			s++, n--;
 	}
 	if (r->tail_len + n + 1 > TAIL_MAX) {
 		size_t drop = r->tail_len + n + 1 - TAIL_MAX;

@@ -70,7 +70,7 @@ ib_kill "$GRPC_SERVER_PID"
 # ---- a failing action: FAILED with the output's last lines ----
 workflow fail '[
  {"name": "first", "image": "x/a", "timeout": 30, "command": ["true"]},
- {"name": "broken", "image": "x/b", "timeout": 30, "command": ["/bin/sh", "-c", "echo partition table; echo no disk /dev/sdz >&2; exit 3"]},
+ {"name": "broken", "image": "x/b", "timeout": 30, "command": ["/bin/sh", "-c", "echo partition table; printf \"latin-1 \\351t\\351\\n\"; echo no disk /dev/sdz >&2; exit 3"]},
  {"name": "never", "image": "x/c", "timeout": 30, "command": ["true"]}]'
 agent
 is "$rc" 1 "failing action: the agent exits 1"
@@ -80,6 +80,7 @@ broken-1 RUNNING OK
 broken-1 FAILED OK" "failing action: reported FAILED, the next never started"
 like "$(field FAILED message)" 'exit status 3' "failing action: the message has the exit status"
 like "$(field FAILED message)" 'no disk /dev/sdz' "failing action: the message has the output's last lines"
+like "$(field FAILED message)" 'latin-1 �t�' "failing action: output that is not UTF-8 is made UTF-8 (protobuf strings must be)"
 ib_kill "$GRPC_SERVER_PID"
 
 # ---- a command that is not there ----
