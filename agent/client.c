@@ -403,9 +403,9 @@ static int call_result(struct agent_conn *c, const uint8_t **ret_body, size_t *r
 	return GRPC_OK;
 }
 
-int agent_conn_call(struct agent_conn *c, const char *path, const uint8_t *req, size_t n,
-		    uint64_t timeout_ms, const uint8_t **ret_body, size_t *ret_len, char *msg,
-		    size_t msgcap)
+static int call_once(struct agent_conn *c, const char *path, const uint8_t *req, size_t n,
+		     uint64_t timeout_ms, const uint8_t **ret_body, size_t *ret_len, char *msg,
+		     size_t msgcap)
 {
 	char tmo[GRPC_TIMEOUT_MAX];
 	const char *scheme = c->s->tls ? "https" : "http";
@@ -414,6 +414,9 @@ int agent_conn_call(struct agent_conn *c, const char *path, const uint8_t *req, 
 	msg[0] = '\0';
 	if (!framed)
 		return -ENOMEM;
+	/* A session the server has sent GOAWAY on takes no new stream. */
+	if (c->h2 && !nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2))
+		conn_close(c);
 	grpc_prefix_write(framed, (uint32_t)n);
 	if (n)
 		memcpy(framed + GRPC_PREFIX_LEN, req, n);
@@ -462,5 +465,18 @@ drop:
 out:
 	c->req = NULL;
 	free(framed);
+	return e;
+}
+
+int agent_conn_call(struct agent_conn *c, const char *path, const uint8_t *req, size_t n,
+		    uint64_t timeout_ms, const uint8_t **ret_body, size_t *ret_len, char *msg,
+		    size_t msgcap)
+{
+	/* A connection left idle may have been closed by the server (or a
+	 * middlebox) meanwhile: one more try on a new one before failing. */
+	bool reused = c->h2 != NULL;
+	int e = call_once(c, path, req, n, timeout_ms, ret_body, ret_len, msg, msgcap);
+	if (e < 0 && e != -ENOMEM && reused && !agent_stop)
+		e = call_once(c, path, req, n, timeout_ms, ret_body, ret_len, msg, msgcap);
 	return e;
 }
