@@ -61,7 +61,12 @@ struct agent_action {
 	const char *netns;
 };
 
-enum agent_outcome { AGENT_OUT_SUCCESS, AGENT_OUT_FAILED, AGENT_OUT_TIMEOUT, AGENT_OUT_STOPPED };
+enum agent_outcome {
+	AGENT_OUT_SUCCESS,
+	AGENT_OUT_FAILED,
+	AGENT_OUT_TIMEOUT,
+	AGENT_OUT_STOPPED
+};
 
 /* What a runtime calls back: tick about once a second (nonzero: stop the
  * action, the server ended it), line for each line of output. */

@@ -22,21 +22,25 @@
  * machine down (a comma-separated list of suffixes and commands). */
 #define AGENT_DOWN_DEFAULT "/kexec,/reboot,reboot,poweroff,halt,kexec -e"
 
-enum agent_runtime { AGENT_RUNTIME_DOCKER, AGENT_RUNTIME_HOST, AGENT_RUNTIME_MAX };
+enum agent_runtime {
+	AGENT_RUNTIME_DOCKER,
+	AGENT_RUNTIME_HOST,
+	AGENT_RUNTIME_MAX
+};
 
 struct agent_settings {
-	char id[AGENT_ID_MAX];			/* worker_id: the MAC or the name */
-	char authority[AGENT_AUTHORITY_MAX];	/* host:port of the server */
-	bool tls;				/* TLS with ALPN h2, else h2c */
-	bool insecure_tls;			/* do not verify the certificate */
+	char id[AGENT_ID_MAX];               /* worker_id: the MAC or the name */
+	char authority[AGENT_AUTHORITY_MAX]; /* host:port of the server */
+	bool tls;                            /* TLS with ALPN h2, else h2c */
+	bool insecure_tls;                   /* do not verify the certificate */
 	enum agent_runtime runtime;
 	char docker_socket[AGENT_PATH_MAX];
-	char syslog[AGENT_AUTHORITY_MAX];	/* host:port, "" for none */
-	uint64_t max_backoff_ms;		/* the cap of every backoff */
-	uint64_t heartbeat_ms;			/* RUNNING re-sent this often */
-	bool once;				/* exit when the workflow is over */
-	bool privileged;			/* docker: run containers privileged */
-	char down[AGENT_DOWN_MAX];		/* see agent_is_down() */
+	char syslog[AGENT_AUTHORITY_MAX]; /* host:port, "" for none */
+	uint64_t max_backoff_ms;          /* the cap of every backoff */
+	uint64_t heartbeat_ms;            /* RUNNING re-sent this often */
+	bool once;                        /* exit when the workflow is over */
+	bool privileged;                  /* docker: run containers privileged */
+	char down[AGENT_DOWN_MAX];        /* see agent_is_down() */
 	int verbose;
 };
 
@@ -100,10 +104,10 @@ bool agent_is_down(const char *list, bool host, const char *image, char *const *
 #define AGENT_HTTP_BODY_MAX (4u << 20)
 
 struct agent_http_head {
-	int status;		/* 100..599 */
-	bool chunked;		/* Transfer-Encoding: chunked */
+	int status;             /* 100..599 */
+	bool chunked;           /* Transfer-Encoding: chunked */
 	int64_t content_length; /* -1 when absent */
-	size_t head_len;	/* bytes up to and with the blank line */
+	size_t head_len;        /* bytes up to and with the blank line */
 };
 
 /* Parses a response's status line and headers from the n bytes at p.

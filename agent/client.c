@@ -108,7 +108,8 @@ static int cb_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
 		}
 		c->grpc_status = ok ? v : GRPC_UNKNOWN;
 	} else if (nl == 12 && memcmp(name, "grpc-message", 12) == 0) {
-		grpc_message_decode((const char *)value, vl, c->grpc_message, sizeof(c->grpc_message));
+		grpc_message_decode((const char *)value, vl, c->grpc_message,
+				    sizeof(c->grpc_message));
 	}
 	return 0;
 }
@@ -379,7 +380,10 @@ static int call_result(struct agent_conn *c, const uint8_t **ret_body, size_t *r
 		case 401: return GRPC_UNAUTHENTICATED;
 		case 403: return GRPC_PERMISSION_DENIED;
 		case 404: return GRPC_UNIMPLEMENTED;
-		case 429: case 502: case 503: case 504: return GRPC_UNAVAILABLE;
+		case 429:
+		case 502:
+		case 503:
+		case 504: return GRPC_UNAVAILABLE;
 		default: return GRPC_UNKNOWN;
 		}
 	}
@@ -425,9 +429,13 @@ static int call_once(struct agent_conn *c, const char *path, const uint8_t *req,
 	grpc_timeout_format(timeout_ms, tmo);
 #define NV(k, v) { (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
 	nghttp2_nv hdr[] = {
-		NV(":method", "POST"), NV(":scheme", scheme), NV(":path", path),
-		NV(":authority", c->s->authority), NV("content-type", "application/grpc"),
-		NV("te", "trailers"), NV("grpc-timeout", tmo),
+		NV(":method", "POST"),
+		NV(":scheme", scheme),
+		NV(":path", path),
+		NV(":authority", c->s->authority),
+		NV("content-type", "application/grpc"),
+		NV("te", "trailers"),
+		NV("grpc-timeout", tmo),
 		NV("user-agent", "ironbell-agent/" PACKAGE_VERSION),
 	};
 #undef NV
@@ -441,7 +449,8 @@ static int call_once(struct agent_conn *c, const char *path, const uint8_t *req,
 	c->http_status = 0;
 	c->grpc_status = -1;
 	c->grpc_message[0] = '\0';
-	c->stream = nghttp2_submit_request(c->h2, NULL, hdr, sizeof(hdr) / sizeof(hdr[0]), &dp, NULL);
+	c->stream =
+		nghttp2_submit_request(c->h2, NULL, hdr, sizeof(hdr) / sizeof(hdr[0]), &dp, NULL);
 	if (c->stream < 0) {
 		e = -EPROTO;
 		goto drop;

@@ -257,7 +257,8 @@ static int pull(const struct agent_settings *s, const char *image, char *why, si
 	const char *slash = strrchr(image, '/');
 	bool tagged = strchr(image, '@') || strchr(slash ? slash : image, ':');
 	url_escape(image, esc, sizeof(esc));
-	snprintf(path, sizeof(path), "/images/create?fromImage=%s%s", esc, tagged ? "" : "&tag=latest");
+	snprintf(path, sizeof(path), "/images/create?fromImage=%s%s", esc,
+		 tagged ? "" : "&tag=latest");
 	for (int i = 0; i < DOCKER_PULL_TRIES && !agent_stop; i++) {
 		if (i) {
 			uint64_t wait = (uint64_t)1000 << (i - 1);
@@ -323,8 +324,8 @@ out:
 	return out;
 }
 
-static int create(const struct agent_settings *s, const struct agent_action *a, char id[DOCKER_ID_MAX],
-		  char *why, size_t cap)
+static int create(const struct agent_settings *s, const struct agent_action *a,
+		  char id[DOCKER_ID_MAX], char *why, size_t cap)
 {
 	struct hresp r;
 	char *body = agent_docker_create_body(s, a);
@@ -340,7 +341,8 @@ static int create(const struct agent_settings *s, const struct agent_action *a, 
 	json_t *j = json_loads(r.body, 0, NULL);
 	const char *v = json_string_value(json_object_get(j, "Id"));
 	e = 0;
-	if (r.status != 201 || !v || strlen(v) >= DOCKER_ID_MAX || strspn(v, "0123456789abcdef") != strlen(v)) {
+	if (r.status != 201 || !v || strlen(v) >= DOCKER_ID_MAX ||
+	    strspn(v, "0123456789abcdef") != strlen(v)) {
 		engine_error(&r, why, cap, "create");
 		e = -EPROTO;
 	} else {
@@ -391,7 +393,8 @@ static int follow_sink(void *arg, const uint8_t *p, size_t n)
  * AGENT_OUT_SUCCESS, or AGENT_OUT_TIMEOUT past deadline, AGENT_OUT_STOPPED
  * when the tick hook says so, AGENT_OUT_FAILED when the stream breaks. */
 static enum agent_outcome follow(const struct agent_settings *s, const char *id,
-				 const struct agent_hooks *h, uint64_t deadline, char *why, size_t cap)
+				 const struct agent_hooks *h, uint64_t deadline, char *why,
+				 size_t cap)
 {
 	char path[256];
 	uint8_t *buf = malloc(AGENT_HTTP_HEAD_MAX);
@@ -406,7 +409,8 @@ static enum agent_outcome follow(const struct agent_settings *s, const char *id,
 		return AGENT_OUT_FAILED;
 	snprintf(path, sizeof(path), "/containers/%s/logs?follow=1&stdout=1&stderr=1", id);
 	fd = e = request_send(s, "GET", path, NULL);
-	if (e < 0 || (e = read_head(fd, buf, &hd, &have, agent_mono_ms() + DOCKER_CALL_TIMEOUT_MS)) < 0) {
+	if (e < 0 ||
+	    (e = read_head(fd, buf, &hd, &have, agent_mono_ms() + DOCKER_CALL_TIMEOUT_MS)) < 0) {
 		snprintf(why, cap, "logs: %s", strerror(-e));
 		goto out;
 	}
@@ -479,9 +483,9 @@ static int wait_exit(const struct agent_settings *s, const char *id, char *why, 
 	json_t *j = json_loads(r.body, 0, NULL);
 	json_t *v = json_object_get(j, "StatusCode");
 	e = r.status == 200 && json_is_integer(v) && json_integer_value(v) >= 0 &&
-			    json_integer_value(v) < 256
-		    ? (int)json_integer_value(v)
-		    : -EPROTO;
+			    json_integer_value(v) < 256 ?
+		    (int)json_integer_value(v) :
+		    -EPROTO;
 	if (e < 0)
 		engine_error(&r, why, cap, "wait");
 	json_decref(j);
@@ -509,9 +513,10 @@ enum agent_outcome agent_docker_run(const struct agent_settings *s, const struct
 		char ignore[128];
 		snprintf(why, whycap, o == AGENT_OUT_TIMEOUT ? "timed out after %llus" : "stopped",
 			 (unsigned long long)a->timeout_s);
-		snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", id, AGENT_STOP_GRACE_MS / 1000);
-		simple(s, "POST", path, 204, 304, DOCKER_CALL_TIMEOUT_MS + AGENT_STOP_GRACE_MS, ignore,
-		       sizeof(ignore));
+		snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", id,
+			 AGENT_STOP_GRACE_MS / 1000);
+		simple(s, "POST", path, 204, 304, DOCKER_CALL_TIMEOUT_MS + AGENT_STOP_GRACE_MS,
+		       ignore, sizeof(ignore));
 		goto out;
 	}
 	if (o != AGENT_OUT_SUCCESS)
@@ -527,7 +532,8 @@ out:
 	if (id[0]) {
 		char ignore[128];
 		snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-		if (simple(s, "DELETE", path, 204, 404, DOCKER_CALL_TIMEOUT_MS, ignore, sizeof(ignore)) < 0)
+		if (simple(s, "DELETE", path, 204, 404, DOCKER_CALL_TIMEOUT_MS, ignore,
+			   sizeof(ignore)) < 0)
 			agent_log(0, "remove container %.12s: %s", id, ignore);
 	}
 	return o;

@@ -101,7 +101,8 @@ enum agent_outcome agent_host_run(const struct agent_settings *s, const struct a
 	int p[2], st = 0;
 	bool eof = false;
 	if (a->ncmd == 0 || !a->command[0][0]) {
-		snprintf(why, whycap, "the action has no command (the host runtime runs the command)");
+		snprintf(why, whycap,
+			 "the action has no command (the host runtime runs the command)");
 		return AGENT_OUT_FAILED;
 	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -123,7 +124,8 @@ enum agent_outcome agent_host_run(const struct agent_settings *s, const struct a
 		uint64_t now = agent_mono_ms();
 		if (now >= deadline) {
 			o = AGENT_OUT_TIMEOUT;
-			snprintf(why, whycap, "timed out after %llus", (unsigned long long)a->timeout_s);
+			snprintf(why, whycap, "timed out after %llus",
+				 (unsigned long long)a->timeout_s);
 			st = stop_group(pid);
 			goto out;
 		}

@@ -214,9 +214,7 @@ int agent_http_chunked_feed(struct agent_http_chunked *c, uint8_t *p, size_t n, 
 			c->digits = 0;
 			c->left = 0;
 			break;
-		case CH_TRAILER:
-			c->state = b == '\r' ? CH_END_LF : CH_TRAILER_LINE;
-			break;
+		case CH_TRAILER: c->state = b == '\r' ? CH_END_LF : CH_TRAILER_LINE; break;
 		case CH_TRAILER_LINE:
 			if (b == '\r')
 				c->state = CH_TRAILER_LF;

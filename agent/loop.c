@@ -100,8 +100,8 @@ static int report_once(struct run *r, Proto__ActionStatusRequest__StateType st, 
 		t1.seconds = (int64_t)(stop_ns / 1000000000ull);
 		t1.nanos = (int32_t)(stop_ns % 1000000000ull);
 		q.execution_stop = &t1;
-		q.execution_duration =
-			agent_duration_format(stop_ns > r->start_ns ? stop_ns - r->start_ns : 0, dur);
+		q.execution_duration = agent_duration_format(
+			stop_ns > r->start_ns ? stop_ns - r->start_ns : 0, dur);
 	}
 	if (message && *message) {
 		m.message = (char *)message;
@@ -116,8 +116,9 @@ static int report_once(struct run *r, Proto__ActionStatusRequest__StateType st, 
 				&body, &blen, msg, sizeof(msg));
 	free(buf);
 	if (e != GRPC_OK)
-		agent_log(e >= 0 && code_permanent(e) ? 0 : 1, "report %s of %s: %s%s%s", state_name(st),
-			  a->name, e < 0 ? strerror(-e) : grpc_code_name(e), msg[0] ? ": " : "", msg);
+		agent_log(e >= 0 && code_permanent(e) ? 0 : 1, "report %s of %s: %s%s%s",
+			  state_name(st), a->name, e < 0 ? strerror(-e) : grpc_code_name(e),
+			  msg[0] ? ": " : "", msg);
 	return e;
 }
 
@@ -166,7 +167,8 @@ static void syslog_line(struct run *r, const char *s, size_t n)
 			   now.tv_nsec / 1000, host, (int)getpid(), msgid,
 			   (int)(n > SYSLOG_LINE_MAX ? SYSLOG_LINE_MAX : n), s);
 	if (len > 0)
-		(void)sendto(r->syslog_fd, out, (size_t)len < sizeof(out) ? (size_t)len : sizeof(out) - 1,
+		(void)sendto(r->syslog_fd, out,
+			     (size_t)len < sizeof(out) ? (size_t)len : sizeof(out) - 1,
 			     MSG_DONTWAIT, (struct sockaddr *)&r->syslog_addr, r->syslog_len);
 }
 
@@ -255,8 +257,8 @@ static int run_action(struct run *r, const Proto__ActionResponse *a, bool *ok)
 		       "poweroff)");
 		agent_log(0, "%s takes the machine down: reported SUCCESS, running it", a->name);
 	}
-	enum agent_outcome o = host ? agent_host_run(s, &act, &h, why, sizeof(why))
-				    : agent_docker_run(s, &act, &h, why, sizeof(why));
+	enum agent_outcome o = host ? agent_host_run(s, &act, &h, why, sizeof(why)) :
+				      agent_docker_run(s, &act, &h, why, sizeof(why));
 	uint64_t stop = agent_wall_ns();
 	agent_log(0, "action %s: %s", a->name, why);
 	if (o == AGENT_OUT_STOPPED)
@@ -265,16 +267,17 @@ static int run_action(struct run *r, const Proto__ActionResponse *a, bool *ok)
 			  a->n_environment))
 		return 0;
 	Proto__ActionStatusRequest__StateType st =
-		o == AGENT_OUT_SUCCESS	 ? PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__SUCCESS
-		: o == AGENT_OUT_TIMEOUT ? PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__TIMEOUT
-					 : PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__FAILED;
+		o == AGENT_OUT_SUCCESS ? PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__SUCCESS :
+		o == AGENT_OUT_TIMEOUT ? PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__TIMEOUT :
+					 PROTO__ACTION_STATUS_REQUEST__STATE_TYPE__FAILED;
 	size_t ml = strlen(why) + r->tail_len + 4;
 	msg = malloc(ml);
 	if (msg) {
 		/* The reason, then the output's last lines. */
 		int k = snprintf(msg, ml, "%s%s%.*s", why, r->tail_len ? "\n" : "",
-				 (int)(r->tail_len && r->tail[r->tail_len - 1] == '\n' ? r->tail_len - 1
-										     : r->tail_len),
+				 (int)(r->tail_len && r->tail[r->tail_len - 1] == '\n' ?
+					       r->tail_len - 1 :
+					       r->tail_len),
 				 r->tail);
 		(void)k;
 	}
@@ -315,9 +318,11 @@ static int get_action(struct run *r, Proto__ActionResponse **ret)
 			  msg[0] ? ": " : "", msg);
 		return e;
 	}
-	e = tink_decode(TINK_MSG_ACTION_RESPONSE, body, blen, (struct ProtobufCMessage **)ret, &err);
+	e = tink_decode(TINK_MSG_ACTION_RESPONSE, body, blen, (struct ProtobufCMessage **)ret,
+			&err);
 	if (e < 0) {
-		agent_log(0, "GetAction: a malformed action at byte %zu: %s", err.offset, err.message);
+		agent_log(0, "GetAction: a malformed action at byte %zu: %s", err.offset,
+			  err.message);
 		return GRPC_INTERNAL;
 	}
 	return GRPC_OK;

@@ -37,7 +37,8 @@ static void on_signal(int sig)
 static int copy_opt(char *dst, size_t cap, const char *v, const char *name)
 {
 	if (strlen(v) >= cap) {
-		fprintf(stderr, "ironbell-agent: %s: too long (at most %zu bytes)\n", name, cap - 1);
+		fprintf(stderr, "ironbell-agent: %s: too long (at most %zu bytes)\n", name,
+			cap - 1);
 		return -1;
 	}
 	memcpy(dst, v, strlen(v) + 1);
@@ -104,8 +105,19 @@ static int env_settings(struct agent_settings *s, bool *tls_set, bool *insecure_
 
 int main(int argc, char **argv)
 {
-	enum { O_TLS = 256, O_INSECURE, O_RUNTIME, O_SOCKET, O_SYSLOG, O_BACKOFF, O_ONCE, O_CMDLINE,
-	       O_NOPRIV, O_DOWN, O_HEARTBEAT };
+	enum {
+		O_TLS = 256,
+		O_INSECURE,
+		O_RUNTIME,
+		O_SOCKET,
+		O_SYSLOG,
+		O_BACKOFF,
+		O_ONCE,
+		O_CMDLINE,
+		O_NOPRIV,
+		O_DOWN,
+		O_HEARTBEAT
+	};
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "tinkerbell-grpc-authority", required_argument, NULL, 'a' },
@@ -201,9 +213,9 @@ int main(int argc, char **argv)
 				memcpy(s.authority, c.grpc_authority, sizeof(c.grpc_authority));
 			if (!s.syslog[0] && c.syslog_host[0]) {
 				/* HookOS passes an address; syslog's port is 514. */
-				bool port = c.syslog_host[0] == '['
-						    ? strstr(c.syslog_host, "]:") != NULL
-						    : strchr(c.syslog_host, ':') != NULL;
+				bool port = c.syslog_host[0] == '[' ?
+						    strstr(c.syslog_host, "]:") != NULL :
+						    strchr(c.syslog_host, ':') != NULL;
 				size_t hl = strlen(c.syslog_host);
 				memcpy(s.syslog, c.syslog_host, hl + 1);
 				if (!port && hl + 5 <= sizeof(s.syslog))

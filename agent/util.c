@@ -101,7 +101,8 @@ static size_t image_name_len(const char *image)
 {
 	size_t n = strcspn(image, "@");
 	const char *slash = memrchr(image, '/', n);
-	const char *colon = memrchr(slash ? slash : image, ':', n - (size_t)((slash ? slash : image) - image));
+	const char *colon =
+		memrchr(slash ? slash : image, ':', n - (size_t)((slash ? slash : image) - image));
 	return colon ? (size_t)(colon - image) : n;
 }
 

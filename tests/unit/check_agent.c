@@ -39,7 +39,8 @@ START_TEST(cmdline_quotes_and_absent)
 	ck_assert_int_eq(c.tls, 1);
 	ck_assert_int_eq(c.insecure_tls, -1);
 	/* Smee writes a key with no value when it has none. */
-	static const char empty[] = "syslog_host= tinkerbell_tls= tinkerbell_insecure_tls= worker_id=w";
+	static const char empty[] =
+		"syslog_host= tinkerbell_tls= tinkerbell_insecure_tls= worker_id=w";
 	ck_assert_int_eq(agent_cmdline_parse(empty, strlen(empty), &c), 0);
 	ck_assert_str_eq(c.syslog_host, "");
 	ck_assert_int_eq(c.tls, -1);
@@ -120,13 +121,17 @@ START_TEST(down_detection)
 	char *env_k[] = { "IMAGE=quay.io/tinkerbell/actions/kexec:latest", "X=1" };
 	char *env_n[] = { "IMAGE=quay.io/tinkerbell/actions/cexec:latest" };
 	const char *l = AGENT_DOWN_DEFAULT;
-	ck_assert(agent_is_down(l, false, "quay.io/tinkerbell/actions/kexec:v1.0.0", none, 0, none, 0));
+	ck_assert(agent_is_down(l, false, "quay.io/tinkerbell/actions/kexec:v1.0.0", none, 0, none,
+				0));
 	ck_assert(agent_is_down(l, false, "quay.io/tinkerbell/actions/reboot", none, 0, none, 0));
 	ck_assert(agent_is_down(l, false, "ghcr.io/x/reboot@sha256:abc", none, 0, none, 0));
-	ck_assert(!agent_is_down(l, false, "quay.io/tinkerbell/actions/image2disk:v1", none, 0, none, 0));
+	ck_assert(!agent_is_down(l, false, "quay.io/tinkerbell/actions/image2disk:v1", none, 0,
+				 none, 0));
 	ck_assert(!agent_is_down(l, false, "registry:5000/kexec-tools", none, 0, none, 0));
-	ck_assert(agent_is_down(l, false, "ghcr.io/tinkerbell/waitdaemon:latest", none, 0, env_k, 2));
-	ck_assert(!agent_is_down(l, false, "ghcr.io/tinkerbell/waitdaemon:latest", none, 0, env_n, 1));
+	ck_assert(
+		agent_is_down(l, false, "ghcr.io/tinkerbell/waitdaemon:latest", none, 0, env_k, 2));
+	ck_assert(!agent_is_down(l, false, "ghcr.io/tinkerbell/waitdaemon:latest", none, 0, env_n,
+				 1));
 	/* Commands count only for the host runtime. */
 	ck_assert(!agent_is_down(l, false, "busybox", reboot, 1, none, 0));
 	ck_assert(agent_is_down(l, true, "busybox", reboot, 1, none, 0));
@@ -183,8 +188,8 @@ START_TEST(http_head_malformed)
 	};
 	struct agent_http_head h = { .status = 7 };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_msg(agent_http_head_parse((const uint8_t *)bad[i].s, strlen(bad[i].s), &h) ==
-				      bad[i].e,
+		ck_assert_msg(agent_http_head_parse((const uint8_t *)bad[i].s, strlen(bad[i].s),
+						    &h) == bad[i].e,
 			      "%s", bad[i].s);
 		ck_assert_int_eq(h.status, 7);
 	}
@@ -225,9 +230,9 @@ START_TEST(http_chunked)
 	}
 	ck_assert_int_eq(chunked("3\r\nab", 100, out, &n), 0); /* more to come */
 	static const char *const bad[] = {
-		"\r\n",	      "x\r\n",	     "4\nWiki\r\n",	    "4\r\nWikiX\r\n",
-		"4\r\nWiki\rX", "11111111111111111\r\n", "FFFFFFFF\r\n", "0\r\n\rX",
-		"0\r\nX: 1\rY",
+		"\r\n",           "x\r\n",        "4\nWiki\r\n",
+		"4\r\nWikiX\r\n", "4\r\nWiki\rX", "11111111111111111\r\n",
+		"FFFFFFFF\r\n",   "0\r\n\rX",     "0\r\nX: 1\rY",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(chunked(bad[i], 100, out, &n) == -EBADMSG, "%s", bad[i]);
@@ -249,9 +254,8 @@ static void collect(void *arg, const uint8_t *p, size_t n)
 
 START_TEST(docker_mux)
 {
-	static const uint8_t s[] = { 1, 0, 0, 0, 0, 0, 0, 3, 'a', 'b', '\n',
-				     2, 0, 0, 0, 0, 0, 0, 2, 'e', '\n',
-				     0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t s[] = { 1, 0, 0, 0, 0,   0,    0, 3, 'a', 'b', '\n', 2, 0, 0, 0,
+				     0, 0, 0, 2, 'e', '\n', 0, 0, 0,   0,   0,    0, 0, 0 };
 	for (size_t step = 1; step <= sizeof(s); step++) {
 		struct agent_mux m = { .hdr_n = 0 };
 		struct collect c = { .n = 0 };
@@ -279,8 +283,16 @@ START_TEST(docker_create_body)
 	char *env[] = { "X=1", "EMPTY=", "EQ=a=b" };
 	char *vol[] = { "/dev:/dev", "/lib/firmware:/lib/firmware:ro" };
 	struct agent_action a = {
-		.name = "n", .image = "quay.io/x/cexec:v1", .command = cmd, .ncmd = 3,
-		.env = env, .nenv = 3, .volumes = vol, .nvol = 2, .pidns = "host", .netns = "host",
+		.name = "n",
+		.image = "quay.io/x/cexec:v1",
+		.command = cmd,
+		.ncmd = 3,
+		.env = env,
+		.nenv = 3,
+		.volumes = vol,
+		.nvol = 2,
+		.pidns = "host",
+		.netns = "host",
 	};
 	struct agent_settings s;
 	agent_settings_init(&s);
@@ -291,7 +303,8 @@ START_TEST(docker_create_body)
 	ck_assert_str_eq(json_string_value(json_object_get(j, "Image")), "quay.io/x/cexec:v1");
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "Env")), 3);
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "Env"), 2)), "EQ=a=b");
-	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "Cmd"), 2)), "echo $X");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "Cmd"), 2)),
+			 "echo $X");
 	ck_assert(json_is_false(json_object_get(j, "Tty")));
 	ck_assert(json_is_true(json_object_get(hc, "Privileged")));
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(hc, "Binds"), 1)),
