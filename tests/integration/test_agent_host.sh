@@ -110,6 +110,26 @@ ok "heartbeat: RUNNING sent again while the action ran ($n in all)" test "$n" -g
 is "$(saw | tail -n 1)" "long-0 SUCCESS OK" "heartbeat: then the result"
 ib_kill "$GRPC_SERVER_PID"
 
+# ---- the server ends the action: the heartbeat is refused, the action stopped ----
+# A second agent with the same ID is handed the running action again (as
+# after a restart) and reports it FAILED: for the server the action is
+# over, and its answer to the first agent's next heartbeat says so.
+workflow ended "[{\"name\": \"long\", \"image\": \"x/a\", \"timeout\": 60, \"command\": [\"/bin/sh\", \"-c\", \"echo \$\$ >$IB_TMP/ended.pid; exec sleep 50\"]}]"
+"$AGENT_BIN" --runtime host --id "$ID" --tinkerbell-grpc-authority "127.0.0.1:$GRPC_PORT" \
+	--max-backoff 1 --heartbeat 1 --once >"$IB_TMP/ended.out" 2>&1 &
+apid=$!
+ib_bg $apid
+wait_for 20 test -s "$IB_TMP/ended.pid" || diag "the action did not start"
+grpc_py --target "127.0.0.1:$GRPC_PORT" --agent-id "$ID" --stubs "$IB_TMP/stubs" --until-done \
+	--poll 0.05 --max-calls 10 --script '{"actions": {"long": {"result": "failed", "message": "ended elsewhere"}}}'
+wait_for 20 sh -c "! kill -0 $apid 2>/dev/null"
+like "$(cat "$IB_TMP/ended.out")" 'the server ended long: stopping it' "server-ended: the refused heartbeat stops the action"
+epid=$(cat "$IB_TMP/ended.pid")
+if ib_alive "$epid"; then fail "server-ended: the action's process is gone" "pid $epid runs"; else pass "server-ended: the action's process is gone"; fi
+ok "server-ended: the agent went back to GetAction and ended (--once)" sh -c "! kill -0 $apid 2>/dev/null"
+is "$(saw | grep -c 'long-0 FAILED')" 1 "server-ended: only the other agent's FAILED was reported"
+ib_kill "$GRPC_SERVER_PID"
+
 # ---- a reboot: reported SUCCESS before it runs ----
 mkdir -p "$IB_TMP/bin"
 printf '#!/bin/sh\necho rebooting >"%s/rebooted"\n' "$IB_TMP" >"$IB_TMP/bin/reboot"
