@@ -41,7 +41,9 @@ for line in open(sys.argv[1], encoding="utf-8"):
         print(e[sys.argv[3]]); break' "$GRPC_EVENTS" "$1" "$2"
 }
 
-if grep -q '^#define IB_AGENT_STATIC 1' "$top_builddir/config.h"; then
+if ! command -v file >/dev/null 2>&1; then
+	skip "the agent is linked statically" "file(1) is not installed"
+elif grep -q '^#define IB_AGENT_STATIC 1' "$top_builddir/config.h"; then
 	like "$(file "$AGENT_BIN")" 'statically linked' "the agent is linked statically"
 else
 	skip "the agent is linked statically" "configured with --disable-static-agent or a sanitizer"
