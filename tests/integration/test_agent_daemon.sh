@@ -10,6 +10,11 @@
 #    message, the next action never run;
 #  - an action with timeout 2 that sleeps 30 s: the action and the
 #    Workflow TIMEOUT, and its process gone when the agent exits;
+#  - the global timeout passed: the agent told at its heartbeat stops
+#    the action's process and exits;
+#  - ironbelld killed with SIGKILL while an action runs and started
+#    again: the agent's result is reported again until it lands, the
+#    action is not run twice, and the Workflow ends SUCCESS;
 #  - worker_id and grpc_authority read from a kernel command line as
 #    HookOS writes it (--cmdline FILE), no flag: SUCCESS.
 # Prints TAP.
@@ -172,6 +177,43 @@ ok "wf-host-global: TIMEOUT" wf_wait wf-host-global TIMEOUT
 gone_g() { ! pgrep -f "$MARK_G" >/dev/null 2>&1; }
 ok "the stopped action's process is gone" wait_for 10 gone_g
 for p in $(pgrep -f "$MARK_G" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+
+# ---- ironbelld killed with SIGKILL while an action runs ----
+
+# The agent reports RUNNING, the daemon dies and comes back while the
+# action runs; the agent's result, reported again until it lands, ends
+# the Workflow.
+MAC_K=52:54:00:e2:e2:06
+MARK_K=$IB_TMP/killed-action-may-end
+machine wf-host-kill "$MAC_K" <<EOF
+      - name: host
+        worker: "{{.device_1}}"
+        actions:
+          - name: waits
+            image: host
+            timeout: 120
+            command: ["/bin/sh", "-c", "echo run >>$MARK_K.runs; i=0; while [ ! -e $MARK_K ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"]
+          - name: after
+            image: host
+            timeout: 30
+            command: ["/bin/true"]
+EOF
+timeout -k 5 120 "$AGENT" --id "$MAC_K" --tinkerbell-grpc-authority "$WF_ADDR" --runtime host \
+	--once --max-backoff 1 --cmdline "$IB_TMP/cmdline" -v >"$IB_TMP/agent-kill.out" 2>&1 &
+AGENT_PID=$!
+ib_bg "$AGENT_PID"
+ok "wf-host-kill: RUNNING" wf_wait wf-host-kill RUNNING
+ib_crash_daemon
+touch "$MARK_K" # the action ends while the daemon is away
+ib_start_daemon || bail_out "ironbelld did not start again after SIGKILL"
+pass "ironbelld killed with SIGKILL while the action ran, and started again"
+ok "wf-host-kill: SUCCESS" wf_wait wf-host-kill SUCCESS
+[ "$WF_LAST" = SUCCESS ] || diag "state $WF_LAST: $(wf_json wf-host-kill); agent: $(tail -n 20 "$IB_TMP/agent-kill.out")"
+agent_gone() { ! ib_alive "$AGENT_PID"; }
+ok "the agent exits once the Workflow is over" wait_for 30 agent_gone
+wait "$AGENT_PID" 2>/dev/null
+is "$?" 0 "the agent's exit status is 0"
+is "$(wc -l <"$MARK_K.runs" | tr -d ' ')" 1 "the action ran once: its result was reported again, not run again"
 
 # ---- worker_id and grpc_authority from the kernel command line ----
 
