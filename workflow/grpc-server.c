@@ -614,11 +614,60 @@ static int settings_copy(struct wf_grpc *g, const struct wf_grpc_settings *s, ch
 	return 0;
 }
 
+/* "host:0" (tests): a port the kernel picks, on a numeric host ("" or
+ * "*": every IPv4 address), which net_bind() does not offer. The fd, or
+ * -EINVAL when listen is not of that form (net_bind() then says why). */
+static int bind_port0(const char *listen_on)
+{
+	const char *colon = strrchr(listen_on, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	struct sockaddr_storage sa = { 0 };
+	socklen_t sl;
+	int one = 1, fd;
+	size_t n;
+	if (!colon || strcmp(colon + 1, "0") != 0 || (n = (size_t)(colon - listen_on)) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, listen_on, n);
+	host[n] = '\0';
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&sa;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&sa;
+	if (!host[0] || strcmp(host, "*") == 0 || inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		sl = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		sl = sizeof(*s6);
+	} else {
+		return -EINVAL;
+	}
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sl) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
 static int listen_on(struct wf_grpc *g, char *err, size_t errlen)
 {
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
-	g->lfd = net_bind(g->listen, AF_UNSPEC, SOCK_STREAM, NET_REUSEADDR, "gRPC", err, errlen);
+	g->lfd = bind_port0(g->listen);
+	if (g->lfd < 0 && g->lfd != -EINVAL) {
+		snprintf(err, errlen, "cannot listen on %s (gRPC): %s", g->listen, strerror(-g->lfd));
+		return g->lfd;
+	}
+	if (g->lfd < 0)
+		g->lfd = net_bind(g->listen, AF_UNSPEC, SOCK_STREAM, NET_REUSEADDR, "gRPC", err,
+				  errlen);
 	if (g->lfd < 0)
 		return g->lfd;
 	if (listen(g->lfd, WF_GRPC_BACKLOG) < 0 ||
