@@ -172,6 +172,59 @@ is "$rc/$(saw | tr '\n' ' ')" "0/only-0 RUNNING OK only-0 SUCCESS OK " \
 	"environment: WORKER_ID and TINKERBELL_GRPC_AUTHORITY, as HookOS sets them for tink-agent"
 ib_kill "$GRPC_SERVER_PID"
 
+# ---- the server away, then the connection dropped mid-action ----
+# A TCP relay on a port of our own stands for the server: the agent starts
+# before it exists (refused: backoff), and it is killed and started again
+# while the action runs, which drops the agent's connection.
+relay() {
+	"$GRPC_PY" -c '
+import socket, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(8)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = ls.accept()
+    u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()' "$1" "$2" &
+	RELAY_PID=$!
+	ib_bg $RELAY_PID
+}
+workflow relay "[{\"name\": \"steady\", \"image\": \"x/a\", \"timeout\": 60, \"command\": [\"/bin/sh\", \"-c\", \"touch $IB_TMP/steady.started; sleep 3\"]}]"
+RPORT=$(ib_free_port)
+"$AGENT_BIN" --runtime host --id "$ID" --tinkerbell-grpc-authority "127.0.0.1:$RPORT" \
+	--max-backoff 1 --once >"$IB_TMP/relay.out" 2>&1 &
+apid=$!
+ib_bg $apid
+sleep 1
+relay "$RPORT" "$GRPC_PORT"
+wait_for 30 test -e "$IB_TMP/steady.started" || diag "the action did not start through the relay"
+ib_kill "$RELAY_PID"
+relay "$RPORT" "$GRPC_PORT"
+wait_for 30 sh -c "! kill -0 $apid 2>/dev/null"
+wait "$apid"
+is "$?/$(saw | tr '\n' ' ')" "0/steady-0 RUNNING OK steady-0 SUCCESS OK " \
+	"reconnect: the agent waited for the server, and reported through a new connection"
+like "$(cat "$IB_TMP/relay.out")" 'GetAction: Connection refused' "reconnect: the refused connection was logged"
+like "$(cat "$IB_TMP/relay.out")" "connection to 127.0.0.1:$RPORT lost" "reconnect: the dropped connection was seen, and a new one made"
+ib_kill "$RELAY_PID"
+ib_kill "$GRPC_SERVER_PID"
+
 # ---- output to syslog ----
 SPORT=$(ib_free_port udp)
 "$GRPC_PY" -c '
