@@ -232,6 +232,7 @@ import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.settimeout(30)
+open(sys.argv[2] + ".ready", "w").close()
 with open(sys.argv[2], "a") as f:
     while True:
         d = s.recv(4096)
@@ -239,7 +240,7 @@ with open(sys.argv[2], "a") as f:
         if b"line two" in d:
             break' "$SPORT" "$IB_TMP/syslog" &
 ib_bg $!
-sleep 0.5
+wait_for 20 test -e "$IB_TMP/syslog.ready" || diag "the syslog listener did not start"
 workflow sys '[{"name": "talk", "image": "x/a", "timeout": 30, "command": ["/bin/sh", "-c", "echo line one; echo line two"]}]'
 agent --syslog "127.0.0.1:$SPORT"
 wait_for 10 file_has "$IB_TMP/syslog" 'line two' || true
