@@ -211,7 +211,7 @@ RPORT=$(ib_free_port)
 	--max-backoff 1 --once >"$IB_TMP/relay.out" 2>&1 &
 apid=$!
 ib_bg $apid
-sleep 1
+wait_for 20 file_has "$IB_TMP/relay.out" 'Connection refused' || diag "the agent did not try yet"
 relay "$RPORT" "$GRPC_PORT"
 wait_for 30 test -e "$IB_TMP/steady.started" || diag "the action did not start through the relay"
 ib_kill "$RELAY_PID"
