@@ -498,7 +498,7 @@ enum agent_outcome agent_docker_run(const struct agent_settings *s, const struct
 {
 	char id[DOCKER_ID_MAX] = "", path[256];
 	enum agent_outcome o = AGENT_OUT_FAILED;
-	uint64_t deadline = a->timeout_s ? agent_mono_ms() + a->timeout_s * 1000 : UINT64_MAX;
+	uint64_t deadline;
 	if (!a->image[0]) {
 		snprintf(why, whycap, "the action has no image");
 		return o;
@@ -508,6 +508,8 @@ enum agent_outcome agent_docker_run(const struct agent_settings *s, const struct
 	snprintf(path, sizeof(path), "/containers/%s/start", id);
 	if (simple(s, "POST", path, 204, 304, DOCKER_CALL_TIMEOUT_MS, why, whycap) < 0)
 		goto out;
+	/* The timeout is the container's, as tink-agent's: the pull is not in it. */
+	deadline = a->timeout_s ? agent_mono_ms() + a->timeout_s * 1000 : UINT64_MAX;
 	o = follow(s, id, h, deadline, why, whycap);
 	if (o == AGENT_OUT_TIMEOUT || o == AGENT_OUT_STOPPED) {
 		char ignore[128];

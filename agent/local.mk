@@ -45,6 +45,8 @@ tests_fuzz_fuzz_agent_http_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_agent_http_LDFLAGS = $(FUZZ_FLAGS)
 endif
 
-TESTS += tests/integration/test_agent_host.sh tests/integration/test_agent_docker.sh
+TESTS += tests/integration/test_agent_host.sh tests/integration/test_agent_docker.sh \
+	tests/integration/test_agent_dockerd.sh
 EXTRA_DIST += tests/integration/test_agent_host.sh tests/integration/test_agent_docker.sh \
+	tests/integration/test_agent_dockerd.sh \
 	tests/integration/fake_dockerd.py

@@ -172,6 +172,59 @@ is "$rc/$(saw | tr '\n' ' ')" "0/only-0 RUNNING OK only-0 SUCCESS OK " \
 	"environment: WORKER_ID and TINKERBELL_GRPC_AUTHORITY, as HookOS sets them for tink-agent"
 ib_kill "$GRPC_SERVER_PID"
 
+# ---- the server away, then the connection dropped mid-action ----
+# A TCP relay on a port of our own stands for the server: the agent starts
+# before it exists (refused: backoff), and it is killed and started again
+# while the action runs, which drops the agent's connection.
+relay() {
+	"$GRPC_PY" -c '
+import socket, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(8)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = ls.accept()
+    u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()' "$1" "$2" &
+	RELAY_PID=$!
+	ib_bg $RELAY_PID
+}
+workflow relay "[{\"name\": \"steady\", \"image\": \"x/a\", \"timeout\": 60, \"command\": [\"/bin/sh\", \"-c\", \"touch $IB_TMP/steady.started; sleep 3\"]}]"
+RPORT=$(ib_free_port)
+"$AGENT_BIN" --runtime host --id "$ID" --tinkerbell-grpc-authority "127.0.0.1:$RPORT" \
+	--max-backoff 1 --once >"$IB_TMP/relay.out" 2>&1 &
+apid=$!
+ib_bg $apid
+wait_for 20 file_has "$IB_TMP/relay.out" 'Connection refused' || diag "the agent did not try yet"
+relay "$RPORT" "$GRPC_PORT"
+wait_for 30 test -e "$IB_TMP/steady.started" || diag "the action did not start through the relay"
+ib_kill "$RELAY_PID"
+relay "$RPORT" "$GRPC_PORT"
+wait_for 30 sh -c "! kill -0 $apid 2>/dev/null"
+wait "$apid"
+is "$?/$(saw | tr '\n' ' ')" "0/steady-0 RUNNING OK steady-0 SUCCESS OK " \
+	"reconnect: the agent waited for the server, and reported through a new connection"
+like "$(cat "$IB_TMP/relay.out")" 'GetAction: Connection refused' "reconnect: the refused connection was logged"
+like "$(cat "$IB_TMP/relay.out")" "connection to 127.0.0.1:$RPORT lost" "reconnect: the dropped connection was seen, and a new one made"
+ib_kill "$RELAY_PID"
+ib_kill "$GRPC_SERVER_PID"
+
 # ---- output to syslog ----
 SPORT=$(ib_free_port udp)
 "$GRPC_PY" -c '
@@ -179,6 +232,7 @@ import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.settimeout(30)
+open(sys.argv[2] + ".ready", "w").close()
 with open(sys.argv[2], "a") as f:
     while True:
         d = s.recv(4096)
@@ -186,7 +240,7 @@ with open(sys.argv[2], "a") as f:
         if b"line two" in d:
             break' "$SPORT" "$IB_TMP/syslog" &
 ib_bg $!
-sleep 0.5
+wait_for 20 test -e "$IB_TMP/syslog.ready" || diag "the syslog listener did not start"
 workflow sys '[{"name": "talk", "image": "x/a", "timeout": 30, "command": ["/bin/sh", "-c", "echo line one; echo line two"]}]'
 agent --syslog "127.0.0.1:$SPORT"
 wait_for 10 file_has "$IB_TMP/syslog" 'line two' || true
