@@ -4,7 +4,7 @@
 # the engine through the daemon: retries, cleanup on failure, the global
 # timeout, two Workflows for one agent, a SIGKILL in the middle
 # (test_workflow_engine); ironbell-agent --runtime host
-# (test_agent_daemon). tests/integration/workflow/ holds the helpers:
+# (test_agent_daemon). tests/integration/workflow/ holds what they share:
 # objects.sh (objects and waits), wfagent.py (a scripted worker).
 WORKFLOW_INTEGRATION_TESTS = \
 	tests/integration/test_worker_grpc.sh \

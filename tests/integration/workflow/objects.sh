@@ -27,6 +27,12 @@
 #   wf_wait NAME STATE [SECS]   waits (at most SECS, $WF_WAIT) for STATE
 #   wf_action NAME I FIELD      field FIELD of action I of the first task
 #   hw_pxe NAME                 prints the first interface's allowPXE
+#   out_get EXPR                EXPR with d = the last JSON line of $out
+#                               (a wfa call's answer)
+#   act_get AGENT               one GetAction: ACT_CODE, and on OK ACT_WF,
+#                               ACT_TASK, ACT_ID, ACT_NAME
+#   act_report STATE [DUR MSG]  reports that action's STATE; prints the
+#                               gRPC code
 
 OBJ_PY=/usr/bin/python3
 WF_WAIT=${WF_WAIT:-60}
