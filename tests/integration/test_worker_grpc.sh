@@ -276,6 +276,14 @@ is "$(out_get 'd["code"]')" UNIMPLEMENTED "an unknown service: UNIMPLEMENTED"
 agent_hex=$(printf '%s' "$MAC_D" | od -An -tx1 | tr -d ' \n')
 wfa raw --path /proto.WorkflowService/GetAction --hex "0a11${agent_hex}7801"
 is "$(out_get 'd["code"]')" INVALID_ARGUMENT "GetAction with an unknown field: INVALID_ARGUMENT"
+if have_node; then
+	run node "$TINK_JS" raw --target "$WF_ADDR" --method GetAction --hex "0a11${agent_hex}7801"
+	is "$(out_get 'd["code"]')" INVALID_ARGUMENT "the same from @grpc/grpc-js: INVALID_ARGUMENT"
+	run node "$TINK_JS" raw --target "$WF_ADDR" --method /proto.WorkflowService/NoSuchMethod --hex ""
+	is "$(out_get 'd["code"]')" UNIMPLEMENTED "an unknown method from @grpc/grpc-js: UNIMPLEMENTED"
+else
+	skip "the same from @grpc/grpc-js: INVALID_ARGUMENT" "no node or @grpc/grpc-js"
+fi
 # agent_id announced as 32 bytes, 2 there.
 wfa raw --path /proto.WorkflowService/GetAction --hex "0a20abcd"
 is "$(out_get 'd["code"]')" INVALID_ARGUMENT "GetAction with a truncated field: INVALID_ARGUMENT"
