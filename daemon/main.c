@@ -271,6 +271,15 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "workflow.retry_backoff", a->workflow.retry_base_s != b->workflow.retry_base_s },
 		{ "workflow.retry_backoff_max",
 		  a->workflow.retry_max_s != b->workflow.retry_max_s },
+		{ "grpc.enabled", a->grpc.enabled != b->grpc.enabled },
+		{ "grpc.listen", str_differs(a->grpc.listen, b->grpc.listen) },
+		{ "grpc.tls_cert", str_differs(a->grpc.tls_cert, b->grpc.tls_cert) },
+		{ "grpc.tls_key", str_differs(a->grpc.tls_key, b->grpc.tls_key) },
+		{ "grpc.max_connections", a->grpc.max_connections != b->grpc.max_connections },
+		{ "grpc.max_message", a->grpc.max_message != b->grpc.max_message },
+		{ "grpc.max_streams", a->grpc.max_streams != b->grpc.max_streams },
+		{ "grpc.long_poll", a->grpc.long_poll_s != b->grpc.long_poll_s },
+		{ "grpc.idle_timeout", a->grpc.idle_timeout_s != b->grpc.idle_timeout_s },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (keys[i].changed)
@@ -381,12 +390,14 @@ int main(int argc, char **argv)
 	struct syslog_server *syslogd = NULL;
 	struct bmc_server *bmc = NULL;
 	struct wf_server *wf = NULL;
+	struct wf_grpc *grpc = NULL;
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	struct dhcp_settings dhcp_set;
 	struct tftp_settings tftp_set;
 	struct syslog_settings syslog_set;
 	struct bmc_settings bmc_set;
 	struct wf_settings wf_set;
+	struct wf_grpc_settings grpc_set;
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -475,6 +486,13 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	/* The worker API binds its port (and reads its TLS files) here,
+	 * before the privileges go. */
+	settings_grpc(dhcp_cfg, &grpc_set);
+	if (dhcp_cfg->grpc.enabled && wf_grpc_new(store, &grpc_set, &grpc, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	/* Every socket is bound now: give up every privilege before the
 	 * listeners' and the servers' threads start. */
 	const char *keep[] = { dhcp_cfg->state_dir, db, NULL }; /* opened again later */
@@ -503,6 +521,10 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	if (grpc && wf_grpc_start(grpc, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", err);
+		goto out;
+	}
 	api_set_ready(api, true);
 	const struct ib_config *c = api_config_get(api);
 	log_start(c, db);
@@ -523,6 +545,7 @@ out:
 	syslog_server_free(syslogd); /* before the store: it queues events */
 	wf_server_free(wf);          /* before the store: it writes status, Jobs and events */
 	bmc_server_free(bmc);        /* before the store: it writes status and events */
+	wf_grpc_free(grpc);          /* before the store: its writes in flight complete */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

@@ -217,3 +217,18 @@ void settings_ipxe(const struct ib_config *c, uint32_t pub, const char *base,
 		ret->syslog_host = syslog;
 	}
 }
+
+void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret)
+{
+	/* Zero fields are the part's defaults (wf_grpc_new()). */
+	*ret = (struct wf_grpc_settings){
+		.listen = c->grpc.listen,
+		.tls_cert = c->grpc.tls_cert,
+		.tls_key = c->grpc.tls_key,
+		.max_connections = c->grpc.max_connections,
+		.max_message = (unsigned)c->grpc.max_message,
+		.max_streams = c->grpc.max_streams,
+		.long_poll_s = c->grpc.long_poll_s,
+		.idle_timeout_s = c->grpc.idle_timeout_s,
+	};
+}

@@ -15,6 +15,7 @@ struct ipxe_settings;
 struct md_settings;
 struct bmc_settings;
 struct wf_settings;
+struct wf_grpc_settings;
 
 #define SETTINGS_URL_MAX 512 /* a base URL of the public listener */
 #define SETTINGS_GRPC_MAX 64 /* "a.b.c.d:port" */
@@ -45,6 +46,9 @@ void settings_bmc(const struct ib_config *c, struct bmc_settings *ret);
 /* The workflow: section of c, every field set (nothing left to
  * wf_settings_default()). Nothing in *ret points into c. */
 void settings_workflow(const struct ib_config *c, struct wf_settings *ret);
+/* The grpc: section of c (the worker API). The strings point into c
+ * (wf_grpc_new copies them). */
+void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret);
 
 /* The metadata: section of c. Points into c: valid while c is. */
 void settings_metadata(const struct ib_config *c, struct md_settings *ret);

@@ -496,9 +496,8 @@ static int lease_norm(const struct store_lease *l, struct store_req *rq)
 	return 0;
 }
 
-/* Hands rq (owned) to the writer with completion queue c. */
-static int submit_completed(struct store *s, struct store_req *rq, struct store_completion *c,
-			    uint64_t tag)
+int store_submit_completed(struct store *s, struct store_req *rq, struct store_completion *c,
+			   uint64_t tag)
 {
 	int e = 0;
 
@@ -548,7 +547,7 @@ int store_lease_put_async(struct store *s, const struct store_lease *l, struct s
 	struct store_req *rq;
 	int e = lease_req_new(l, &rq);
 
-	return e < 0 ? e : submit_completed(s, rq, c, tag);
+	return e < 0 ? e : store_submit_completed(s, rq, c, tag);
 }
 
 int store_leases_expire_async(struct store *s, int64_t now, struct store_completion *c,
@@ -561,7 +560,7 @@ int store_leases_expire_async(struct store *s, int64_t now, struct store_complet
 	rq->type = STORE_REQ_LEASE_EXPIRE;
 	rq->expire_now = now;
 	rq->expire_chunk = true;
-	return submit_completed(s, rq, c, tag);
+	return store_submit_completed(s, rq, c, tag);
 }
 
 int store_lease_put(struct store *s, const struct store_lease *l, char *err, size_t errlen)

@@ -19,6 +19,13 @@ tests_unit_check_leases_SOURCES = tests/unit/check_leases.c tests/unit/unit.h te
 tests_unit_check_leases_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_leases_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/check_store_async
+TESTS += tests/unit/check_store_async
+tests_unit_check_store_async_SOURCES = tests/unit/check_store_async.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_store_async_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_store_async_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
 # Label selector parser fuzz target (see tests/fuzz/local.mk).
 check_PROGRAMS += tests/fuzz/fuzz_selector_replay
 tests_fuzz_fuzz_selector_replay_SOURCES = tests/fuzz/fuzz_selector.c tests/fuzz/replay.c

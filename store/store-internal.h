@@ -66,7 +66,9 @@ struct store_req {
 	struct store_req *next;
 	enum store_req_type type;
 	bool done; /* guarded by store.lock; set after the commit */
-	/* WRITE: the caller's ops, borrowed until done */
+	/* WRITE: the caller's ops, borrowed until done (with cq: until the
+	 * result is drained; the outcome then goes in lease_error and
+	 * lease_message, as a lease's does) */
 	struct store_op *ops;
 	size_t n;
 	bool atomic;
@@ -232,6 +234,12 @@ int store_lease_exec(struct store *s, struct store_req *rq);
 /* After the batch: fails a lease request with error and message (the
  * batch was rolled back). */
 void store_lease_fail(struct store_req *rq, int error, const char *why);
+/* Hands rq (heap, owned) to the writer with completion queue c and the
+ * caller's tag: it counts against c's max (-EAGAIN, rq freed, when c is
+ * full) and belongs to the writer, then to c until drained, where it is
+ * freed. 0, -EAGAIN or -ESHUTDOWN (rq freed). */
+int store_submit_completed(struct store *s, struct store_req *rq, struct store_completion *c,
+			   uint64_t tag);
 /* After the commit, with no store lock held: hands the async lease
  * requests of list (linked by next, in commit order) to their completion
  * queues (which then own them), keeping their order, and wakes each

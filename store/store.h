@@ -374,9 +374,10 @@ const char *store_lease_state_name(enum store_lease_state st);
 int store_lease_state_parse(const char *s, enum store_lease_state *ret);
 
 /* A completion queue: where the writer reports the outcome of async lease
- * writes. It owns a non-blocking eventfd (store_completion_fd()) that
- * becomes readable when results are waiting; store_completion_drain()
- * takes them (and clears the eventfd when it empties the queue).
+ * writes and of store_write_async(). It owns a non-blocking eventfd
+ * (store_completion_fd()) that becomes readable when results are
+ * waiting; store_completion_drain() takes them (and clears the eventfd
+ * when it empties the queue).
  *
  * Ownership and lifetime: the caller creates and frees the queue; any one
  * thread may drain it (the writer thread only appends, under the queue's
@@ -411,6 +412,20 @@ unsigned store_completion_inflight(struct store_completion *c);
 /* Frees the queue. Requests must not be in flight (see above): when some
  * are, it returns -EBUSY and frees nothing. Accepts NULL. */
 int store_completion_free(struct store_completion *c);
+
+/* Queues a write of n ops as store_write() does, on a completion queue,
+ * and returns at once: 0, -EINVAL (n is 0), -EAGAIN (c has max requests
+ * in flight), -ENOMEM or -ESHUTDOWN; nothing is queued on an error. ops,
+ * their bodies and strings are borrowed until the result has been
+ * drained from c; the writer fills each op's error, result, object, rv
+ * and message as store_write() does (the caller store_op_clear()s them
+ * after). Once the transaction holding the write has committed (or
+ * failed), the writer appends {tag, error, message} to c: error is what
+ * store_write() would have returned (0: every op is on disk), message
+ * the failing op's. For threads that must not block: the worker API
+ * answers a call once its write is durable. */
+int store_write_async(struct store *s, struct store_op *ops, size_t n, bool atomic,
+		      struct store_completion *c, uint64_t tag);
 
 /* Queues a lease write (insert or replace the lease of l->mac) and returns
  * at once: 0, -EINVAL (malformed MAC/IP/state, too long names; nothing

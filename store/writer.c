@@ -406,6 +406,36 @@ static void dequeued(struct store *s, const struct store_req *rq)
 	s->queued_event_bytes -= rq->ev_bytes;
 }
 
+/* A write's outcome: the first error, the cause rather than the
+ * -ECANCELED of the ops it took along; the index of its op in *ret_i
+ * (n when none failed). */
+static int write_error(const struct store_op *ops, size_t n, size_t *ret_i)
+{
+	size_t at = n;
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].error && ops[i].error != -ECANCELED) {
+			*ret_i = i;
+			return ops[i].error;
+		}
+		if (ops[i].error && at == n)
+			at = i;
+	}
+	*ret_i = at;
+	return at < n ? ops[at].error : 0;
+}
+
+/* Writer thread, after the commit: an async write's outcome goes where
+ * the completion queue reads a lease's, its ops' error and message. */
+static void write_outcome(struct store_req *rq)
+{
+	size_t at;
+	rq->lease_error = write_error(rq->ops, rq->n, &at);
+	rq->lease_message[0] = '\0';
+	if (at < rq->n)
+		snprintf(rq->lease_message, sizeof(rq->lease_message), "%s",
+			 store_op_message(&rq->ops[at]));
+}
+
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
@@ -450,9 +480,11 @@ static void *writer_main(void *arg)
 			struct store_req *next = rq->next;
 			if (rq->type == STORE_REQ_EVENT) {
 				req_free_event(rq);
-			} else if ((rq->type == STORE_REQ_LEASE || rq->type == STORE_REQ_LEASE_EXPIRE) &&
-				   rq->cq) {
-				/* completed in queue order */
+			} else if (rq->cq) {
+				/* async: a lease, an expiry, a write; completed
+				 * in queue order */
+				if (rq->type == STORE_REQ_WRITE)
+					write_outcome(rq);
 				rq->next = NULL;
 				*async_tail = rq;
 				async_tail = &rq->next;
@@ -523,6 +555,7 @@ int store_submit_wait(struct store *s, struct store_req *rq)
 int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic)
 {
 	struct store_req rq = { .type = STORE_REQ_WRITE, .ops = ops, .n = n, .atomic = atomic };
+	size_t at;
 	if (n == 0)
 		return 0;
 	int e = store_submit_wait(s, &rq);
@@ -531,15 +564,23 @@ int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic)
 			store_op_fail(&ops[i], e, "the store is closing");
 		return e;
 	}
-	/* The cause, rather than the -ECANCELED of the ops it took along. */
-	e = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (ops[i].error && ops[i].error != -ECANCELED)
-			return ops[i].error;
-		if (ops[i].error)
-			e = ops[i].error;
-	}
-	return e;
+	return write_error(ops, n, &at);
+}
+
+int store_write_async(struct store *s, struct store_op *ops, size_t n, bool atomic,
+		      struct store_completion *c, uint64_t tag)
+{
+	struct store_req *rq;
+	if (n == 0)
+		return -EINVAL;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return -ENOMEM;
+	rq->type = STORE_REQ_WRITE;
+	rq->ops = ops;
+	rq->n = n;
+	rq->atomic = atomic;
+	return store_submit_completed(s, rq, c, tag);
 }
 
 int store_write1(struct store *s, struct store_op *op)

@@ -25,6 +25,7 @@ IB_LOG=$IB_TMP/daemon.log
 IB_DAEMON_PID=
 IB_BG_PIDS=
 IB_HTTP_PORT=
+IB_GRPC_PORT=
 export IRONBELL_SOCKET="$IB_SOCK"
 unset IRONBELL_TOKEN
 
@@ -194,10 +195,13 @@ print(s.getsockname()[1])" && return 0
 # ib_write_config [EXTRA_YAML]: writes $IB_CONFIG for a private daemon.
 # EXTRA_YAML is appended as is (top-level keys other than those below);
 # $IB_API_EXTRA, when set, holds more lines of the api: section (each
-# indented by two spaces).
+# indented by two spaces), $IB_GRPC_EXTRA the same of the grpc: section.
+# The worker API listens on a free port ($IB_GRPC_PORT), not on :42113,
+# so that tests running at once do not meet there.
 ib_write_config() {
 	mkdir -p "$IB_STATE" || return 1
 	[ -n "$IB_HTTP_PORT" ] || IB_HTTP_PORT=$(ib_free_port) || return 1
+	[ -n "$IB_GRPC_PORT" ] || IB_GRPC_PORT=$(ib_free_port) || return 1
 	cat >"$IB_CONFIG" <<EOF
 log_level: debug
 state_dir: $IB_STATE
@@ -206,6 +210,9 @@ api:
 ${IB_API_EXTRA:-}
 http:
   listen: 127.0.0.1:$IB_HTTP_PORT
+grpc:
+  listen: 127.0.0.1:$IB_GRPC_PORT
+${IB_GRPC_EXTRA:-}
 ${1:-}
 EOF
 }

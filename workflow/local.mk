@@ -98,3 +98,42 @@ tests_unit_check_workflow_ctl_SOURCES = tests/unit/check_workflow_ctl.c tests/un
 tests_unit_check_workflow_ctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_workflow_ctl_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+# The worker API (gRPC proto.WorkflowService): the HTTP/2 and gRPC layer
+# of a connection (nghttp2), the server thread (epoll, h2c and TLS) and
+# the worker API over the Workflow cache. Links the engine (libworkflow),
+# the messages (libtinkpb), nghttp2, protobuf-c and OpenSSL.
+noinst_LIBRARIES += libwfgrpc.a
+libwfgrpc_a_SOURCES = workflow/grpc-internal.h workflow/grpc-h2.c workflow/grpc-server.c \
+	workflow/grpc-api.c
+libwfgrpc_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/common
+libwfgrpc_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(NGHTTP2_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+	$(SSL_CFLAGS)
+WFGRPC_LIBS = libwfgrpc.a $(WORKFLOW_LIBS) $(TINKPB_LIBS) $(NGHTTP2_LIBS) $(SSL_LIBS) $(CRYPTO_LIBS)
+
+check_PROGRAMS += tests/unit/check_grpc_server
+TESTS += tests/unit/check_grpc_server
+tests_unit_check_grpc_server_SOURCES = tests/unit/check_grpc_server.c tests/unit/unit.h
+tests_unit_check_grpc_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(NGHTTP2_CFLAGS) \
+	$(TINKPB_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_grpc_server_LDADD = $(WFGRPC_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+# The HTTP/2 and gRPC layer's fuzz target (see tests/fuzz/local.mk): the
+# input is what a client sends on the connection.
+check_PROGRAMS += tests/fuzz/fuzz_h2_replay
+tests_fuzz_fuzz_h2_replay_SOURCES = tests/fuzz/fuzz_h2.c tests/fuzz/replay.c tests/fuzz/fuzz.h
+tests_fuzz_fuzz_h2_replay_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS)
+tests_fuzz_fuzz_h2_replay_LDADD = libwfgrpc.a $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS)
+TESTS += tests/fuzz/fuzz_h2.fuzz
+EXTRA_DIST += tests/fuzz/fuzz_h2.fuzz
+if ENABLE_FUZZ
+noinst_PROGRAMS += tests/fuzz/fuzz_h2
+tests_fuzz_fuzz_h2_SOURCES = tests/fuzz/fuzz_h2.c tests/fuzz/fuzz.h workflow/grpc-h2.c \
+	workflow/grpc-internal.h
+tests_fuzz_fuzz_h2_CFLAGS = $(AM_CFLAGS) $(NGHTTP2_CFLAGS) $(FUZZ_FLAGS)
+tests_fuzz_fuzz_h2_LDFLAGS = $(FUZZ_FLAGS)
+tests_fuzz_fuzz_h2_LDADD = $(TINKPB_LIBS) $(COMMON_LIBS) $(NGHTTP2_LIBS)
+endif
+
+# The worker API in ironbelld against real gRPC clients (tests/grpc/).
+TESTS += tests/integration/test_grpc_daemon.sh
+EXTRA_DIST += tests/integration/test_grpc_daemon.sh

@@ -160,6 +160,20 @@ struct ib_config {
 		size_t max_message;  /* syslog.max_message, bytes, 480..65535, default 8KiB */
 	} syslog;
 
+	/* The worker API (workflow/, gRPC on :42113): struct
+	 * wf_grpc_settings, read at start. */
+	struct {
+		bool enabled;             /* grpc.enabled, default true */
+		char *listen;             /* grpc.listen, default ":42113" */
+		char *tls_cert;           /* grpc.tls_cert; NULL: h2c only */
+		char *tls_key;            /* grpc.tls_key, with tls_cert */
+		unsigned max_connections; /* grpc.max_connections, 1..65536, default 4096 */
+		size_t max_message;       /* grpc.max_message, bytes, 1KiB..64MiB, default 1MiB */
+		unsigned max_streams;     /* grpc.max_streams, 1..1024, default 16 */
+		unsigned long_poll_s;     /* grpc.long_poll, 1..3600, default 20 */
+		unsigned idle_timeout_s;  /* grpc.idle_timeout, 1..86400, default 300 */
+	} grpc;
+
 	/* BMC control (bmc/): struct bmc_settings, read at start. Durations
 	 * carry their unit in the field's name. */
 	struct {

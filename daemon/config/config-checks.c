@@ -301,9 +301,21 @@ static int check_workflow(struct cfg_ctx *ctx, struct ib_config *c)
 	return 0;
 }
 
+/* grpc.tls_cert and grpc.tls_key: both or neither (the worker API reads
+ * them when it starts, before the daemon drops its privileges). */
+static int check_grpc(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	if (!c->grpc.tls_cert != !c->grpc.tls_key)
+		return cfg_error(
+			ctx,
+			cfg_value_mark(ctx, cfg_grpc_keys, c->grpc.tls_cert ? "tls_cert" : "tls_key"),
+			"grpc.tls_cert and grpc.tls_key go together: set both or neither");
+	return 0;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
 static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe, check_bmc,
-					   check_workflow };
+					   check_workflow, check_grpc };
 
 /* See config-internal.h: each rule in turn, the first error stops. */
 int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c)

@@ -18,7 +18,7 @@
 #define CFG_QUOTE_MAX 80       /* characters of a value quoted in a message */
 #define CFG_MAX_SET 128        /* rows set in one file (each row at most once) */
 #define CFG_MAX_SECTION_KEYS 64 /* rows in one table */
-#define CFG_LIST_MAX 12        /* list the valid keys when a table has at most this many */
+#define CFG_LIST_MAX 16        /* list the valid keys when a table has at most this many */
 #define CFG_MSG_MAX 512
 
 #define KIB ((uint64_t)1024)
@@ -121,6 +121,7 @@ extern const struct cfg_key cfg_ipxe_keys[];
 extern const struct cfg_key cfg_bmc_ipmi_keys[];
 extern const struct cfg_key cfg_bmc_redfish_keys[];
 extern const struct cfg_key cfg_workflow_keys[];
+extern const struct cfg_key cfg_grpc_keys[];
 
 /* Formats into err (errlen bytes, NUL-terminated); nothing when err is
  * NULL or errlen 0. */

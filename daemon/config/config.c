@@ -240,6 +240,28 @@ const struct cfg_key cfg_workflow_keys[] = {
 	{ 0 }
 };
 
+const struct cfg_key cfg_grpc_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(grpc.enabled), 0, 0, "true", NULL,
+	  "serve the worker API (tink-agent's gRPC WorkflowService)" },
+	{ "listen", CFG_LISTEN, FIELD(grpc.listen), 0, 0, ":42113", NULL,
+	  "host:port of the worker API (TCP; \":port\": every address)" },
+	{ "tls_cert", CFG_PATH, FIELD(grpc.tls_cert), 0, 0, NULL, NULL,
+	  "PEM certificate (chain) of the worker API; unset: h2c (no TLS)" },
+	{ "tls_key", CFG_PATH, FIELD(grpc.tls_key), 0, 0, NULL, NULL,
+	  "PEM private key of grpc.tls_cert" },
+	{ "max_connections", CFG_UINT, FIELD(grpc.max_connections), 1, 65536, "4096", NULL,
+	  "connections open at once; more are closed at accept" },
+	{ "max_message", CFG_SIZE, FIELD(grpc.max_message), KIB, 64 * MIB, "1MiB", NULL,
+	  "largest gRPC message accepted; larger: RESOURCE_EXHAUSTED" },
+	{ "max_streams", CFG_UINT, FIELD(grpc.max_streams), 1, 1024, "16", NULL,
+	  "concurrent calls per connection (SETTINGS_MAX_CONCURRENT_STREAMS)" },
+	{ "long_poll", CFG_UINT, FIELD(grpc.long_poll_s), 1, 3600, "20", NULL,
+	  "seconds a GetAction with nothing to do waits for work before it answers" },
+	{ "idle_timeout", CFG_UINT, FIELD(grpc.idle_timeout_s), 1, 86400, "300", NULL,
+	  "seconds a connection with no call is kept open" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -255,6 +277,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "syslog", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_syslog_keys, "the syslog receiver" },
 	{ "bmc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_keys, "BMC power and boot control" },
 	{ "workflow", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_workflow_keys, "the workflow controller" },
+	{ "grpc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_grpc_keys, "the worker API (gRPC)" },
 	{ 0 }
 };
 

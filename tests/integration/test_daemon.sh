@@ -215,6 +215,8 @@ api:
   socket: $3
 http:
   listen: 127.0.0.1:$4
+grpc:
+  enabled: false
 EOF
 }
 

@@ -214,6 +214,15 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->workflow.action_grace_s, 30);
 	ck_assert_uint_eq(d->workflow.retry_base_s, 5);
 	ck_assert_uint_eq(d->workflow.retry_max_s, 300);
+	ck_assert(d->grpc.enabled);
+	ck_assert_str_eq(d->grpc.listen, ":42113");
+	ck_assert_ptr_null(d->grpc.tls_cert);
+	ck_assert_ptr_null(d->grpc.tls_key);
+	ck_assert_uint_eq(d->grpc.max_connections, 4096);
+	ck_assert_uint_eq(d->grpc.max_message, 1024 * 1024);
+	ck_assert_uint_eq(d->grpc.max_streams, 16);
+	ck_assert_uint_eq(d->grpc.long_poll_s, 20);
+	ck_assert_uint_eq(d->grpc.idle_timeout_s, 300);
 	config_free(d);
 	config_free(NULL);
 }
@@ -339,8 +348,18 @@ START_TEST(test_every_key)
 		 "  default_action_timeout: 31536000\n"
 		 "  action_grace: 1\n"
 		 "  retry_backoff: 1\n"
-		 "  retry_backoff_max: 86400\n",
-		 tok, cert, key, tmpl, cert);
+		 "  retry_backoff_max: 86400\n"
+		 "grpc:\n"
+		 "  enabled: false\n"
+		 "  listen: 127.0.0.1:50051\n"
+		 "  tls_cert: %s\n"
+		 "  tls_key: %s\n"
+		 "  max_connections: 1\n"
+		 "  max_message: 64MiB\n"
+		 "  max_streams: 1024\n"
+		 "  long_poll: 3600\n"
+		 "  idle_timeout: 1\n",
+		 tok, cert, key, tmpl, cert, cert, key);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
 	ck_assert_int_eq(c->log_level, LOG_LVL_DEBUG);
@@ -422,6 +441,15 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->workflow.action_grace_s, 1);
 	ck_assert_uint_eq(c->workflow.retry_base_s, 1);
 	ck_assert_uint_eq(c->workflow.retry_max_s, 86400);
+	ck_assert(!c->grpc.enabled);
+	ck_assert_str_eq(c->grpc.listen, "127.0.0.1:50051");
+	ck_assert_str_eq(c->grpc.tls_cert, cert);
+	ck_assert_str_eq(c->grpc.tls_key, key);
+	ck_assert_uint_eq(c->grpc.max_connections, 1);
+	ck_assert_uint_eq(c->grpc.max_message, 64 * 1024 * 1024);
+	ck_assert_uint_eq(c->grpc.max_streams, 1024);
+	ck_assert_uint_eq(c->grpc.long_poll_s, 3600);
+	ck_assert_uint_eq(c->grpc.idle_timeout_s, 1);
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
 	static struct leaf leaves[MAX_LEAVES];
@@ -654,7 +682,7 @@ static const struct {
 	/* unknown keys */
 	{ "foo: 1\n",
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
-	       "tftp, ipxe, metadata, syslog, bmc, workflow)" },
+	       "tftp, ipxe, metadata, syslog, bmc, workflow, grpc)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file, "
 	       "tls_cert, tls_key)" },
@@ -664,9 +692,13 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow, grpc)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
-				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow)" },
+				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, "
+				       "workflow, grpc)" },
+	/* the worker API's certificate without its key */
+	{ "grpc:\n  tls_cert: /etc/x.pem\n",
+	  NAME ":2:13: grpc.tls_cert and grpc.tls_key go together: set both or neither" },
 	/* prefixes */
 	{ "metadata:\n  trusted_proxies: [10.0.0.1/8]\n",
 	  NAME ":2:21: metadata.trusted_proxies: \"10.0.0.1/8\" has bits set past its /8 prefix "
