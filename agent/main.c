@@ -26,7 +26,8 @@ static void usage(FILE *f)
 		"usage: ironbell-agent [--id WORKER_ID] [--tinkerbell-grpc-authority HOST:PORT]\n"
 		"       [--tinkerbell-tls] [--tinkerbell-insecure-tls] [--runtime docker|host]\n"
 		"       [--docker-socket PATH] [--no-privileged] [--syslog HOST:PORT]\n"
-		"       [--max-backoff SECONDS] [--down LIST] [--cmdline FILE] [--once] [-v]\n");
+		"       [--max-backoff SECONDS] [--heartbeat SECONDS] [--down LIST] [--cmdline FILE]\n"
+		"       [--once] [-v]\n");
 }
 
 static void on_signal(int sig)
@@ -72,6 +73,34 @@ static int read_cmdline(const char *path, struct agent_cmdline *c)
 	return 0;
 }
 
+/* The kernel command line's settings for what is still unset in s. 0,
+ * or -1 when it cannot be read (said why). */
+static int cmdline_settings(const char *path, struct agent_settings *s, bool tls_set,
+			    bool insecure_set)
+{
+	struct agent_cmdline c;
+	if (read_cmdline(path, &c) < 0)
+		return -1;
+	if (!s->id[0])
+		memcpy(s->id, c.worker_id, sizeof(c.worker_id));
+	if (!s->authority[0])
+		memcpy(s->authority, c.grpc_authority, sizeof(c.grpc_authority));
+	if (!s->syslog[0] && c.syslog_host[0]) {
+		/* HookOS passes an address; syslog's port is 514. */
+		bool port = c.syslog_host[0] == '[' ? strstr(c.syslog_host, "]:") != NULL :
+						      strchr(c.syslog_host, ':') != NULL;
+		size_t hl = strlen(c.syslog_host);
+		memcpy(s->syslog, c.syslog_host, hl + 1);
+		if (!port && hl + 5 <= sizeof(s->syslog))
+			memcpy(s->syslog + hl, ":514", 5);
+	}
+	if (!tls_set && c.tls >= 0)
+		s->tls = c.tls;
+	if (!insecure_set && c.insecure_tls >= 0)
+		s->insecure_tls = c.insecure_tls;
+	return 0;
+}
+
 /* tink-agent's environment variables, as HookOS sets them for its
  * container: for what the flags left unset. 0, or -1 (said why). */
 static int env_settings(struct agent_settings *s, bool *tls_set, bool *insecure_set)
@@ -103,7 +132,10 @@ static int env_settings(struct agent_settings *s, bool *tls_set, bool *insecure_
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The flags into s (filled with the defaults first). 0, 1 after --help,
+ * or -1 (said why). */
+static int parse_flags(int argc, char **argv, struct agent_settings *s, const char **cmdline,
+		       bool *tls_set, bool *insecure_set)
 {
 	enum {
 		O_TLS = 256,
@@ -136,97 +168,83 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct agent_settings s;
-	struct agent_cmdline c;
-	const char *cmdline = "/proc/cmdline";
-	bool tls_set = false, insecure_set = false;
 	uint64_t v;
 	int o;
-	agent_settings_init(&s);
+	agent_settings_init(s);
 	while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'i':
-			if (copy_opt(s.id, sizeof(s.id), optarg, "--id") < 0)
-				return 2;
+			if (copy_opt(s->id, sizeof(s->id), optarg, "--id") < 0)
+				return -1;
 			break;
 		case 'a':
-			if (copy_opt(s.authority, sizeof(s.authority), optarg,
+			if (copy_opt(s->authority, sizeof(s->authority), optarg,
 				     "--tinkerbell-grpc-authority") < 0)
-				return 2;
+				return -1;
 			break;
-		case O_TLS: s.tls = tls_set = true; break;
-		case O_INSECURE: s.insecure_tls = insecure_set = true; break;
+		case O_TLS: s->tls = *tls_set = true; break;
+		case O_INSECURE: s->insecure_tls = *insecure_set = true; break;
 		case O_RUNTIME:
 			if (strcmp(optarg, "docker") == 0)
-				s.runtime = AGENT_RUNTIME_DOCKER;
+				s->runtime = AGENT_RUNTIME_DOCKER;
 			else if (strcmp(optarg, "host") == 0)
-				s.runtime = AGENT_RUNTIME_HOST;
+				s->runtime = AGENT_RUNTIME_HOST;
 			else {
 				fprintf(stderr, "ironbell-agent: --runtime: docker or host\n");
-				return 2;
+				return -1;
 			}
 			break;
 		case O_SOCKET:
-			if (copy_opt(s.docker_socket, sizeof(s.docker_socket), optarg,
+			if (copy_opt(s->docker_socket, sizeof(s->docker_socket), optarg,
 				     "--docker-socket") < 0)
-				return 2;
+				return -1;
 			break;
-		case O_NOPRIV: s.privileged = false; break;
+		case O_NOPRIV: s->privileged = false; break;
 		case O_SYSLOG:
-			if (copy_opt(s.syslog, sizeof(s.syslog), optarg, "--syslog") < 0)
-				return 2;
+			if (copy_opt(s->syslog, sizeof(s->syslog), optarg, "--syslog") < 0)
+				return -1;
 			break;
 		case O_BACKOFF:
 		case O_HEARTBEAT:
 			if (num_parse_u64(optarg, strlen(optarg), 3600, &v) < 0 || v == 0) {
 				fprintf(stderr, "ironbell-agent: %s: 1 to 3600 seconds\n",
 					o == O_BACKOFF ? "--max-backoff" : "--heartbeat");
-				return 2;
+				return -1;
 			}
-			*(o == O_BACKOFF ? &s.max_backoff_ms : &s.heartbeat_ms) = v * 1000;
+			*(o == O_BACKOFF ? &s->max_backoff_ms : &s->heartbeat_ms) = v * 1000;
 			break;
 		case O_DOWN:
-			if (copy_opt(s.down, sizeof(s.down), optarg, "--down") < 0)
-				return 2;
+			if (copy_opt(s->down, sizeof(s->down), optarg, "--down") < 0)
+				return -1;
 			break;
-		case O_CMDLINE: cmdline = optarg; break;
-		case O_ONCE: s.once = true; break;
-		case 'v': s.verbose++; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case O_CMDLINE: *cmdline = optarg; break;
+		case O_ONCE: s->once = true; break;
+		case 'v': s->verbose++; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 2;
+		return -1;
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent_settings s;
+	const char *cmdline = "/proc/cmdline";
+	bool tls_set = false, insecure_set = false;
+	int r = parse_flags(argc, argv, &s, &cmdline, &tls_set, &insecure_set);
+	if (r != 0)
+		return r < 0 ? 2 : 0;
 	if (env_settings(&s, &tls_set, &insecure_set) < 0)
 		return 2;
-	if (!s.id[0] || !s.authority[0] || !tls_set || !insecure_set || !s.syslog[0]) {
-		if (read_cmdline(cmdline, &c) < 0) {
-			if (!s.id[0] || !s.authority[0])
-				return 2;
-		} else {
-			if (!s.id[0])
-				memcpy(s.id, c.worker_id, sizeof(c.worker_id));
-			if (!s.authority[0])
-				memcpy(s.authority, c.grpc_authority, sizeof(c.grpc_authority));
-			if (!s.syslog[0] && c.syslog_host[0]) {
-				/* HookOS passes an address; syslog's port is 514. */
-				bool port = c.syslog_host[0] == '[' ?
-						    strstr(c.syslog_host, "]:") != NULL :
-						    strchr(c.syslog_host, ':') != NULL;
-				size_t hl = strlen(c.syslog_host);
-				memcpy(s.syslog, c.syslog_host, hl + 1);
-				if (!port && hl + 5 <= sizeof(s.syslog))
-					memcpy(s.syslog + hl, ":514", 5);
-			}
-			if (!tls_set && c.tls >= 0)
-				s.tls = c.tls;
-			if (!insecure_set && c.insecure_tls >= 0)
-				s.insecure_tls = c.insecure_tls;
-		}
-	}
+	if ((!s.id[0] || !s.authority[0] || !tls_set || !insecure_set || !s.syslog[0]) &&
+	    cmdline_settings(cmdline, &s, tls_set, insecure_set) < 0 &&
+	    (!s.id[0] || !s.authority[0]))
+		return 2;
 	if (!s.id[0] || !s.authority[0]) {
 		fprintf(stderr, "ironbell-agent: no worker ID or server: give --id and "
 				"--tinkerbell-grpc-authority, or worker_id= and grpc_authority= "

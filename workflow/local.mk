@@ -98,7 +98,6 @@ tests_unit_check_workflow_ctl_SOURCES = tests/unit/check_workflow_ctl.c tests/un
 tests_unit_check_workflow_ctl_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_workflow_ctl_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
-
 # The worker API (gRPC proto.WorkflowService): the HTTP/2 and gRPC layer
 # of a connection (nghttp2), the server thread (epoll, h2c and TLS) and
 # the worker API over the Workflow cache. Links the engine (libworkflow),

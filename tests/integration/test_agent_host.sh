@@ -276,6 +276,12 @@ else
 fi
 
 # ---- bad settings ----
+run "$AGENT_BIN" --help
+like "$rc/$out" '^0/usage: ironbell-agent' "--help: the usage, exit 0"
+run "$AGENT_BIN" --max-backoff 0 --id x --tinkerbell-grpc-authority 127.0.0.1:1
+is "$rc" 2 "--max-backoff 0: refused, exit 2"
+run "$AGENT_BIN" --runtime podman --id x --tinkerbell-grpc-authority 127.0.0.1:1
+is "$rc" 2 "an unknown runtime: refused, exit 2"
 run "$AGENT_BIN" --runtime host --cmdline /dev/null
 is "$rc" 2 "no worker ID anywhere: exit 2"
 printf 'worker_id="unterminated\n' >"$IB_TMP/badline"

@@ -692,8 +692,7 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow, "
-			      "grpc)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow, grpc)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
 				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, "
 				       "workflow, grpc)" },
