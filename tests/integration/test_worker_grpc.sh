@@ -95,17 +95,19 @@ machine() {
 }
 
 # actions_done NAME AGENT: every action SUCCESS, with the duration and
-# message the agents report ("<n>.5s", "a<n> done by <agent>").
+# message the agents report ("<n>.5s", "a<n> done by <agent>"), and its
+# start time.
 actions_done() {
 	_j=$(wf_json "$1")
+	_acts='d["status"]["tasks"][0]["actions"]'
+	is "$(printf '%s' "$_j" | jget "[a.get('state') for a in $_acts]")" \
+		'["SUCCESS", "SUCCESS", "SUCCESS"]' "$1: every action SUCCESS"
+	is "$(printf '%s' "$_j" | jget "[a.get('executionDuration') for a in $_acts]")" \
+		'["1.5s", "2.5s", "3.5s"]' "$1: each executionDuration as reported"
+	is "$(printf '%s' "$_j" | jget "[a.get('message') for a in $_acts]")" \
+		"[\"a1 done by $2\", \"a2 done by $2\", \"a3 done by $2\"]" "$1: each message as reported"
 	for _i in 0 1 2; do
-		_a=$(printf '%s' "$_j" | jget "d['status']['tasks'][0]['actions'][$_i]")
-		is "$(printf '%s' "$_a" | jget 'd.get("state")')" SUCCESS "$1: action $_i SUCCESS"
-		is "$(printf '%s' "$_a" | jget 'd.get("executionDuration")')" "$((_i + 1)).5s" \
-			"$1: action $_i executionDuration as reported"
-		is "$(printf '%s' "$_a" | jget 'd.get("message")')" "a$((_i + 1)) done by $2" \
-			"$1: action $_i message as reported"
-		like "$(printf '%s' "$_a" | jget 'd.get("executionStart", "")')" \
+		like "$(printf '%s' "$_j" | jget "$_acts[$_i].get('executionStart', '')")" \
 			'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(\.[0-9]+)?Z$' "$1: action $_i executionStart"
 	done
 }
