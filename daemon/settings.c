@@ -230,5 +230,9 @@ void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret)
 		.max_streams = c->grpc.max_streams,
 		.long_poll_s = c->grpc.long_poll_s,
 		.idle_timeout_s = c->grpc.idle_timeout_s,
+		.default_action_timeout_s = c->workflow.default_action_timeout_s,
+		.action_grace_s = c->workflow.action_grace_s,
+		.retry_base_s = c->workflow.retry_base_s,
+		.retry_max_s = c->workflow.retry_max_s,
 	};
 }

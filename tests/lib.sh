@@ -193,7 +193,8 @@ print(s.getsockname()[1])" && return 0
 }
 
 # ib_write_config [EXTRA_YAML]: writes $IB_CONFIG for a private daemon.
-# EXTRA_YAML is appended as is (top-level keys other than those below);
+# EXTRA_YAML is appended as is, after the http: section (top-level keys
+# other than those below, or more lines of http: indented by two spaces);
 # $IB_API_EXTRA, when set, holds more lines of the api: section (each
 # indented by two spaces), $IB_GRPC_EXTRA the same of the grpc: section.
 # The worker API listens on a free port ($IB_GRPC_PORT), not on :42113,
@@ -208,11 +209,11 @@ state_dir: $IB_STATE
 api:
   socket: $IB_SOCK
 ${IB_API_EXTRA:-}
-http:
-  listen: 127.0.0.1:$IB_HTTP_PORT
 grpc:
   listen: 127.0.0.1:$IB_GRPC_PORT
 ${IB_GRPC_EXTRA:-}
+http:
+  listen: 127.0.0.1:$IB_HTTP_PORT
 ${1:-}
 EOF
 }

@@ -350,14 +350,34 @@ static int start_action(struct target *t, const struct wf_report *r, const struc
 	return err ? -ENOMEM : 0;
 }
 
+/* A reported executionDuration worth keeping: 1 to 63 printable ASCII
+ * bytes ("1m2.5s"). */
+static bool duration_ok(const char *d)
+{
+	size_t n = d ? strlen(d) : 0;
+	if (n == 0 || n > 63)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] < 0x21 || d[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* A result (SUCCESS, FAILED, TIMEOUT) recorded on a started action. */
 static int finish_action(struct target *t, const struct wf_report *r, enum wf_state rst,
 			 const struct wf_clock *clk, char *msg, size_t msglen)
 {
 	int64_t stop = r->stop_ms ? r->stop_ms : clk->now_ms;
 	int64_t start = r->start_ms ? r->start_ms : wfe_time_get(t->action, "executionStart");
-	return wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
-			  clk, msg, msglen);
+	int e = wfe_finish(t->status, t->ti, t->ai, rst, start, stop, r->message ? r->message : "",
+			   clk, msg, msglen);
+	/* The agent's own executionDuration is kept as it wrote it, as
+	 * Tinkerbell keeps it (its clock measured the action; ours saw two
+	 * reports); the one computed from the times stands in when it sent
+	 * none, or one that is not a short printable string. */
+	if (e == 0 && duration_ok(r->duration))
+		e = wfe_set_str(t->action, "executionDuration", r->duration, 0) < 0 ? -ENOMEM : 0;
+	return e;
 }
 
 /* A RUNNING report on the target: a start or a heartbeat. */

@@ -198,6 +198,7 @@ struct pcall {
 struct wf_grpc_api {
 	struct store *store;
 	const struct wf_grpc_settings *set;
+	struct wf_settings engine_set; /* the engine's part of *set */
 	struct store_reader *rd;
 	struct store_subscription *sub;
 	struct store_completion *cq;
@@ -507,10 +508,11 @@ static void random_fill(void *buf, size_t n, void *ud)
 		memset(buf, 0x5a, n); /* never: getrandom of a few bytes does not fail */
 }
 
-static struct wf_clock clock_now(void)
+static struct wf_clock clock_now(const struct wf_grpc_api *a)
 {
 	return (struct wf_clock){ .now_ms = (int64_t)(now_real_ns() / 1000000u),
-				  .random = random_fill };
+				  .random = random_fill,
+				  .settings = &a->engine_set };
 }
 
 /* Writes pc->copy's status with the cached rv as precondition. */
@@ -554,7 +556,7 @@ static void run_get_action(struct pcall *pc)
 		free(objs);
 	if (idx >= 0) {
 		struct wf_entry *w = ag->wfs[idx];
-		struct wf_clock clk = clock_now();
+		struct wf_clock clk = clock_now(a);
 		bool changed = false;
 		json_decref(pc->copy);
 		if (pc->have_h)
@@ -607,7 +609,7 @@ static void run_report(struct pcall *pc)
 		.stop_ms = ts_ms(q->execution_stop), .duration = q->execution_duration,
 		.message = q->message && q->message->message ? q->message->message : "",
 	};
-	struct wf_clock clk = clock_now();
+	struct wf_clock clk = clock_now(a);
 	json_decref(pc->copy);
 	if (!(pc->copy = json_deep_copy(w->obj))) {
 		finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
@@ -869,6 +871,12 @@ struct wf_grpc_api *wf_grpc_api_new(struct store *store, const struct wf_grpc_se
 		goto fail;
 	a->store = store;
 	a->set = settings;
+	a->engine_set = (struct wf_settings){
+		.default_action_timeout_s = settings->default_action_timeout_s,
+		.action_grace_s = settings->action_grace_s,
+		.retry_base_s = settings->retry_base_s,
+		.retry_max_s = settings->retry_max_s,
+	};
 	a->sub = store_subscribe(store, 1u << STORE_KIND_WORKFLOW);
 	a->cq = store_completion_new(WF_API_MAX_WRITES);
 	if (!a->sub || !a->cq)

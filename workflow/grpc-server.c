@@ -43,6 +43,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/net.h"
+#include "workflow/engine.h"
 #include "workflow/grpc-internal.h"
 
 #define WF_GRPC_BACKLOG 1024
@@ -101,8 +102,10 @@ void wf_grpc_settings_default(struct wf_grpc_settings *s)
 		.max_streams = WF_GRPC_DEFAULT_MAX_STREAMS,
 		.long_poll_s = WF_GRPC_DEFAULT_LONG_POLL_S,
 		.idle_timeout_s = WF_GRPC_DEFAULT_IDLE_TIMEOUT_S,
-		.default_action_timeout_s = 3600,
-		.action_grace_s = 30,
+		.default_action_timeout_s = WF_DEFAULT_ACTION_TIMEOUT_S,
+		.action_grace_s = WF_ACTION_GRACE_S,
+		.retry_base_s = WF_RETRY_BASE_S,
+		.retry_max_s = WF_RETRY_MAX_S,
 	};
 }
 
@@ -590,6 +593,8 @@ static int settings_copy(struct wf_grpc *g, const struct wf_grpc_settings *s, ch
 	DEF(idle_timeout_s);
 	DEF(default_action_timeout_s);
 	DEF(action_grace_s);
+	DEF(retry_base_s);
+	DEF(retry_max_s);
 #undef DEF
 	if (g->set.max_message > WF_GRPC_MAX_MESSAGE_LIMIT ||
 	    g->set.max_streams > WF_GRPC_MAX_STREAMS_LIMIT ||

@@ -64,8 +64,13 @@ struct wf_grpc_settings {
 				   * work before it answers: 20 (less when the
 				   * client's grpc-timeout is shorter) */
 	unsigned idle_timeout_s;  /* a connection with no stream closes: 300 */
-	unsigned default_action_timeout_s; /* as wf_settings: 3600 */
-	unsigned action_grace_s;  /* as wf_settings: 30 */
+	/* The engine's settings, as wf_settings has them (the daemon's
+	 * workflow: section): the worker API applies reports, so a retry's
+	 * backoff and an action's deadline are computed here too. */
+	unsigned default_action_timeout_s; /* 3600 */
+	unsigned action_grace_s;  /* 30 */
+	unsigned retry_base_s;    /* 5 */
+	unsigned retry_max_s;     /* 300 */
 };
 
 void wf_grpc_settings_default(struct wf_grpc_settings *s);
