@@ -34,6 +34,8 @@ enum rstmt {
 	R_RV,
 	R_TRIMMED,
 	R_CHANGES,
+	R_CHANGES_HEAD,
+	R_CHANGE_TEXT,
 	R_EVENTS,
 	R_BEGIN,
 	R_COMMIT,
@@ -48,9 +50,15 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 	[R_COUNT] = "SELECT count(*) FROM objects WHERE kind = ?1",
 	[R_RV] = "SELECT value FROM meta WHERE key = 'rv'",
 	[R_TRIMMED] = "SELECT value FROM meta WHERE key = 'changes_trimmed'",
-	[R_CHANGES] = "SELECT rv, type, json, kind, namespace, name FROM changes WHERE rv > ?1 "
+	[R_CHANGES] = "SELECT rv, type, json FROM changes WHERE rv > ?1 "
 		      "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
 		      "ORDER BY rv LIMIT ?4",
+	/* the same rows without the text (not read off its overflow pages),
+	 * which R_CHANGE_TEXT reads when asked */
+	[R_CHANGES_HEAD] = "SELECT rv, type, kind, namespace, name FROM changes WHERE rv > ?1 "
+			   "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
+			   "ORDER BY rv LIMIT ?4",
+	[R_CHANGE_TEXT] = "SELECT json FROM changes WHERE rv = ?1",
 	[R_EVENTS] =
 		"SELECT id, time, kind, namespace, name, type, reason, message FROM events "
 		"WHERE id > ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
@@ -523,13 +531,30 @@ static enum store_kind kind_of_text(const char *s)
 	return STORE_KIND_MAX;
 }
 
+int store_change_text(const struct store_change *c, const char **ret_json, size_t *ret_len)
+{
+	struct store_reader *r = c->reader_;
+	sqlite3_stmt *st = r ? rs(r, R_CHANGE_TEXT) : NULL;
+	if (!st)
+		return -EIO;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)c->rv);
+	if (sqlite3_step(st) != SQLITE_ROW || !sqlite3_column_blob(st, 0)) {
+		sqlite3_reset(st);
+		return -EIO;
+	}
+	*ret_json = (const char *)sqlite3_column_blob(st, 0);
+	*ret_len = (size_t)sqlite3_column_bytes(st, 0);
+	return 0;
+}
+
 int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
 		       size_t limit, store_change_fn fn, void *userdata, size_t *ret_n,
 		       uint64_t *ret_last)
 {
 	const struct store_kind_info *ki = k == STORE_KIND_MAX ? NULL : store_kind_info(k);
 	uint64_t trimmed, newest, last = after;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *text;
 	size_t n = 0;
 	int rc, e;
 
@@ -549,7 +574,7 @@ int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k
 		e = -ETIME;
 		goto out;
 	}
-	if (!(st = rs(r, R_CHANGES))) {
+	if (!(st = rs(r, R_CHANGES_HEAD)) || !(text = rs(r, R_CHANGE_TEXT))) {
 		e = -EIO;
 		goto out;
 	}
@@ -561,19 +586,19 @@ int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_change c = {
-			.kind = kind_of_text((const char *)sqlite3_column_text(st, 3)),
-			.namespace_ = (const char *)sqlite3_column_text(st, 4),
-			.name = (const char *)sqlite3_column_text(st, 5),
+			.kind = kind_of_text((const char *)sqlite3_column_text(st, 2)),
+			.namespace_ = (const char *)sqlite3_column_text(st, 3),
+			.name = (const char *)sqlite3_column_text(st, 4),
 			.rv = (uint64_t)sqlite3_column_int64(st, 0),
 			.type = (const char *)sqlite3_column_text(st, 1),
-			.json = (const char *)sqlite3_column_blob(st, 2),
-			.len = (size_t)sqlite3_column_bytes(st, 2),
+			.reader_ = r,
 		};
-		if (!c.namespace_ || !c.name || !c.type || !c.json) {
+		if (!c.namespace_ || !c.name || !c.type) {
 			e = -EIO;
 			break;
 		}
 		e = fn(&c, userdata);
+		sqlite3_reset(text);
 		if (e < 0)
 			break;
 		last = c.rv;

@@ -438,7 +438,10 @@ static int change_one(const struct store_change *c, void *ud)
 	}
 	if (w && c->rv && c->rv == w->written_rv)
 		return 0;
-	json_t *obj = json_loadb(c->json, c->len, 0, NULL);
+	const char *text;
+	size_t len;
+	json_t *obj =
+		store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
 	if (!obj)
 		return 0;
 	workflow_changed(s, false, obj);

@@ -390,7 +390,9 @@ static int change_fn(const struct store_change *c, void *ud)
 	}
 	if (w && w->rv >= c->rv)
 		return 0;
-	json_t *o = json_loadb(c->json, c->len, 0, NULL);
+	const char *text;
+	size_t len;
+	json_t *o = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
 	if (o)
 		upsert(a, o, obj_rv(o));
 	return 0;

@@ -1193,7 +1193,10 @@ static int chg_change(const struct store_change *c, void *ud)
 	if (s->stop_at && s->n == s->stop_at)
 		return -ECANCELED;
 	ck_assert_uint_lt(s->n, 8);
-	json_t *o = json_loadb(c->json, c->len, 0, NULL);
+	const char *text = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(store_change_text(c, &text, &len), 0);
+	json_t *o = json_loadb(text, len, 0, NULL);
 	ck_assert_ptr_nonnull(o);
 	ck_assert_str_eq(c->namespace_, "default");
 	ck_assert_str_eq(obj_name(o), c->name);
