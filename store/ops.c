@@ -548,9 +548,14 @@ static int do_status(struct store *s, struct store_op *op, const struct opctx *c
 	int e = check_rv(op, c, cur, true);
 	if (e < 0)
 		return e;
-	json_t *next = json_deep_copy(cur->obj);
-	if (!next)
+	/* Only .status and metadata change: the rest (the spec, a Workflow's
+	 * largest part) is shared with cur->obj, not copied. */
+	json_t *next = json_copy(cur->obj);
+	json_t *md = json_deep_copy(json_object_get(cur->obj, "metadata"));
+	if (!next || (md && json_object_set_new(next, "metadata", md) < 0)) {
+		json_decref(next);
 		return FAIL(op, c, -ENOMEM, "out of memory");
+	}
 	if (op->type == STORE_OP_STATUS_PATCH) {
 		if (status && !json_is_null(status)) {
 			json_t *merged =
