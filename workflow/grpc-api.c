@@ -542,6 +542,20 @@ static void write_status(struct pcall *pc, const struct wf_entry *w)
 
 static void park(struct pcall *pc, int code, const char *msg);
 
+/* A copy of the cached Workflow obj for the engine, which changes only its
+ * .status (in place, for GetAction): the status is copied, the rest
+ * (metadata, spec) shared with obj. NULL when memory runs out. */
+static json_t *copy_status(const json_t *obj)
+{
+	json_t *c = json_copy((json_t *)obj);
+	json_t *st = json_object_get(obj, "status");
+	if (c && st && json_object_set_new(c, "status", json_deep_copy(st)) < 0) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* GetAction: one run over the cache. */
 static void run_get_action(struct pcall *pc)
 {
@@ -569,7 +583,7 @@ static void run_get_action(struct pcall *pc)
 		if (pc->have_h)
 			wf_handout_clear(&pc->h);
 		pc->have_h = false;
-		if (!(pc->copy = json_deep_copy(w->obj))) {
+		if (!(pc->copy = copy_status(w->obj))) {
 			finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
 			return;
 		}
@@ -618,7 +632,10 @@ static void run_report(struct pcall *pc)
 	};
 	struct wf_clock clk = clock_now();
 	json_decref(pc->copy);
-	if (!(pc->copy = json_deep_copy(w->obj))) {
+	/* wf_engine_report works on its own copy of .status and, when it
+	 * changed, sets that copy as the status: the cached object is never
+	 * changed through a top-level copy */
+	if (!(pc->copy = json_copy(w->obj))) {
 		finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
 		return;
 	}
