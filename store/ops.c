@@ -93,6 +93,12 @@ static const char *const wstmt_sql[W_IDX_DEL] = {
 	[W_EVENT] = "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
 		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_TRIM_EVENTS] = "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?1",
+	[W_SAVEPOINT_OP] = "SAVEPOINT op",
+	[W_SAVEPOINT_REQ] = "SAVEPOINT req",
+	[W_ROLLBACK_OP] = "ROLLBACK TO op",
+	[W_ROLLBACK_REQ] = "ROLLBACK TO req",
+	[W_RELEASE_OP] = "RELEASE op",
+	[W_RELEASE_REQ] = "RELEASE req",
 };
 
 int store_wstmt_prepare(struct store *s)
