@@ -422,6 +422,13 @@ int main(int argc, char **argv)
 	 * after one large apply, later large buffers (a list's response, the
 	 * next body) come from the heap, and stay resident once freed. */
 	mallopt(M_MMAP_THRESHOLD, IB_MMAP_THRESHOLD);
+	/* No fastbins: the threads that decode and free JSON objects (tens of
+	 * thousands of small blocks a second) would otherwise fill them, and
+	 * every larger allocation (a row's text, a serialized object) first
+	 * consolidates them all (malloc_consolidate, a tenth of the daemon's
+	 * CPU under a thousand workflow agents); small blocks still come
+	 * from the per-thread cache. */
+	mallopt(M_MXFAST, 0);
 
 	/* Before any thread exists, so that all of them inherit the mask. */
 	sigemptyset(&mask);

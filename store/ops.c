@@ -93,6 +93,12 @@ static const char *const wstmt_sql[W_IDX_DEL] = {
 	[W_EVENT] = "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
 		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_TRIM_EVENTS] = "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?1",
+	[W_SAVEPOINT_OP] = "SAVEPOINT op",
+	[W_SAVEPOINT_REQ] = "SAVEPOINT req",
+	[W_ROLLBACK_OP] = "ROLLBACK TO op",
+	[W_ROLLBACK_REQ] = "ROLLBACK TO req",
+	[W_RELEASE_OP] = "RELEASE op",
+	[W_RELEASE_REQ] = "RELEASE req",
 };
 
 int store_wstmt_prepare(struct store *s)
@@ -548,9 +554,14 @@ static int do_status(struct store *s, struct store_op *op, const struct opctx *c
 	int e = check_rv(op, c, cur, true);
 	if (e < 0)
 		return e;
-	json_t *next = json_deep_copy(cur->obj);
-	if (!next)
+	/* Only .status and metadata change: the rest (the spec, a Workflow's
+	 * largest part) is shared with cur->obj, not copied. */
+	json_t *next = json_copy(cur->obj);
+	json_t *md = json_deep_copy(json_object_get(cur->obj, "metadata"));
+	if (!next || (md && json_object_set_new(next, "metadata", md) < 0)) {
+		json_decref(next);
 		return FAIL(op, c, -ENOMEM, "out of memory");
+	}
 	if (op->type == STORE_OP_STATUS_PATCH) {
 		if (status && !json_is_null(status)) {
 			json_t *merged =

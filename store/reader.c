@@ -34,6 +34,8 @@ enum rstmt {
 	R_RV,
 	R_TRIMMED,
 	R_CHANGES,
+	R_CHANGES_HEAD,
+	R_CHANGE_TEXT,
 	R_EVENTS,
 	R_BEGIN,
 	R_COMMIT,
@@ -51,6 +53,12 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 	[R_CHANGES] = "SELECT rv, type, json FROM changes WHERE rv > ?1 "
 		      "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
 		      "ORDER BY rv LIMIT ?4",
+	/* the same rows without the text (not read off its overflow pages),
+	 * which R_CHANGE_TEXT reads when asked */
+	[R_CHANGES_HEAD] = "SELECT rv, type, kind, namespace, name FROM changes WHERE rv > ?1 "
+			   "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
+			   "ORDER BY rv LIMIT ?4",
+	[R_CHANGE_TEXT] = "SELECT json FROM changes WHERE rv = ?1",
 	[R_EVENTS] =
 		"SELECT id, time, kind, namespace, name, type, reason, message FROM events "
 		"WHERE id > ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
@@ -511,6 +519,105 @@ int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, con
 out:
 	step_done(r, R_COMMIT);
 	json_decref(out);
+	return e;
+}
+
+/* The kind of a change row's kind column; STORE_KIND_MAX when unknown. */
+static enum store_kind kind_of_text(const char *s)
+{
+	for (int k = 0; s && k < STORE_KIND_MAX; k++)
+		if (strcmp(store_kind_info((enum store_kind)k)->kind, s) == 0)
+			return (enum store_kind)k;
+	return STORE_KIND_MAX;
+}
+
+int store_change_text(const struct store_change *c, const char **ret_json, size_t *ret_len)
+{
+	struct store_reader *r = c->reader_;
+	sqlite3_stmt *st = r ? rs(r, R_CHANGE_TEXT) : NULL;
+	if (!st)
+		return -EIO;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)c->rv);
+	if (sqlite3_step(st) != SQLITE_ROW || !sqlite3_column_blob(st, 0)) {
+		sqlite3_reset(st);
+		return -EIO;
+	}
+	*ret_json = (const char *)sqlite3_column_blob(st, 0);
+	*ret_len = (size_t)sqlite3_column_bytes(st, 0);
+	return 0;
+}
+
+int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
+		       size_t limit, store_change_fn fn, void *userdata, size_t *ret_n,
+		       uint64_t *ret_last)
+{
+	const struct store_kind_info *ki = k == STORE_KIND_MAX ? NULL : store_kind_info(k);
+	uint64_t trimmed, newest, last = after;
+	sqlite3_stmt *st = NULL, *text;
+	size_t n = 0;
+	int rc, e;
+
+	if ((k != STORE_KIND_MAX && !ki) || !fn)
+		return -EINVAL;
+	if (limit == 0 || limit > STORE_MAX_CHANGES_LIMIT)
+		limit = STORE_MAX_CHANGES_LIMIT;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	e = read_u64(r, R_TRIMMED, &trimmed);
+	if (e == 0)
+		e = read_u64(r, R_RV, &newest);
+	if (e < 0)
+		goto out;
+	if (after < trimmed) {
+		e = -ETIME;
+		goto out;
+	}
+	if (!(st = rs(r, R_CHANGES_HEAD)) || !(text = rs(r, R_CHANGE_TEXT))) {
+		e = -EIO;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)after);
+	if (ki)
+		sqlite3_bind_text(st, 2, ki->kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(st, 3, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_change c = {
+			.kind = kind_of_text((const char *)sqlite3_column_text(st, 2)),
+			.namespace_ = (const char *)sqlite3_column_text(st, 3),
+			.name = (const char *)sqlite3_column_text(st, 4),
+			.rv = (uint64_t)sqlite3_column_int64(st, 0),
+			.type = (const char *)sqlite3_column_text(st, 1),
+			.reader_ = r,
+		};
+		if (!c.namespace_ || !c.name || !c.type) {
+			e = -EIO;
+			break;
+		}
+		e = fn(&c, userdata);
+		sqlite3_reset(text);
+		if (e < 0)
+			break;
+		last = c.rv;
+		n++;
+	}
+	if (e == 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	if (e < 0)
+		goto out;
+	/* as store_changes(): a page not full moves on to the snapshot's newest */
+	if (n < limit && newest > last)
+		last = newest;
+	if (ret_n)
+		*ret_n = n;
+	if (ret_last)
+		*ret_last = last;
+out:
+	step_done(r, R_COMMIT);
 	return e;
 }
 

@@ -109,6 +109,13 @@ enum store_wstmt {
 	W_TRIM_CHANGES,
 	W_EVENT,
 	W_TRIM_EVENTS,
+	/* the savepoints of writer.c: "op" (one op), "req" (an atomic request) */
+	W_SAVEPOINT_OP,
+	W_SAVEPOINT_REQ,
+	W_ROLLBACK_OP,
+	W_ROLLBACK_REQ,
+	W_RELEASE_OP,
+	W_RELEASE_REQ,
 	W_IDX_DEL, /* + index: 3 statements */
 	W_IDX_INS = W_IDX_DEL + STORE_INDEX_MAX,
 	W_IDX_OWNER = W_IDX_INS + STORE_INDEX_MAX,

@@ -286,6 +286,34 @@ int store_resource_version(struct store_reader *r, uint64_t *ret);
 int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
 		  size_t limit, json_t **ret_changes, uint64_t *ret_last);
 
+/* The same change log without decoding: calls fn for each change, oldest
+ * first, inside one read transaction, with its kind (STORE_KIND_MAX when
+ * the row names a kind this build does not know), namespace, name,
+ * resourceVersion and type ("ADDED", "MODIFIED", "DELETED"), all valid
+ * during the call only. The object's text is not read unless fn asks for
+ * it with store_change_text(): a follower that already holds a change
+ * (its own write) costs neither the text's pages nor its decoding. fn
+ * returns 0 to go on, or a negative errno that stops the walk and is
+ * returned (*ret_n and *ret_last are then left as they were; the changes
+ * already given must be given again from `after`). Otherwise *ret_n (may
+ * be NULL) is the number of changes given and *ret_last (may be NULL) is
+ * where to resume, as for store_changes(); -ETIME as store_changes(). */
+struct store_change {
+	enum store_kind kind;
+	const char *namespace_, *name;
+	uint64_t rv;
+	const char *type;
+	struct store_reader *reader_; /* private */
+};
+typedef int (*store_change_fn)(const struct store_change *c, void *userdata);
+int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,
+		       size_t limit, store_change_fn fn, void *userdata, size_t *ret_n,
+		       uint64_t *ret_last);
+/* Inside fn only: the stored JSON text of change c's object (*ret_len
+ * bytes, not NUL-terminated; its metadata.resourceVersion is c->rv),
+ * valid until fn returns or asks again. 0 or -EIO. */
+int store_change_text(const struct store_change *c, const char **ret_json, size_t *ret_len);
+
 /* Events, oldest first, with id > after_id, filtered by kind/ns/name when
  * given (k = STORE_KIND_MAX, NULLs: all). Each is {"id", "time" (RFC 3339),
  * "kind", "namespace", "name", "type", "reason", "message"}. */

@@ -53,6 +53,19 @@ static void vappend(struct vctx *c, const char *fmt, ...)
 								   sizeof(c->path) - 1 - c->plen;
 }
 
+/* vappend() of n bytes of s as they are, without a format to parse: the
+ * path is built for every member checked, most of which are valid. */
+static void vappend_raw(struct vctx *c, const char *s, size_t n)
+{
+	if (c->plen >= sizeof(c->path) - 1)
+		return;
+	if (n > sizeof(c->path) - 1 - c->plen)
+		n = sizeof(c->path) - 1 - c->plen;
+	memcpy(c->path + c->plen, s, n);
+	c->plen += n;
+	c->path[c->plen] = '\0';
+}
+
 static bool vident(const char *s)
 {
 	if (!*s)
@@ -93,9 +106,11 @@ void store_vquote(char *out, size_t outlen, const char *s, size_t n)
 static size_t vpush(struct vctx *c, const char *name)
 {
 	size_t mark = c->plen;
-	if (vident(name))
-		vappend(c, "%s%s", c->plen ? "." : "", name);
-	else {
+	if (vident(name)) {
+		if (c->plen)
+			vappend_raw(c, ".", 1);
+		vappend_raw(c, name, strlen(name));
+	} else {
 		char q[VALIDATE_QUOTE_MAX * 2 + 16];
 		store_vquote(q, sizeof(q), name, strlen(name));
 		vappend(c, "[%s]", q);
@@ -106,7 +121,14 @@ static size_t vpush(struct vctx *c, const char *name)
 static size_t vpush_index(struct vctx *c, size_t i)
 {
 	size_t mark = c->plen;
-	vappend(c, "[%zu]", i);
+	char d[24];
+	size_t n = sizeof(d);
+	d[--n] = ']';
+	do
+		d[--n] = (char)('0' + i % 10);
+	while ((i /= 10) && n > 1);
+	d[--n] = '[';
+	vappend_raw(c, d + n, sizeof(d) - n);
 	return mark;
 }
 

@@ -85,6 +85,16 @@ static int exec(struct store *s, const char *sql)
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Runs one of the prepared savepoint statements (SAVEPOINT, ROLLBACK TO,
+ * RELEASE): the same as exec() without parsing the SQL each op. */
+static int exec_w(struct store *s, enum store_wstmt w)
+{
+	sqlite3_stmt *st = s->wstmt[w];
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 /* Whether the batch's transaction is gone. SQLite may roll a whole
  * transaction back by itself when a statement fails with SQLITE_FULL,
  * SQLITE_IOERR, SQLITE_NOMEM or SQLITE_BUSY ("Response To Errors Within A
@@ -136,14 +146,11 @@ static void cancel_others(struct store_op *ops, size_t n, size_t failed)
 static int run_savepoint(struct store *s, struct store_req *rq, size_t from, size_t to,
 			 bool all_or_none, struct abort_reason *ar)
 {
-	const char *sp = all_or_none ? "req" : "op";
-	char sql[32];
 	uint64_t rv0 = s->rv;
 	uint32_t ch0 = s->changed;
 	size_t failed = to;
 
-	snprintf(sql, sizeof(sql), "SAVEPOINT %s", sp);
-	if (exec(s, sql) < 0) {
+	if (exec_w(s, all_or_none ? W_SAVEPOINT_REQ : W_SAVEPOINT_OP) < 0) {
 		if (txn_lost(s))
 			return abandon(s, ar);
 		/* Nothing written: only these ops fail. */
@@ -160,16 +167,14 @@ static int run_savepoint(struct store *s, struct store_req *rq, size_t from, siz
 			failed = i;
 	}
 	if (failed < to) {
-		snprintf(sql, sizeof(sql), "ROLLBACK TO %s", sp);
-		if (exec(s, sql) < 0)
+		if (exec_w(s, all_or_none ? W_ROLLBACK_REQ : W_ROLLBACK_OP) < 0)
 			return abandon(s, ar);
 		s->rv = rv0;
 		s->changed = ch0;
 		if (all_or_none)
 			cancel_others(rq->ops + from, to - from, failed - from);
 	}
-	snprintf(sql, sizeof(sql), "RELEASE %s", sp);
-	if (exec(s, sql) < 0)
+	if (exec_w(s, all_or_none ? W_RELEASE_REQ : W_RELEASE_OP) < 0)
 		return abandon(s, ar);
 	return 0;
 }

@@ -52,6 +52,9 @@ struct wf_entry {
 	size_t hidx;                     /* place in the timer heap; 0: no timer (1-based) */
 	int64_t wake_ms;                 /* CLOCK_REALTIME ms: look again then */
 	uint64_t written_rv;             /* resourceVersion of this thread's last status write */
+	/* The Workflow as the change that queued it decoded it (owned, NULL:
+	 * none), taken by the next look instead of reading it again. */
+	json_t *changed_obj;
 	char *ns, *name;                 /* owned */
 	char *tmpl, *hw;                 /* spec.templateRef, spec.hardwareRef; NULL: none */
 	char *jobs[WF_CTL_MAX_JOB_REFS]; /* the names in status.bootOptions.jobs */

@@ -371,7 +371,15 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l, bo
 	struct wf_inputs in;
 	struct wf_clock clk = { .random = wf_random, .settings = &s->set };
 	uint64_t rv = 0;
-	int e = store_get(s->reader, STORE_KIND_WORKFLOW, w->ns, w->name, &l->wf);
+	int e = 0;
+	/* the object the change that queued w decoded, once: an attempt
+	 * after a conflict reads the store */
+	if (w->changed_obj) {
+		l->wf = w->changed_obj;
+		w->changed_obj = NULL;
+	} else {
+		e = store_get(s->reader, STORE_KIND_WORKFLOW, w->ns, w->name, &l->wf);
+	}
 	if (e == -ENOENT)
 		return -ENOENT;
 	if (e < 0) {

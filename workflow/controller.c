@@ -23,7 +23,11 @@
  * taken from the objects as stored, so seeing a Workflow twice does
  * nothing twice, and a restart goes on from the stored status. A change
  * that is this thread's own status write (same resourceVersion) queues
- * nothing. */
+ * nothing, and is not decoded: the change log is read undecoded
+ * (store_changes_each()), a Template, Hardware or Job change queues by its
+ * name alone, and a Workflow change is decoded once, the object kept for
+ * the look it queues (which reads the store only when it has none, or
+ * after a conflict). */
 #include "config.h"
 
 #include <errno.h>
@@ -108,6 +112,7 @@ static void entry_free(struct wf_entry *w)
 {
 	if (!w)
 		return;
+	json_decref(w->changed_obj);
 	free(w->ns);
 	free(w->name);
 	free(w->tmpl);
@@ -357,22 +362,13 @@ static void refs_changed(struct wf_server *s, enum store_kind k, const char *ns,
 	}
 }
 
-static void dispatch(struct wf_server *s, const json_t *obj, bool deleted)
+static uint64_t obj_rv(const json_t *obj)
 {
-	enum store_kind k;
-	if (store_kind_from_object(wf_ctl_jstr(obj, "apiVersion"), wf_ctl_jstr(obj, "kind"), &k) <
-	    0)
-		return;
-	switch (k) {
-	case STORE_KIND_WORKFLOW: workflow_changed(s, deleted, obj); break;
-	case STORE_KIND_TEMPLATE:
-	case STORE_KIND_HARDWARE:
-	case STORE_KIND_JOB:
-		refs_changed(s, k, wf_ctl_jstr(obj, "metadata.namespace"),
-			     wf_ctl_jstr(obj, "metadata.name"));
-		break;
-	default: break;
-	}
+	const char *rvs = wf_ctl_jstr(obj, "metadata.resourceVersion");
+	uint64_t rv = 0;
+	if (!rvs || num_parse_u64_str(rvs, UINT64_MAX, &rv) < 0)
+		return 0;
+	return rv;
 }
 
 static int list_one(const char *text, size_t len, void *ud)
@@ -402,10 +398,14 @@ static void relist(struct wf_server *s)
 		struct wf_entry *w = s->bucket[b], *next;
 		for (; w; w = next) {
 			next = w->hnext;
-			if (!w->seen)
+			if (!w->seen) {
 				entry_remove(s, w);
-			else
-				wf_ctl_queue(s, w);
+				continue;
+			}
+			/* the look reads what was listed, not an older change */
+			json_decref(w->changed_obj);
+			w->changed_obj = NULL;
+			wf_ctl_queue(s, w);
 		}
 	}
 	/* changes before rv are in the listing; an earlier s->rv would only
@@ -415,15 +415,54 @@ static void relist(struct wf_server *s)
 	s->next_resync_ms = mono_ms() + (uint64_t)s->set.resync_s * 1000u;
 }
 
+/* One change, undecoded: a Template, Hardware or Job queues the
+ * Workflows that refer to it by its name alone; a Workflow's own status
+ * write queues nothing and is not decoded; any other Workflow change is
+ * decoded once, and the object kept for the look it queues. */
+static int change_one(const struct store_change *c, void *ud)
+{
+	struct wf_server *s = ud;
+	struct wf_entry *w;
+	switch (c->kind) {
+	case STORE_KIND_TEMPLATE:
+	case STORE_KIND_HARDWARE:
+	case STORE_KIND_JOB: refs_changed(s, c->kind, c->namespace_, c->name); return 0;
+	case STORE_KIND_WORKFLOW: break;
+	default: return 0;
+	}
+	w = entry_find(s, c->namespace_, c->name);
+	if (strcmp(c->type, "DELETED") == 0) {
+		if (w)
+			entry_remove(s, w);
+		return 0;
+	}
+	if (w && c->rv && c->rv == w->written_rv)
+		return 0;
+	const char *text;
+	size_t len;
+	json_t *obj =
+		store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	if (!obj)
+		return 0;
+	workflow_changed(s, false, obj);
+	w = entry_find(s, c->namespace_, c->name);
+	if (w && w->queued && obj_rv(obj) == c->rv) {
+		json_decref(w->changed_obj);
+		w->changed_obj = obj;
+	} else {
+		json_decref(obj);
+	}
+	return 0;
+}
+
 static void sync_changes(struct wf_server *s)
 {
 	s->sync_more = false;
 	for (int page = 0; page < WF_CTL_SYNC_PAGES; page++) {
-		json_t *changes = NULL, *ch;
 		uint64_t last = s->rv;
-		size_t i;
-		int e = store_changes(s->reader, s->rv, STORE_KIND_MAX, NULL, WF_CTL_CHANGES_PAGE,
-				      &changes, &last);
+		size_t n = 0;
+		int e = store_changes_each(s->reader, s->rv, STORE_KIND_MAX, NULL,
+					   WF_CTL_CHANGES_PAGE, change_one, s, &n, &last);
 		if (e == -ETIME) {
 			log_warn("workflow", "changes were dropped by retention before they were "
 					     "read: reading every Workflow again");
@@ -435,13 +474,6 @@ static void sync_changes(struct wf_server *s)
 			log_error("workflow", "reading changes: %s", strerror(-e));
 			return;
 		}
-		json_array_foreach (changes, i, ch) {
-			const char *type = json_string_value(json_object_get(ch, "type"));
-			dispatch(s, json_object_get(ch, "object"),
-				 type && strcmp(type, "DELETED") == 0);
-		}
-		size_t n = json_array_size(changes);
-		json_decref(changes);
 		s->rv = last;
 		if (n < WF_CTL_CHANGES_PAGE)
 			return;

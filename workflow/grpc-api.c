@@ -2,8 +2,10 @@
  * cache of the Workflows, on the gRPC thread.
  *
  * DESIGN: the thread keeps every Workflow in memory (filled with
- * store_each(), kept current by following store_changes() on a
- * subscription to the Workflow kind), indexed by name ("<ns>/<name>", the
+ * store_each(), kept current by following store_changes_each() on a
+ * subscription to the Workflow kind, which decodes only the changes newer
+ * than the copy held: our own writes are held from when they commit),
+ * indexed by name ("<ns>/<name>", the
  * workflow_id on the wire) and by agent (status.agentID and each task's
  * agentID). A call never reads the database: GetAction picks the agent's
  * active Workflow (wf_engine_pick), runs wf_engine_get_action on a copy
@@ -371,14 +373,39 @@ static int relist(struct wf_grpc_api *a)
 	return 0;
 }
 
+/* One change of a Workflow, undecoded: one already held at its
+ * resourceVersion or newer (our own write, upserted when it committed)
+ * costs no decoding. */
+static int change_fn(const struct store_change *c, void *ud)
+{
+	struct wf_grpc_api *a = ud;
+	char key[WF_ID_MAX];
+	if ((size_t)snprintf(key, sizeof(key), "%s/%s", *c->namespace_ ? c->namespace_ : "default",
+			     c->name) >= sizeof(key))
+		return 0;
+	struct wf_entry *w = hget(&a->wfs, key);
+	if (strcmp(c->type, "DELETED") == 0) {
+		if (w)
+			entry_remove(a, w);
+		return 0;
+	}
+	if (w && w->rv >= c->rv)
+		return 0;
+	const char *text;
+	size_t len;
+	json_t *o = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	if (o)
+		upsert(a, o, obj_rv(o));
+	return 0;
+}
+
 static void follow_changes(struct wf_grpc_api *a)
 {
 	for (int round = 0; round < WF_API_CHANGES_ROUNDS; round++) {
-		json_t *ch = NULL, *c;
 		uint64_t last = a->rv;
-		size_t i;
-		int e = store_changes(a->rd, a->rv, STORE_KIND_WORKFLOW, NULL, WF_API_CHANGES_BATCH,
-				      &ch, &last);
+		size_t n = 0;
+		int e = store_changes_each(a->rd, a->rv, STORE_KIND_WORKFLOW, NULL,
+					   WF_API_CHANGES_BATCH, change_fn, a, &n, &last);
 		if (e == -ETIME) {
 			log_info("grpc", "change log moved past the cache: reading every Workflow");
 			relist(a);
@@ -388,24 +415,6 @@ static void follow_changes(struct wf_grpc_api *a)
 			log_warn("grpc", "store changes: %s", strerror(-e));
 			return;
 		}
-		size_t n = json_array_size(ch);
-		json_array_foreach (ch, i, c) {
-			const char *type = json_string_value(json_object_get(c, "type"));
-			json_t *o = json_object_get(c, "object");
-			if (type && strcmp(type, "DELETED") == 0) {
-				const json_t *md = json_object_get(o, "metadata");
-				char key[WF_ID_MAX];
-				snprintf(key, sizeof(key), "%s/%s",
-					 json_string_value(json_object_get(md, "namespace")) ?: "default",
-					 json_string_value(json_object_get(md, "name")) ?: "");
-				struct wf_entry *w = hget(&a->wfs, key);
-				if (w)
-					entry_remove(a, w);
-			} else if (o) {
-				upsert(a, json_incref(o), obj_rv(o));
-			}
-		}
-		json_decref(ch);
 		a->rv = last;
 		if (n < WF_API_CHANGES_BATCH)
 			return;
@@ -535,6 +544,20 @@ static void write_status(struct pcall *pc, const struct wf_entry *w)
 
 static void park(struct pcall *pc, int code, const char *msg);
 
+/* A copy of the cached Workflow obj for the engine, which changes only its
+ * .status (in place, for GetAction): the status is copied, the rest
+ * (metadata, spec) shared with obj. NULL when memory runs out. */
+static json_t *copy_status(const json_t *obj)
+{
+	json_t *c = json_copy((json_t *)obj);
+	json_t *st = json_object_get(obj, "status");
+	if (c && st && json_object_set_new(c, "status", json_deep_copy(st)) < 0) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* GetAction: one run over the cache. */
 static void run_get_action(struct pcall *pc)
 {
@@ -562,7 +585,7 @@ static void run_get_action(struct pcall *pc)
 		if (pc->have_h)
 			wf_handout_clear(&pc->h);
 		pc->have_h = false;
-		if (!(pc->copy = json_deep_copy(w->obj))) {
+		if (!(pc->copy = copy_status(w->obj))) {
 			finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
 			return;
 		}
@@ -611,7 +634,10 @@ static void run_report(struct pcall *pc)
 	};
 	struct wf_clock clk = clock_now(a);
 	json_decref(pc->copy);
-	if (!(pc->copy = json_deep_copy(w->obj))) {
+	/* wf_engine_report works on its own copy of .status and, when it
+	 * changed, sets that copy as the status: the cached object is never
+	 * changed through a top-level copy */
+	if (!(pc->copy = json_copy(w->obj))) {
 		finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
 		return;
 	}
@@ -854,8 +880,9 @@ uint64_t wf_grpc_api_run(struct wf_grpc_api *a, uint64_t now_ms)
 		log_info("grpc", "%zu workflows cached", a->wfs.n);
 	}
 	store_subscription_ack(a->sub);
-	follow_changes(a);
+	/* our writes first: their changes are then held, not decoded again */
 	drain(a);
+	follow_changes(a);
 	run_retries(a);
 	if (a->next_at && a->next_at <= now_ms)
 		expire_parked(a, now_ms);

@@ -1180,6 +1180,103 @@ START_TEST(test_changes_resume)
 }
 END_TEST
 
+struct chg_seen {
+	size_t n, stop_at;
+	enum store_kind kinds[8];
+	char names[8][16], types[8][16];
+	uint64_t rvs[8], json_rvs[8];
+};
+
+static int chg_change(const struct store_change *c, void *ud)
+{
+	struct chg_seen *s = ud;
+	if (s->stop_at && s->n == s->stop_at)
+		return -ECANCELED;
+	ck_assert_uint_lt(s->n, 8);
+	const char *text = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(store_change_text(c, &text, &len), 0);
+	json_t *o = json_loadb(text, len, 0, NULL);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(c->namespace_, "default");
+	ck_assert_str_eq(obj_name(o), c->name);
+	s->kinds[s->n] = c->kind;
+	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", c->name);
+	snprintf(s->types[s->n], sizeof(s->types[0]), "%s", c->type);
+	s->rvs[s->n] = c->rv;
+	s->json_rvs[s->n] = obj_rv(o);
+	json_decref(o);
+	s->n++;
+	return 0;
+}
+
+/* store_changes_each gives what store_changes does, undecoded, with the
+ * kind, name and rv of each row; an error of the callback stops it. */
+START_TEST(test_changes_each)
+{
+	uint64_t mark, last = 0;
+	size_t n = 99;
+	ck_assert_int_eq(store_resource_version(rd, &mark), 0);
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_HARDWARE,
+				  hw("a", "aa:bb:cc:dd:ee:01", NULL), NULL),
+			 0);
+	ck_assert_int_eq(
+		run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, template_obj("t1", tpl_data), NULL),
+		0);
+	ck_assert_int_eq(
+		run(STORE_OP_DELETE, STORE_KIND_HARDWARE, "default", "a", NULL, NULL, NULL, NULL),
+		0);
+
+	struct chg_seen s = { 0 };
+	ck_assert_int_eq(store_changes_each(rd, mark, STORE_KIND_MAX, NULL, 100, chg_change, &s,
+					    &n, &last),
+			 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(s.n, 3);
+	static const char *const types[] = { "ADDED", "ADDED", "DELETED" };
+	static const char *const names[] = { "a", "t1", "a" };
+	static const enum store_kind kinds[] = { STORE_KIND_HARDWARE, STORE_KIND_TEMPLATE,
+						 STORE_KIND_HARDWARE };
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_str_eq(s.types[i], types[i]);
+		ck_assert_str_eq(s.names[i], names[i]);
+		ck_assert_int_eq(s.kinds[i], kinds[i]);
+		ck_assert_uint_eq(s.rvs[i], mark + 1 + i);
+		ck_assert_uint_eq(s.json_rvs[i], mark + 1 + i);
+	}
+	ck_assert_uint_eq(last, mark + 3);
+
+	/* filtered by kind, a page of one: resumes at the row given */
+	s = (struct chg_seen){ 0 };
+	ck_assert_int_eq(store_changes_each(rd, mark, STORE_KIND_HARDWARE, "default", 1,
+					    chg_change, &s, &n, &last),
+			 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(last, mark + 1);
+	/* nothing left of the kind: moves on to the newest */
+	s = (struct chg_seen){ 0 };
+	ck_assert_int_eq(store_changes_each(rd, mark + 3, STORE_KIND_TEMPLATE, NULL, 10,
+					    chg_change, &s, &n, &last),
+			 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(last, mark + 3);
+
+	/* the callback's error stops the walk, the resume point untouched */
+	s = (struct chg_seen){ .stop_at = 1 };
+	last = 7;
+	n = 7;
+	ck_assert_int_eq(store_changes_each(rd, mark, STORE_KIND_MAX, NULL, 10, chg_change, &s,
+					    &n, &last),
+			 -ECANCELED);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_uint_eq(last, 7);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_int_eq(store_changes_each(rd, mark, STORE_KIND_MAX, NULL, 10, NULL, NULL, NULL,
+					    NULL),
+			 -EINVAL);
+}
+END_TEST
+
 START_TEST(test_changes_retention)
 {
 	close_store();
@@ -2148,6 +2245,7 @@ static Suite *store_suite(void)
 	UNIT_TEST(tc, test_merge_patch_op);
 	UNIT_TEST(tc, test_status_ops);
 	UNIT_TEST(tc, test_changes_resume);
+	UNIT_TEST(tc, test_changes_each);
 	UNIT_TEST(tc, test_changes_retention);
 	UNIT_TEST(tc, test_changes_filtered_resume);
 	UNIT_TEST(tc, test_subscription);

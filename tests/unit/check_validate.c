@@ -600,6 +600,9 @@ START_TEST(test_all_errors)
 			      msg,
 		      "%s", msg);
 	ck_assert_msg(strstr(msg, " more errors)") != NULL, "%s", msg);
+	/* an index of two digits in the path */
+	ck_assert_msg(strstr(msg, "; spec.interfaces[12].dhcp.mac: \"zz\" is not") != NULL, "%s",
+		      msg);
 	json_decref(v);
 }
 END_TEST
