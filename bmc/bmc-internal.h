@@ -13,6 +13,7 @@
 
 #include "bmc/bmc.h"
 #include "bmc/provider.h"
+#include "common/timerheap.h"
 
 struct store;
 struct store_reader;
@@ -53,8 +54,8 @@ struct bmc_server;
 struct bmc_timer;
 typedef void (*bmc_timer_fn)(struct bmc_server *s, struct bmc_timer *t);
 struct bmc_timer {
-	uint64_t at; /* bmc_now_ms() deadline */
-	size_t idx;  /* place in the heap; 0 when not queued (heap is 1-based) */
+	struct timerheap_node node; /* .at: the bmc_now_ms() deadline; .idx 0:
+				     * not armed */
 	bmc_timer_fn fire;
 };
 
@@ -145,8 +146,7 @@ struct bmc_server {
 	struct bmc_engine eng[BMC_MAX_ENGINES];
 	size_t neng;
 	/* timers */
-	struct bmc_timer **heap; /* 1-based */
-	size_t nheap, capheap;
+	struct timerheap timers;
 	/* machines */
 	struct bmc_machine *mbucket[BMC_MACHINE_BUCKETS];
 	size_t nmachines;

@@ -158,7 +158,7 @@ void bmc_machine_poll_soon(struct bmc_server *s, struct bmc_machine *m)
 {
 	uint64_t at = bmc_now_ms() + BMC_FIRST_POLL_MS;
 	m->restore_after = 0; /* something changed: the desired state may act at once */
-	if (!m->timer.idx || m->timer.at > at)
+	if (!m->timer.node.idx || m->timer.node.at > at)
 		bmc_timer_set(s, &m->timer, at);
 }
 
@@ -446,7 +446,7 @@ static void on_poll(struct bmc_server *s, const struct bmc_reply *r, int engine,
 	} else {
 		set_status(s, m, "unknown", false, why);
 	}
-	if (!m->timer.idx)
+	if (!m->timer.node.idx)
 		bmc_timer_set(s, &m->timer, next_poll(s, m));
 }
 

@@ -166,86 +166,26 @@ void bmc_status_flush(struct bmc_server *s)
 	s->npend = 0;
 }
 
-/* ---- timers: a binary min-heap, 1-based, each timer knowing its place ---- */
-
-static void heap_swap(struct bmc_server *s, size_t a, size_t b)
-{
-	struct bmc_timer *t = s->heap[a];
-	s->heap[a] = s->heap[b];
-	s->heap[b] = t;
-	s->heap[a]->idx = a;
-	s->heap[b]->idx = b;
-}
-
-static void heap_up(struct bmc_server *s, size_t i)
-{
-	while (i > 1 && s->heap[i / 2]->at > s->heap[i]->at) {
-		heap_swap(s, i, i / 2);
-		i /= 2;
-	}
-}
-
-static void heap_down(struct bmc_server *s, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i, m = i;
-		if (l <= s->nheap && s->heap[l]->at < s->heap[m]->at)
-			m = l;
-		if (l + 1 <= s->nheap && s->heap[l + 1]->at < s->heap[m]->at)
-			m = l + 1;
-		if (m == i)
-			return;
-		heap_swap(s, i, m);
-		i = m;
-	}
-}
+/* ---- timers: one timerheap of the controllers' deadlines ---- */
 
 int bmc_timer_set(struct bmc_server *s, struct bmc_timer *t, uint64_t at)
 {
-	if (t->idx) {
-		t->at = at;
-		heap_up(s, t->idx);
-		heap_down(s, t->idx);
-		return 0;
-	}
-	if (s->nheap + 1 >= s->capheap) {
-		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		if (cap > BMC_MAX_HEAP + 2)
-			return -ENOMEM;
-		struct bmc_timer **h = realloc(s->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		s->heap = h;
-		s->capheap = cap;
-	}
-	t->at = at;
-	t->idx = ++s->nheap;
-	s->heap[t->idx] = t;
-	heap_up(s, t->idx);
-	return 0;
+	return timerheap_set(&s->timers, &t->node, at);
 }
 
 void bmc_timer_cancel(struct bmc_server *s, struct bmc_timer *t)
 {
-	size_t i = t->idx;
-	if (!i)
-		return;
-	if (i != s->nheap) {
-		heap_swap(s, i, s->nheap);
-		s->nheap--;
-		heap_up(s, i);
-		heap_down(s, i);
-	} else {
-		s->nheap--;
-	}
-	t->idx = 0;
+	timerheap_cancel(&s->timers, &t->node);
 }
 
 /* Fires the timers that are due, at most BMC_TIMERS_PER_TURN. */
 static void timers_run(struct bmc_server *s, uint64_t now)
 {
-	for (int n = 0; n < BMC_TIMERS_PER_TURN && s->nheap && s->heap[1]->at <= now; n++) {
-		struct bmc_timer *t = s->heap[1];
+	struct timerheap_node *top;
+	for (int n = 0; n < BMC_TIMERS_PER_TURN && (top = timerheap_top(&s->timers)) &&
+			top->at <= now;
+	     n++) {
+		struct bmc_timer *t = timerheap_owner(top, struct bmc_timer, node);
 		bmc_timer_cancel(s, t);
 		t->fire(s, t);
 	}
@@ -520,8 +460,9 @@ static int loop_timeout(struct bmc_server *s, uint64_t now)
 	long t = -1;
 	if (s->sync_more)
 		return 0;
-	if (s->nheap)
-		t = s->heap[1]->at <= now ? 0 : (long)(s->heap[1]->at - now);
+	const struct timerheap_node *top = timerheap_top(&s->timers);
+	if (top)
+		t = top->at <= now ? 0 : (long)(top->at - now);
 	for (size_t i = 0; i < s->neng; i++) {
 		if (!s->eng[i].e)
 			continue;
@@ -641,6 +582,7 @@ int bmc_server_new_with(struct store *store, const struct bmc_settings *settings
 	}
 	s->store = store;
 	s->set = *settings;
+	s->timers.max = BMC_MAX_HEAP;
 	bmc_settings_default(&s->set);
 	s->stop_fd = -1;
 	s->set.ca_file = NULL; /* ours, or none */
@@ -717,7 +659,7 @@ void bmc_server_free(struct bmc_server *s)
 		store_unsubscribe(s->store, s->sub);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
-	free(s->heap);
+	timerheap_free(&s->timers);
 	free((char *)s->set.ca_file);
 	free(s);
 }

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "common/timerheap.h"
 #include "workflow/engine.h"
 #include "workflow/workflow.h"
 
@@ -49,8 +50,8 @@ struct wf_entry {
 	struct wf_entry *qnext; /* the queue of Workflows to look at */
 	bool queued;
 	bool seen;                       /* mark and sweep of a relist */
-	size_t hidx;                     /* place in the timer heap; 0: no timer (1-based) */
-	int64_t wake_ms;                 /* CLOCK_REALTIME ms: look again then */
+	struct timerheap_node timer;     /* .at: CLOCK_REALTIME ms to look again;
+					  * .idx 0: no timer */
 	uint64_t written_rv;             /* resourceVersion of this thread's last status write */
 	/* The Workflow as the change that queued it decoded it (owned, NULL:
 	 * none), taken by the next look instead of reading it again. */
@@ -77,9 +78,8 @@ struct wf_server {
 	size_t n;
 	/* the queue */
 	struct wf_entry *qhead, *qtail;
-	/* timers: a min-heap of entries by wake_ms, 1-based */
-	struct wf_entry **heap;
-	size_t nheap, capheap;
+	/* the entries' timers */
+	struct timerheap timers;
 	/* metrics */
 	struct metric *m_trans[WF_STATE_MAX];
 	struct metric *m_render_fail, *m_step_err, *m_followed;

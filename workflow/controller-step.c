@@ -303,7 +303,7 @@ static void step_failed(struct wf_server *s, struct wf_entry *w, const char *why
 	log_warn("workflow", "workflow %s/%s: %s; trying again in %d s", w->ns, w->name, why,
 		 WF_CTL_ERROR_RETRY_MS / 1000);
 	int64_t now = (int64_t)(now_real_ns() / 1000000u);
-	if (!w->wake_ms || w->wake_ms > now + WF_CTL_ERROR_RETRY_MS)
+	if (!w->timer.idx || (int64_t)w->timer.at > now + WF_CTL_ERROR_RETRY_MS)
 		wf_ctl_timer(s, w, now + WF_CTL_ERROR_RETRY_MS);
 }
 

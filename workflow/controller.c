@@ -218,96 +218,29 @@ static struct wf_entry *queue_pop(struct wf_server *s)
 	return w;
 }
 
-/* ---- timers: a binary min-heap of entries by wake_ms, 1-based ---- */
-
-static void heap_swap(struct wf_server *s, size_t a, size_t b)
-{
-	struct wf_entry *t = s->heap[a];
-	s->heap[a] = s->heap[b];
-	s->heap[b] = t;
-	s->heap[a]->hidx = a;
-	s->heap[b]->hidx = b;
-}
-
-static void heap_up(struct wf_server *s, size_t i)
-{
-	while (i > 1 && s->heap[i / 2]->wake_ms > s->heap[i]->wake_ms) {
-		heap_swap(s, i, i / 2);
-		i /= 2;
-	}
-}
-
-static void heap_down(struct wf_server *s, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i, m = i;
-		if (l <= s->nheap && s->heap[l]->wake_ms < s->heap[m]->wake_ms)
-			m = l;
-		if (l + 1 <= s->nheap && s->heap[l + 1]->wake_ms < s->heap[m]->wake_ms)
-			m = l + 1;
-		if (m == i)
-			return;
-		heap_swap(s, i, m);
-		i = m;
-	}
-}
-
-static void heap_remove(struct wf_server *s, struct wf_entry *w)
-{
-	size_t i = w->hidx;
-	if (!i)
-		return;
-	if (i != s->nheap) {
-		heap_swap(s, i, s->nheap);
-		s->nheap--;
-		heap_up(s, i);
-		heap_down(s, i);
-	} else {
-		s->nheap--;
-	}
-	w->hidx = 0;
-}
+/* ---- timers ---- */
 
 void wf_ctl_timer(struct wf_server *s, struct wf_entry *w, int64_t at_ms)
 {
 	if (at_ms <= 0) {
-		heap_remove(s, w);
-		w->wake_ms = 0;
+		timerheap_cancel(&s->timers, &w->timer);
 		return;
 	}
-	w->wake_ms = at_ms;
-	if (w->hidx) {
-		heap_up(s, w->hidx);
-		heap_down(s, w->hidx);
-		return;
-	}
-	if (s->nheap + 1 >= s->capheap) {
-		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		struct wf_entry **h =
-			cap <= WF_CTL_MAX_WORKFLOWS + 2 ? realloc(s->heap, cap * sizeof(*h)) : NULL;
-		if (!h) {
-			/* the resync looks at it all the same */
-			log_warn("workflow", "workflow %s/%s: timer not set: out of memory", w->ns,
-				 w->name);
-			w->wake_ms = 0;
-			return;
-		}
-		s->heap = h;
-		s->capheap = cap;
-	}
-	w->hidx = ++s->nheap;
-	s->heap[w->hidx] = w;
-	heap_up(s, w->hidx);
+	if (timerheap_set(&s->timers, &w->timer, (uint64_t)at_ms) < 0)
+		/* the resync looks at it all the same */
+		log_warn("workflow", "workflow %s/%s: timer not set: out of memory", w->ns,
+			 w->name);
 }
 
 /* Queues the Workflows whose timer is due. */
 static void timers_run(struct wf_server *s, int64_t now)
 {
-	for (size_t n = 0; n <= WF_CTL_MAX_WORKFLOWS && s->nheap && s->heap[1]->wake_ms <= now;
+	struct timerheap_node *top;
+	for (size_t n = 0; n <= WF_CTL_MAX_WORKFLOWS && (top = timerheap_top(&s->timers)) &&
+			   (int64_t)top->at <= now;
 	     n++) {
-		struct wf_entry *w = s->heap[1];
-		heap_remove(s, w);
-		w->wake_ms = 0;
+		struct wf_entry *w = timerheap_owner(top, struct wf_entry, timer);
+		timerheap_cancel(&s->timers, top);
 		wf_ctl_queue(s, w);
 	}
 }
@@ -499,8 +432,9 @@ static int loop_timeout(struct wf_server *s)
 	int64_t t = WF_CTL_MAX_WAIT_MS;
 	if (s->sync_more || s->qhead)
 		return 0;
-	if (s->nheap) {
-		int64_t d = s->heap[1]->wake_ms - real_ms();
+	const struct timerheap_node *top = timerheap_top(&s->timers);
+	if (top) {
+		int64_t d = (int64_t)top->at - real_ms();
 		if (d < t)
 			t = d;
 	}
@@ -522,7 +456,7 @@ static void free_all(struct wf_server *s)
 		s->bucket[b] = NULL;
 	}
 	s->n = 0;
-	s->nheap = 0;
+	s->timers.n = 0;
 	s->qhead = s->qtail = NULL;
 }
 
@@ -665,6 +599,6 @@ void wf_server_free(struct wf_server *s)
 		close(s->ep_fd);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
-	free(s->heap);
+	timerheap_free(&s->timers);
 	free(s);
 }

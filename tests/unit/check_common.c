@@ -15,6 +15,7 @@
 #include "common/jsonarr.h"
 #include "common/mac.h"
 #include "common/ratelimit.h"
+#include "common/timerheap.h"
 #include "common/utf8.h"
 #include "tests/unit/unit.h"
 
@@ -733,6 +734,50 @@ START_TEST(test_jsonarr_embedded)
 }
 END_TEST
 
+/* timerheap: nodes come out in deadline order whatever the order they
+ * were armed, re-armed and cancelled in; a cancelled node never comes
+ * out; the cap refuses a new node but moves an armed one. */
+START_TEST(test_timerheap)
+{
+	enum { N = 600 };
+	static struct timerheap_node nodes[N];
+	struct timerheap h = { 0 };
+	memset(nodes, 0, sizeof(nodes));
+	uint64_t x = 12345;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		ck_assert_int_eq(timerheap_set(&h, &nodes[i], x >> 40), 0);
+	}
+	for (size_t i = 0; i < N; i += 3) /* re-armed */
+		ck_assert_int_eq(timerheap_set(&h, &nodes[i], nodes[i].at / 2), 0);
+	for (size_t i = 1; i < N; i += 5) /* cancelled, twice: the second does nothing */
+		timerheap_cancel(&h, &nodes[i]), timerheap_cancel(&h, &nodes[i]);
+	size_t left = 0;
+	for (size_t i = 0; i < N; i++)
+		left += nodes[i].idx != 0;
+	ck_assert_uint_eq(h.n, left);
+	uint64_t last = 0;
+	size_t out = 0;
+	for (struct timerheap_node *t; (t = timerheap_top(&h)); out++) {
+		ck_assert_uint_ge(t->at, last);
+		ck_assert_uint_ne((size_t)(t - nodes) % 5, 1);
+		last = t->at;
+		timerheap_cancel(&h, t);
+		ck_assert_uint_eq(t->idx, 0);
+	}
+	ck_assert_uint_eq(out, left);
+	h.max = 2;
+	ck_assert_int_eq(timerheap_set(&h, &nodes[0], 5), 0);
+	ck_assert_int_eq(timerheap_set(&h, &nodes[1], 7), 0);
+	ck_assert_int_eq(timerheap_set(&h, &nodes[2], 1), -ENOMEM);
+	ck_assert_uint_eq(nodes[2].idx, 0);
+	ck_assert_int_eq(timerheap_set(&h, &nodes[1], 3), 0);
+	ck_assert_ptr_eq(timerheap_top(&h), &nodes[1]);
+	timerheap_free(&h);
+	ck_assert_ptr_null(timerheap_top(&h));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("common");
@@ -760,6 +805,7 @@ int main(void)
 	UNIT_TEST(tc, test_ratelimit_log);
 	tcase_add_loop_test(tc, test_jsonarr, 0, (int)ARRAY_SIZE(jsonarr_cases));
 	UNIT_TEST(tc, test_jsonarr_embedded);
+	UNIT_TEST(tc, test_timerheap);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
