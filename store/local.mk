@@ -2,7 +2,7 @@ noinst_LIBRARIES += libstore.a
 libstore_a_SOURCES = \
 	store/store.h store/store-internal.h \
 	store/kinds.c store/schema.c store/writer.c store/reader.c store/selector.c \
-	store/object.c store/ops.c store/lease.c store/checkpoint.c store/walbuf.c \
+	store/object.c store/objcache.c store/ops.c store/lease.c store/checkpoint.c store/walbuf.c \
 	store/validate.c store/validate-values.c store/crd-tables.c store/validate-internal.h
 libstore_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 STORE_LIBS = libstore.a $(SQLITE_LIBS)

@@ -50,7 +50,7 @@ struct current {
 	sqlite3_int64 id;
 	uint64_t rv;
 	char source[8];
-	json_t *obj; /* owned */
+	json_t *obj; /* a reference to the tree shared with objcache.c: never changed */
 };
 
 void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
@@ -80,8 +80,9 @@ void store_op_fail(struct store_op *op, int error, const char *fmt, ...)
 	 (err))
 
 static const char *const wstmt_sql[W_IDX_DEL] = {
-	[W_GET] = "SELECT id, rv, source, json FROM objects "
+	[W_GET] = "SELECT id, rv, source FROM objects "
 		  "WHERE kind = ?1 AND namespace = ?2 AND name = ?3",
+	[W_GET_JSON] = "SELECT json FROM objects WHERE id = ?1",
 	[W_INSERT] = "INSERT INTO objects (kind, namespace, name, uid, rv, source, json) "
 		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_UPDATE] = "UPDATE objects SET rv = ?2, source = ?3, json = ?4 WHERE id = ?1",
@@ -150,6 +151,8 @@ static int db_error(struct store *s, struct store_op *op, const struct opctx *c)
 	return FAIL(op, c, -EIO, "database error: %s", sqlite3_errmsg(s->db));
 }
 
+/* The current row: its id, rv and source, and its object from the
+ * object cache when it holds this version, else decoded (and then held). */
 static int load_current(struct store *s, const struct opctx *c, struct current *cur)
 {
 	sqlite3_stmt *st = ws(s, W_GET);
@@ -164,10 +167,21 @@ static int load_current(struct store *s, const struct opctx *c, struct current *
 	cur->id = sqlite3_column_int64(st, 0);
 	cur->rv = (uint64_t)sqlite3_column_int64(st, 1);
 	snprintf(cur->source, sizeof(cur->source), "%s", (const char *)sqlite3_column_text(st, 2));
-	cur->obj = json_loadb((const char *)sqlite3_column_blob(st, 3),
-			      (size_t)sqlite3_column_bytes(st, 3), 0, NULL);
 	sqlite3_reset(st);
-	return cur->obj ? 0 : -EIO;
+	cur->obj = store_objcache_get(s, c->kind, c->ns, c->name, cur->id, cur->rv);
+	if (cur->obj)
+		return 0;
+	st = ws(s, W_GET_JSON);
+	sqlite3_bind_int64(st, 1, cur->id);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		return -EIO;
+	size_t len = (size_t)sqlite3_column_bytes(st, 0);
+	cur->obj = json_loadb((const char *)sqlite3_column_blob(st, 0), len, 0, NULL);
+	sqlite3_reset(st);
+	if (!cur->obj)
+		return -EIO;
+	store_objcache_put(s, c->kind, c->ns, c->name, cur->id, cur->rv, cur->obj, len);
+	return 0;
 }
 
 static bool is_identity_member(const char *k)
@@ -389,6 +403,8 @@ static int write_object(struct store *s, struct store_op *op, const struct opctx
 		goto out;
 	s->rv = rv;
 	s->changed |= 1u << c->kind;
+	/* from here next is shared (objcache.c): nobody changes it */
+	store_objcache_put(s, c->kind, c->ns, c->name, id, rv, next, strlen(text));
 	op->object = next;
 	next = NULL;
 	op->result = cur ? STORE_RESULT_CONFIGURED : STORE_RESULT_CREATED;
@@ -576,7 +592,8 @@ static int do_status(struct store *s, struct store_op *op, const struct opctx *c
 			json_object_del(next, "status");
 		}
 	} else if (status) {
-		json_object_set_new(next, "status", json_deep_copy(status));
+		json_object_set_new(next, "status",
+				    op->take_body ? json_incref(status) : json_deep_copy(status));
 	} else {
 		json_object_del(next, "status");
 	}
@@ -603,18 +620,32 @@ static int do_delete(struct store *s, struct store_op *op, const struct opctx *c
 				return db_error(s, op, c);
 		}
 	}
-	set_rv(cur->obj, rv);
-	text = json_dumps(cur->obj, JSON_COMPACT);
-	if (!text)
+	store_objcache_del(s, c->kind, c->ns, c->name);
+	/* the last state, at the delete's rv: a top level of its own over the
+	 * shared members of cur->obj, which is not changed */
+	json_t *gone = json_copy(cur->obj);
+	json_t *md = json_deep_copy(json_object_get(cur->obj, "metadata"));
+	if (!gone || !md || json_object_set_new(gone, "metadata", md) < 0) {
+		if (!gone)
+			json_decref(md);
+		json_decref(gone);
 		return FAIL(op, c, -ENOMEM, "out of memory");
+	}
+	set_rv(gone, rv);
+	text = json_dumps(gone, JSON_COMPACT);
+	if (!text) {
+		json_decref(gone);
+		return FAIL(op, c, -ENOMEM, "out of memory");
+	}
 	e = log_change(s, op, c, rv, "DELETED", text);
 	free(text);
-	if (e < 0)
+	if (e < 0) {
+		json_decref(gone);
 		return e;
+	}
 	s->rv = rv;
 	s->changed |= 1u << c->kind;
-	op->object = cur->obj;
-	cur->obj = NULL;
+	op->object = gone;
 	op->result = STORE_RESULT_DELETED;
 	return 0;
 }

@@ -68,6 +68,7 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 };
 
 struct store_reader {
+	struct store *s;
 	sqlite3 *db;
 	sqlite3_stmt *st[R_STMT_MAX];
 	sqlite3_stmt *extra[STORE_READER_EXTRA_STMTS]; /* store_reader_stmt() */
@@ -78,6 +79,7 @@ struct store_reader *store_reader_new(struct store *s)
 	struct store_reader *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->s = s;
 	if (sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
 		    SQLITE_OK ||
 	    store_db_tune(r->db) < 0) {
@@ -546,6 +548,14 @@ int store_change_text(const struct store_change *c, const char **ret_json, size_
 	*ret_json = (const char *)sqlite3_column_blob(st, 0);
 	*ret_len = (size_t)sqlite3_column_bytes(st, 0);
 	return 0;
+}
+
+json_t *store_change_object(const struct store_change *c)
+{
+	struct store_reader *r = c->reader_;
+	if (!r || !r->s || c->kind >= STORE_KIND_MAX || strcmp(c->type, "DELETED") == 0)
+		return NULL;
+	return store_objcache_get(r->s, c->kind, c->namespace_, c->name, -1, c->rv);
 }
 
 int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k, const char *ns,

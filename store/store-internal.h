@@ -101,6 +101,7 @@ struct store_subscription {
 
 enum store_wstmt {
 	W_GET,
+	W_GET_JSON,
 	W_INSERT,
 	W_UPDATE,
 	W_DELETE,
@@ -179,6 +180,8 @@ struct store {
 
 	struct metric *m_write_seconds, *m_transactions, *m_writes_ok, *m_writes_error;
 	struct metric *m_events_dropped;
+
+	struct store_objcache *oc; /* objcache.c: its own lock */
 };
 
 /* For tests only: runs sql on the writer's connection, from the writer
@@ -196,6 +199,29 @@ int store_submit_wait(struct store *s, struct store_req *rq);
 int store_submit_async(struct store *s, struct store_req *rq);
 /* For tests: how many transactions (batches) the writer has run. */
 uint64_t store_test_transactions(struct store *s);
+
+/* ---- objcache.c: the trees the writer last wrote or read ---- */
+
+#define STORE_DEFAULT_OBJECT_CACHE_KIB 16384u /* of JSON text */
+
+struct store_objcache;
+int store_objcache_new(struct store *s, size_t max_text_bytes);
+void store_objcache_free(struct store *s);
+/* Drops every tree held. */
+void store_objcache_clear(struct store *s);
+/* A new reference to the tree held for k/ns/name when it is at rv (and
+ * row id, unless id < 0), else NULL. The tree is shared: read it only. */
+json_t *store_objcache_get(struct store *s, enum store_kind k, const char *ns, const char *name,
+			   sqlite3_int64 id, uint64_t rv);
+/* The writer: k/ns/name is now obj (a reference is taken; from now on
+ * nobody changes obj) at row id and rv, text_len bytes of JSON; obj NULL
+ * (or a put that fails) removes what was held. */
+void store_objcache_put(struct store *s, enum store_kind k, const char *ns, const char *name,
+			sqlite3_int64 id, uint64_t rv, json_t *obj, size_t text_len);
+void store_objcache_del(struct store *s, enum store_kind k, const char *ns, const char *name);
+/* For tests and metrics: trees held, their text, hits and misses. */
+void store_objcache_stats(struct store *s, size_t *ret_n, size_t *ret_text, uint64_t *ret_hits,
+			  uint64_t *ret_misses);
 
 /* ---- checkpoint.c ---- */
 

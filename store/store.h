@@ -79,6 +79,8 @@ struct store_options {
 				     * starve it (see store/checkpoint.c) */
 	uint32_t checkpoint_pages;  /* WAL growth in pages that wakes the checkpointer
 				     * (default 4000; tests use less) */
+	uint32_t object_cache_kib;  /* decoded objects kept, in KiB of their JSON text
+				     * (default 16384; see store/objcache.c) */
 };
 
 #define STORE_DEFAULT_COMMIT_DELAY 500u /* microseconds */
@@ -141,6 +143,10 @@ struct store_op {
 				       * counts too */
 	const char *source;     /* "local" (default) or "kube"; a "kube" object
 				 * refuses edits whose source is "local" (-EPERM) */
+	bool take_body;         /* STATUS: the stored object may keep body's .status
+				 * rather than a copy of it; the caller promises not
+				 * to change body from when it queues the op (it may
+				 * still read and release it) */
 	bool no_object;         /* leave object NULL: the writer drops it as soon
 				 * as the op has run, so a large atomic write does
 				 * not hold a copy of every object until it returns */
@@ -148,7 +154,9 @@ struct store_op {
 	int error;               /* 0 or negative errno */
 	enum store_result result;
 	json_t *object;          /* new reference: the object as stored (the last
-				  * state, for DELETE); caller json_decref()s */
+				  * state, for DELETE); caller json_decref()s. It
+				  * is shared with the store (store_change_object()):
+				  * read it, copy what you change, never change it */
 	uint64_t rv;             /* that object's resourceVersion, also with no_object */
 	char *message;           /* NULL, or on error a heap string of less than
 				  * STORE_OP_MESSAGE_MAX bytes: what and why, naming
@@ -313,6 +321,12 @@ int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k
  * bytes, not NUL-terminated; its metadata.resourceVersion is c->rv),
  * valid until fn returns or asks again. 0 or -EIO. */
 int store_change_text(const struct store_change *c, const char **ret_json, size_t *ret_len);
+/* Inside fn only: change c's object as the writer built it, when the
+ * store still holds that tree (a new reference), else NULL: decode
+ * store_change_text() then. The tree is shared with the store and other
+ * threads: read it, copy what you change, never change it. Never for a
+ * DELETED change. */
+json_t *store_change_object(const struct store_change *c);
 
 /* Events, oldest first, with id > after_id, filtered by kind/ns/name when
  * given (k = STORE_KIND_MAX, NULLs: all). Each is {"id", "time" (RFC 3339),

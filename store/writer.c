@@ -291,6 +291,9 @@ static void abort_batch(struct store *s, struct store_req *batch, size_t n, uint
 	s->rv = rv0;
 	s->changes_trimmed = trimmed0;
 	s->changed = 0;
+	/* the trees of the writes rolled back would never match (objcache.c);
+	 * a batch lost is rare enough to start afresh */
+	store_objcache_clear(s);
 	/* Backstop: the database is the truth. */
 	uint64_t rv, trimmed;
 	if (txn_lost(s) && read_counters(s->db, &rv, &trimmed) == 0) {
@@ -849,6 +852,14 @@ int store_open(const char *path, const struct store_options *opts, struct store 
 	pthread_cond_init(&s->queue_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&s->done_cond, NULL);
+	e = store_objcache_new(s, (size_t)(opts && opts->object_cache_kib ?
+						   opts->object_cache_kib :
+						   STORE_DEFAULT_OBJECT_CACHE_KIB) *
+					      1024u);
+	if (e < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	e = open_db(s, err, errlen);
 	if (e < 0)
 		goto out;
@@ -892,6 +903,7 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->lstmt[i]);
 	if (s->db)
 		sqlite3_close(s->db);
+	store_objcache_free(s);
 	while (s->subs) {
 		struct store_subscription *sub = s->subs;
 		s->subs = sub->next;
