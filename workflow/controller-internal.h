@@ -104,4 +104,9 @@ void wf_ctl_refs(struct wf_entry *w, const json_t *wf);
 int wf_ctl_look(struct wf_server *s, struct wf_entry *w);
 
 /* A string at a dotted path of obj ("metadata.name"), or NULL. */
+/* A Workflow of its own to change: obj's top level and .metadata copied,
+ * the rest shared with obj. Its .status is replaced, never changed in
+ * place: wf_engine_step() hands back a new one, and note_job() copies it
+ * first. NULL without memory. */
+json_t *wf_ctl_own_copy(const json_t *obj);
 const char *wf_ctl_jstr(const json_t *obj, const char *path);

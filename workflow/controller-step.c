@@ -258,21 +258,28 @@ static int make_job(struct wf_server *s, const json_t *wf, const char *ns, const
  * Job it is. True when it changed the status. */
 static bool note_job(json_t *wf, const char *name, const char *uid)
 {
-	json_t *jobs = json_object_get(
-		json_object_get(json_object_get(wf, "status"), "bootOptions"), "jobs");
-	json_t *e = json_object_get(jobs, name);
-	bool changed = false;
+	const json_t *e = json_object_get(
+		json_object_get(json_object_get(json_object_get(wf, "status"), "bootOptions"),
+				"jobs"),
+		name);
 	if (!json_is_object(e))
 		return false;
-	if (uid && !str_same(wf_ctl_jstr(e, "uid"), uid)) {
-		json_object_set_new(e, "uid", json_string(uid));
-		changed = true;
-	}
-	if (!json_is_true(json_object_get(e, "existingJobDeleted"))) {
-		json_object_set_new(e, "existingJobDeleted", json_true());
-		changed = true;
-	}
-	return changed;
+	bool set_uid = uid && !str_same(wf_ctl_jstr(e, "uid"), uid);
+	bool set_deleted = !json_is_true(json_object_get(e, "existingJobDeleted"));
+	if (!set_uid && !set_deleted)
+		return false;
+	/* the status may be shared with the store (wf_ctl_own_copy()): it
+	 * changes in a copy of its own */
+	json_t *status = json_deep_copy(json_object_get(wf, "status"));
+	if (!status || json_object_set_new(wf, "status", status) < 0)
+		return false;
+	json_t *je = json_object_get(
+		json_object_get(json_object_get(status, "bootOptions"), "jobs"), name);
+	if (set_uid)
+		json_object_set_new(je, "uid", json_string(uid));
+	if (set_deleted)
+		json_object_set_new(je, "existingJobDeleted", json_true());
+	return true;
 }
 
 /* Writes wf's status with its resourceVersion as precondition; the new
@@ -287,6 +294,7 @@ static int write_status(struct wf_server *s, struct wf_entry *w, json_t *wf, uin
 			       .name = w->name,
 			       .body = wf,
 			       .resource_version = wf_ctl_jstr(wf, "metadata.resourceVersion"),
+			       .take_body = true, /* wf is only read from here on */
 			       .no_object = true };
 	int e = store_write1(s->store, &op);
 	if (e == 0)
@@ -375,8 +383,14 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l, bo
 	/* the object the change that queued w decoded, once: an attempt
 	 * after a conflict reads the store */
 	if (w->changed_obj) {
-		l->wf = w->changed_obj;
+		/* it may be shared with the store (store_change_object()): the
+		 * engine changes .status, and this thread metadata, in a top
+		 * level of their own */
+		l->wf = wf_ctl_own_copy(w->changed_obj);
+		json_decref(w->changed_obj);
 		w->changed_obj = NULL;
+		if (!l->wf)
+			e = -ENOMEM;
 	} else {
 		e = store_get(s->reader, STORE_KIND_WORKFLOW, w->ns, w->name, &l->wf);
 	}

@@ -63,6 +63,17 @@ const char *wf_ctl_jstr(const json_t *obj, const char *path)
 	return NULL;
 }
 
+json_t *wf_ctl_own_copy(const json_t *obj)
+{
+	json_t *c = json_copy((json_t *)obj);
+	json_t *md = json_object_get(obj, "metadata");
+	if (c && md && json_object_set_new(c, "metadata", json_deep_copy(md)) < 0) {
+		json_decref(c);
+		c = NULL;
+	}
+	return c;
+}
+
 static uint64_t mono_ms(void)
 {
 	return now_mono_ns() / 1000000u;
@@ -371,10 +382,15 @@ static int change_one(const struct store_change *c, void *ud)
 	}
 	if (w && c->rv && c->rv == w->written_rv)
 		return 0;
-	const char *text;
-	size_t len;
-	json_t *obj =
-		store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	/* the writer's own tree when the store still holds it (shared: the
+	 * look copies what it changes), else the change decoded */
+	json_t *obj = store_change_object(c);
+	if (!obj) {
+		const char *text;
+		size_t len;
+		obj = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) :
+								NULL;
+	}
 	if (!obj)
 		return 0;
 	workflow_changed(s, false, obj);

@@ -97,6 +97,9 @@ int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t 
 	       size_t msglen);
 /* Sets status.currentState to action of task. 0 or -ENOMEM. */
 int wfe_set_current(json_t *status, const json_t *task, const json_t *action);
+/* 1 when status.currentState already names action of task as
+ * wfe_set_current() would write it, 0 when not, -ENOMEM. */
+int wfe_is_current(const json_t *status, const json_t *task, const json_t *action);
 
 /* ---- engine-build.c ---- */
 

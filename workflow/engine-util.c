@@ -430,11 +430,12 @@ void wfe_event(struct wf_effects *fx, const char *type, const char *reason, cons
 	va_end(ap);
 }
 
-int wfe_set_current(json_t *status, const json_t *task, const json_t *action)
+/* The currentState that names action of task; NULL without memory. */
+static json_t *current_of(const json_t *task, const json_t *action)
 {
 	json_t *cs = json_object();
 	if (!cs)
-		return -ENOMEM;
+		return NULL;
 	int err = wfe_set_str(cs, "agentID", wfe_str(task, "agentID"), 0) |
 		  wfe_set_str(cs, "taskID", wfe_str(task, "id"), 0) |
 		  wfe_set_str(cs, "actionID", wfe_str(action, "id"), 0) |
@@ -443,8 +444,29 @@ int wfe_set_current(json_t *status, const json_t *task, const json_t *action)
 		  wfe_set_str(cs, "taskName", wfe_str(task, "name"), 0);
 	if (err) {
 		json_decref(cs);
-		return -ENOMEM;
+		return NULL;
 	}
+	return cs;
+}
+
+int wfe_is_current(const json_t *status, const json_t *task, const json_t *action)
+{
+	const json_t *old = json_object_get(status, "currentState");
+	if (!old)
+		return 0;
+	json_t *cs = current_of(task, action);
+	if (!cs)
+		return -ENOMEM;
+	int same = json_equal(old, cs);
+	json_decref(cs);
+	return same;
+}
+
+int wfe_set_current(json_t *status, const json_t *task, const json_t *action)
+{
+	json_t *cs = current_of(task, action);
+	if (!cs)
+		return -ENOMEM;
 	const json_t *old = json_object_get(status, "currentState");
 	if (old && json_equal(old, cs)) {
 		json_decref(cs);
@@ -521,5 +543,15 @@ int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t 
 		}
 	}
 	err |= wfe_set_current(status, task, a);
+	/* A success with more to do: currentState names the next action,
+	 * PENDING, the one GetAction hands out next; so that GetAction has
+	 * nothing to write, and an action costs two status writes, not three. */
+	size_t nti, nai;
+	if (!err && rst == WF_STATE_SUCCESS &&
+	    wfe_state(status, NULL) == WF_STATE_RUNNING && wfe_current(status, &nti, &nai) == 0) {
+		json_t *nt = json_array_get(tasks, nti);
+		err |= wfe_set_current(status, nt,
+				       json_array_get(json_object_get(nt, "actions"), nai));
+	}
 	return err ? -ENOMEM : 0;
 }

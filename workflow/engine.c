@@ -268,22 +268,43 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 		return say(msg, msglen, GRPC_FAILED_PRECONDITION, "action \"%s\" is %s",
 			   wfe_str(action, "name"), wfe_str(action, "state"));
 	}
-	/* currentState (and a re-served action's deadline) change in place:
-	 * the action and task objects stay. */
-	json_t *before = json_deep_copy(status);
-	if (!before || wfe_set_current(status, task, action) < 0)
+	/* currentState (and a re-served action's deadline) change in a copy
+	 * of the status, which becomes wf's status when it differs: wf's own
+	 * status is never changed in place (the caller may share it), and
+	 * the common case, the action currentState already names, copies
+	 * nothing. */
+	int same = wfe_is_current(status, task, action);
+	if (same < 0)
 		goto nomem;
-	if (ast == WF_STATE_RUNNING) {
-		/* Handed out again: the agent restarted and runs it from the
-		 * start, with the whole timeout handed out now. */
-		int64_t t = wfe_handout_timeout(status, action, clk);
-		if (wfe_time_set(action, "deadline", clk->now_ms + (t + wfe_grace_s(clk)) * 1000,
-				 true) < 0)
+	if (!same || ast == WF_STATE_RUNNING) {
+		json_t *copy = json_deep_copy(status);
+		json_t *ctask = json_array_get(json_object_get(copy, "tasks"), ti);
+		json_t *caction = json_array_get(json_object_get(ctask, "actions"), ai);
+		if (!caction || wfe_set_current(copy, ctask, caction) < 0) {
+			json_decref(copy);
 			goto nomem;
+		}
+		if (ast == WF_STATE_RUNNING) {
+			/* Handed out again: the agent restarted and runs it from
+			 * the start, with the whole timeout handed out now. */
+			int64_t t = wfe_handout_timeout(copy, caction, clk);
+			if (wfe_time_set(caction, "deadline",
+					 clk->now_ms + (t + wfe_grace_s(clk)) * 1000, true) < 0) {
+				json_decref(copy);
+				goto nomem;
+			}
+		}
+		if (json_equal(copy, status)) {
+			json_decref(copy);
+		} else {
+			if (json_object_set_new(wf, "status", copy) < 0)
+				goto nomem;
+			status = copy;
+			task = ctask;
+			action = caction;
+			*changed = true;
+		}
 	}
-	*changed = !json_equal(before, status);
-	json_decref(before);
-	before = NULL;
 	int r = fill_handout(wf, status, task, action, clk, out);
 	if (r == -EINVAL) {
 		wf_handout_clear(out);
@@ -295,7 +316,6 @@ int wf_engine_get_action(json_t *wf, const char *agent_id, const struct wf_clock
 	return say(msg, msglen, GRPC_OK, "action \"%s\" of task \"%s\"", out->name,
 		   wfe_str(task, "name"));
 nomem:
-	json_decref(before);
 	wf_handout_clear(out);
 	*changed = false;
 	return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");

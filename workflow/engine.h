@@ -204,7 +204,9 @@ void wf_handout_clear(struct wf_handout *h);
  * SUCCESS; in it the first PENDING action, or the one currentState says
  * was handed out and is PENDING/RUNNING (handed out again after a
  * restart). The task's agentID must be agent_id. Writes
- * status.currentState (changed says whether anything changed). Returns
+ * status.currentState (changed says whether anything changed) into a
+ * new status that replaces wf's: the old one is never changed in place,
+ * so wf may share it (a json_copy() of a cached Workflow). Returns
  * a gRPC code: 0 and *out filled; 5 NOT_FOUND (nothing for this agent:
  * no task of its, all done); 9 FAILED_PRECONDITION (not yet: PREPARING,
  * a retry's backoff, the previous action not reported). msg gets why. */

@@ -391,9 +391,14 @@ static int change_fn(const struct store_change *c, void *ud)
 	}
 	if (w && w->rv >= c->rv)
 		return 0;
-	const char *text;
-	size_t len;
-	json_t *o = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	/* the writer's tree when the store still holds it: shared, and
+	 * never changed here (every call works on a copy of the status) */
+	json_t *o = store_change_object(c);
+	if (!o) {
+		const char *text;
+		size_t len;
+		o = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+	}
 	if (o)
 		upsert(a, o, obj_rv(o));
 	return 0;
@@ -531,7 +536,7 @@ static void write_status(struct pcall *pc, const struct wf_entry *w)
 	store_op_clear(&pc->op);
 	pc->op = (struct store_op){ .type = STORE_OP_STATUS, .kind = STORE_KIND_WORKFLOW,
 				    .namespace_ = w->ns, .name = w->name, .body = pc->copy,
-				    .resource_version = pc->rv };
+				    .resource_version = pc->rv, .take_body = true };
 	int e = store_write_async(pc->a->store, &pc->op, 1, true, pc->a->cq, (uint64_t)(uintptr_t)pc);
 	if (e < 0) {
 		finish(pc, GRPC_UNAVAILABLE, e == -EAGAIN ? "too many writes in flight" :
@@ -544,19 +549,6 @@ static void write_status(struct pcall *pc, const struct wf_entry *w)
 
 static void park(struct pcall *pc, int code, const char *msg);
 
-/* A copy of the cached Workflow obj for the engine, which changes only its
- * .status (in place, for GetAction): the status is copied, the rest
- * (metadata, spec) shared with obj. NULL when memory runs out. */
-static json_t *copy_status(const json_t *obj)
-{
-	json_t *c = json_copy((json_t *)obj);
-	json_t *st = json_object_get(obj, "status");
-	if (c && st && json_object_set_new(c, "status", json_deep_copy(st)) < 0) {
-		json_decref(c);
-		return NULL;
-	}
-	return c;
-}
 
 /* GetAction: one run over the cache. */
 static void run_get_action(struct pcall *pc)
@@ -585,7 +577,9 @@ static void run_get_action(struct pcall *pc)
 		if (pc->have_h)
 			wf_handout_clear(&pc->h);
 		pc->have_h = false;
-		if (!(pc->copy = copy_status(w->obj))) {
+		/* the engine replaces .status, never changes it in place:
+		 * a new top level is copy enough */
+		if (!(pc->copy = json_copy(w->obj))) {
 			finish(pc, GRPC_INTERNAL, "out of memory", NULL, 0);
 			return;
 		}
