@@ -191,15 +191,15 @@ n = d["completed_actions"]
 print(d["actions_per_s"], g["p50_ms"], g["p99_ms"], g["max_ms"], "%.2f" % cpu,
       "%.0f" % (100 * cpu / wall if wall > 0 else 0), "%.0f" % (cpu * 1e6 / n if n else 0), hwm,
       "%.2f" % (d["cpu_user_s"] + d["cpu_sys_s"]), "%.0f" % d["busiest_thread_pct"],
-      done, errs)
+      done, errs, d["report"]["p50_ms"], d["report"]["p99_ms"])
 EOF
 	); then
 		fail "$server" "$mode" "the agents printed no result: $(head -c 300 "$tmp/agents.err")"
 		return 1
 	fi
-	printf '%s %s %s\n' "$server" "$mode" "$line" >>"$results"
 	set -- $line
-	say "   $mode: $1 actions/s, GetAction p50 $2 ms p99 $3 ms max $4 ms; server CPU $5 s ($6% of a core, $7 us an action), VmHWM $(($8 / 1024)) MiB; client CPU $9 s (busiest thread ${10}%); done ${11}; not OK: ${12}"
+	printf '%s %s %s\n' "$server" "$mode" "${*:1:12}" >>"$results"
+	say "   $mode: $1 actions/s, GetAction p50 $2 ms p99 $3 ms max $4 ms, ReportActionStatus p50 ${13} ms p99 ${14} ms; server CPU $5 s ($6% of a core, $7 us an action), VmHWM $(($8 / 1024)) MiB; client CPU $9 s (busiest thread ${10}%); done ${11}; not OK: ${12}"
 	grep -q '"timed_out":true' "$tmp/agents.json" &&
 		say "   (the agents ran into their deadline of $WAIT s: BENCH_WF_TIMEOUT)"
 	return 0
