@@ -97,6 +97,13 @@ int wfe_finish(json_t *status, size_t ti, size_t ai, enum wf_state rst, int64_t 
 	       size_t msglen);
 /* Sets status.currentState to action of task. 0 or -ENOMEM. */
 int wfe_set_current(json_t *status, const json_t *task, const json_t *action);
+/* A copy of status to change the action ai of task ti in: the top
+ * level, the tasks array, that task, its actions array and conditions
+ * copied, that action deep-copied, the rest shared with status. What a
+ * report changes (the action, currentState, state, agentID,
+ * globalExecutionStop, a condition) is then the copy's own; anything
+ * else must be replaced, not changed in place. NULL without memory. */
+json_t *wfe_status_cow(const json_t *status, size_t ti, size_t ai);
 /* 1 when status.currentState already names action of task as
  * wfe_set_current() would write it, 0 when not, -ENOMEM. */
 int wfe_is_current(const json_t *status, const json_t *task, const json_t *action);

@@ -316,6 +316,23 @@ static int timeouts(struct step *s)
 	return 0;
 }
 
+/* Whether timeouts() would change the status: the global timeout or the
+ * current action's deadline has passed. When not, it only reads. */
+static bool timeouts_due(const json_t *status, int64_t now)
+{
+	int64_t stop = wfe_time_get(status, "globalExecutionStop");
+	size_t ti, ai;
+	if (stop && now >= stop)
+		return true;
+	if (wfe_current(status, &ti, &ai) < 0)
+		return false;
+	const json_t *a = json_array_get(
+		json_object_get(json_array_get(json_object_get(status, "tasks"), ti), "actions"),
+		ai);
+	int64_t deadline = wfe_time_get(a, "deadline");
+	return strcmp(wfe_str(a, "state"), "RUNNING") == 0 && deadline && now >= deadline;
+}
+
 /* POST, and FAILED or TIMEOUT once: allowPXE off, the ISO ejected,
  * customboot's post actions. POST -> SUCCESS when done. */
 static int cleanup(struct step *s, enum wf_state st)
@@ -422,11 +439,23 @@ int wf_engine_step(json_t *wf, const struct wf_inputs *in, const struct wf_clock
 		.bo = wfe_obj(wfe_obj(wf, "spec"), "bootOptions"),
 	};
 	json_t *orig = wfe_obj(wf, "status");
+	bool disabled = wfe_bool(wfe_obj(wf, "spec"), "disabled");
+	bool legacy0;
+	enum wf_state st0 = orig ? wfe_state(orig, &legacy0) : WF_STATE_NONE;
+	if (orig && !disabled && !legacy0 &&
+	    (st0 == WF_STATE_PENDING || st0 == WF_STATE_RUNNING) &&
+	    !timeouts_due(orig, clk->now_ms)) {
+		/* The common look (a report just written): nothing is due, so
+		 * timeouts() only reads, and the status is not copied. */
+		s.status = orig;
+		int r = timeouts(&s);
+		fx->wake_ms = wake_at(orig, clk->now_ms);
+		return r;
+	}
 	s.status = orig ? json_deep_copy(orig) : json_object();
 	if (!s.status)
 		return -ENOMEM;
 	int r = 0;
-	bool disabled = wfe_bool(wfe_obj(wf, "spec"), "disabled");
 	for (int i = 0; i < WFE_MAX_HOPS && r == 0; i++) {
 		bool legacy, legacy2;
 		enum wf_state st = wfe_state(s.status, &legacy);

@@ -299,6 +299,32 @@ int wfe_ulid(const struct wf_clock *clk, char out[WFE_ULID_LEN + 1])
 	return 0;
 }
 
+json_t *wfe_status_cow(const json_t *status, size_t ti, size_t ai)
+{
+	json_t *c = json_copy((json_t *)status);
+	json_t *tasks = json_copy(json_object_get(status, "tasks"));
+	json_t *task = json_copy(json_array_get(tasks, ti));
+	json_t *actions = json_copy(json_object_get(task, "actions"));
+	json_t *action = json_deep_copy(json_array_get(actions, ai));
+	json_t *conds = json_object_get(status, "conditions");
+	bool ok = c && tasks && task && actions && action &&
+		  (!json_is_array(conds) ||
+		   json_object_set_new(c, "conditions", json_copy(conds)) == 0) &&
+		  json_array_set(actions, ai, action) == 0 &&
+		  json_object_set(task, "actions", actions) == 0 &&
+		  json_array_set(tasks, ti, task) == 0 && json_object_set(c, "tasks", tasks) == 0;
+	/* the containers hold what they need */
+	json_decref(action);
+	json_decref(actions);
+	json_decref(task);
+	json_decref(tasks);
+	if (!ok) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 /* ---- conditions, state ---- */
 
 int wfe_condition(json_t *status, const char *type, const char *cstatus, const char *reason,

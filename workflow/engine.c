@@ -536,7 +536,9 @@ int wf_engine_report(json_t *wf, const struct wf_report *r, const struct wf_cloc
 			   "task \"%s\" is not assigned to agent %s", wfe_str(t.task, "name"),
 			   r->agent_id);
 
-	json_t *copy = json_deep_copy(status);
+	/* the report changes its action and the status's own members: the
+	 * rest of the copy is shared with wf's status, which stays as it is */
+	json_t *copy = wfe_status_cow(status, t.ti, t.ai);
 	if (!copy || find_action(copy, r->task_id, r->action_id, &t) < 0) {
 		json_decref(copy);
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
