@@ -347,7 +347,11 @@ static int write_object(struct store *s, struct store_op *op, const struct opctx
 	msg[0] = '\0';
 	if (status_only) {
 		json_t *status = json_object_get(next, "status");
-		e = status ? store_validate_status(c->kind, status, msg, sizeof(msg)) : 0;
+		e = status ? store_validate_status_since(
+				     c->kind, status,
+				     cur ? json_object_get(cur->obj, "status") : NULL, msg,
+				     sizeof(msg)) :
+			     0;
 	} else {
 		e = store_validate(c->kind, next, msg, sizeof(msg));
 	}

@@ -367,6 +367,12 @@ void store_selector_free(struct store_selector *sel);
 int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errlen);
 /* Only .status of obj (for the status subresource). */
 int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen);
+/* The same, where old is the status as stored (NULL: none): a member of
+ * status that is the very tree at the same place in old (shared, as a
+ * status write shares what it did not change) was checked when it was
+ * written, and is not walked again. */
+int store_validate_status_since(enum store_kind k, const json_t *status, const json_t *old,
+				char *err, size_t errlen);
 /* Fills in the CRD defaults of kind k in obj as the API server does before
  * it validates (e.g. a Machine's spec.connection.port 623, an interface's
  * disableDhcp false), where the parent object is present and the field is

@@ -195,7 +195,7 @@ static const char *vtype_name(const json_t *v)
 
 /* ---- the walker ---- */
 
-static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v);
+static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v, const json_t *old);
 
 static int venum(struct vctx *c, const struct vfield *f, const json_t *v)
 {
@@ -216,7 +216,7 @@ static int venum(struct vctx *c, const struct vfield *f, const json_t *v)
 
 /* Checks every member of obj, then the required ones: each error is
  * recorded and the walk goes on, so that one answer lists them all. */
-static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj)
+static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj, const json_t *old)
 {
 	const char *key;
 	const json_t *val;
@@ -233,7 +233,7 @@ static int vobject(struct vctx *c, const struct vfield *f, const json_t *obj)
 		if (!k || !k->name) {
 			if (!(f->flags & F_OPEN))
 				r = store_vfail(c, "unknown field");
-		} else if (vcheck(c, k, val) < 0) {
+		} else if (vcheck(c, k, val, json_object_get(old, key)) < 0) {
 			r = -EINVAL;
 		}
 		vpop(c, m);
@@ -267,12 +267,15 @@ static bool vtype_ok(const struct vfield *f, const json_t *v)
 }
 
 /* Checks v against f: at most one error for v itself (type, emptiness,
- * enum or check), and all the errors beneath it. */
-static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
+ * enum or check), and all the errors beneath it. old is v's counterpart
+ * in the object as stored (NULL: none): the very same tree (a member a
+ * status write shares with the stored object) was checked when it was
+ * written, and is not walked again. */
+static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v, const json_t *old)
 {
 	int r = 0;
-	if (json_is_null(v))
-		return 0; /* pruned, as the API server does */
+	if (json_is_null(v) || v == old)
+		return 0; /* pruned, as the API server does; or checked already */
 	if (!vtype_ok(f, v)) {
 		static const char *const want[] = {
 			[V_STRING] = "a string",
@@ -295,7 +298,7 @@ static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
 			return store_vfail(c, "must have at least one item");
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			size_t m = vpush_index(c, i);
-			if (vcheck(c, f->items, json_array_get(v, i)) < 0)
+			if (vcheck(c, f->items, json_array_get(v, i), json_array_get(old, i)) < 0)
 				r = -EINVAL;
 			vpop(c, m);
 		}
@@ -306,12 +309,12 @@ static int vcheck(struct vctx *c, const struct vfield *f, const json_t *v)
 		{
 			size_t m = vpush(c, key);
 			if ((f->key_check && f->key_check(c, key) < 0) ||
-			    vcheck(c, f->items, val) < 0)
+			    vcheck(c, f->items, val, json_object_get(old, key)) < 0)
 				r = -EINVAL;
 			vpop(c, m);
 		}
 	} else if (f->type == V_OBJECT) {
-		r = vobject(c, f, v);
+		r = vobject(c, f, v, old);
 	}
 	if (f->check && f->check(c, v) < 0)
 		r = -EINVAL;
@@ -469,10 +472,16 @@ int store_validate(enum store_kind k, const json_t *obj, char *err, size_t errle
 	vpop(&c, m);
 
 	const struct vfield top = { .type = V_OBJECT, .fields = store_crd_top[k] };
-	return vfinish(&c, vcheck(&c, &top, obj));
+	return vfinish(&c, vcheck(&c, &top, obj, NULL));
 }
 
 int store_validate_status(enum store_kind k, const json_t *status, char *err, size_t errlen)
+{
+	return store_validate_status_since(k, status, NULL, err, errlen);
+}
+
+int store_validate_status_since(enum store_kind k, const json_t *status, const json_t *old,
+				char *err, size_t errlen)
 {
 	struct vctx c = { .err = err, .errlen = errlen };
 	if ((unsigned)k >= STORE_KIND_MAX) {
@@ -487,7 +496,7 @@ int store_validate_status(enum store_kind k, const json_t *status, char *err, si
 		if (strcmp(f->name, "status") == 0) {
 			if (!status)
 				return store_vfail(&c, "required");
-			return vfinish(&c, vcheck(&c, f, status));
+			return vfinish(&c, vcheck(&c, f, status, old));
 		}
 	return store_vfail(&c, "unknown field");
 }

@@ -401,6 +401,57 @@ START_TEST(test_status_only)
 }
 END_TEST
 
+/* store_validate_status_since(): a member shared with the stored status
+ * (the same tree) is not walked again; anything else is, at any depth. */
+START_TEST(test_status_since)
+{
+	char msg[512] = "";
+	/* an old status with a bad action state, as an older, looser
+	 * version might have stored it */
+	json_t *old = load("state: RUNNING\ntasks:\n- name: t\n  actions:\n"
+			   "  - {name: a, state: bogus}\n  - {name: b, state: PENDING}\n");
+	ck_assert_int_eq(store_validate_status(STORE_KIND_WORKFLOW, old, msg, sizeof(msg)),
+			 -EINVAL);
+	/* the next status shares the tasks array: the old error is not
+	 * judged again, the new top-level member is */
+	json_t *next = json_copy(old);
+	json_object_set_new(next, "state", json_string("POST"));
+	ck_assert_int_eq(store_validate_status_since(STORE_KIND_WORKFLOW, next, old, msg,
+						     sizeof(msg)),
+			 0);
+	json_object_set_new(next, "state", json_string("posted"));
+	ck_assert_int_eq(store_validate_status_since(STORE_KIND_WORKFLOW, next, old, msg,
+						     sizeof(msg)),
+			 -EINVAL);
+	ck_assert_msg(strncmp(msg, "status.state:", 13) == 0, "%s", msg);
+	json_decref(next);
+	/* a copy of the path to action b, with b changed badly: b is walked
+	 * (its error found), a is shared and skipped */
+	next = json_copy(old);
+	json_t *tasks = json_copy(json_object_get(old, "tasks"));
+	json_t *task = json_copy(json_array_get(tasks, 0));
+	json_t *actions = json_copy(json_object_get(task, "actions"));
+	json_array_set_new(actions, 1, json_pack("{s:s,s:s}", "name", "b", "state", "nope"));
+	json_object_set_new(task, "actions", actions);
+	json_array_set_new(tasks, 0, task);
+	json_object_set_new(next, "tasks", tasks);
+	ck_assert_int_eq(store_validate_status_since(STORE_KIND_WORKFLOW, next, old, msg,
+						     sizeof(msg)),
+			 -EINVAL);
+	ck_assert_msg(strstr(msg, "status.tasks[0].actions[1].state") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, "actions[0]") == NULL, "%s", msg);
+	/* an equal but separate tree is walked: only the same one is skipped */
+	json_t *fresh = json_deep_copy(next);
+	ck_assert_int_eq(store_validate_status_since(STORE_KIND_WORKFLOW, fresh, old, msg,
+						     sizeof(msg)),
+			 -EINVAL);
+	ck_assert_msg(strstr(msg, "actions[0].state") != NULL, "%s", msg);
+	json_decref(fresh);
+	json_decref(next);
+	json_decref(old);
+}
+END_TEST
+
 /* A message never overruns a small buffer and stays NUL-terminated. */
 START_TEST(test_small_buffer)
 {
@@ -722,6 +773,7 @@ static Suite *validate_suite(void)
 	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(goods) / sizeof(goods[0])));
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bads) / sizeof(bads[0])));
 	UNIT_TEST(tc, test_status_only);
+	UNIT_TEST(tc, test_status_since);
 	UNIT_TEST(tc, test_small_buffer);
 	UNIT_TEST(tc, test_long_names);
 	UNIT_TEST(tc, test_kind_mismatch);
