@@ -53,7 +53,7 @@
 #define WF_GRPC_PULL_ROUNDS 64 /* pulls from a session per flush */
 #define WF_GRPC_ACCEPTS 64     /* connections accepted per wakeup */
 #define WF_GRPC_TICK_MS 1000   /* deadlines and idle connections looked at */
-#define WF_GRPC_EVENTS 128
+#define WF_GRPC_EVENTS 32
 
 struct conn {
 	struct wf_grpc *g;
@@ -525,8 +525,10 @@ static void *grpc_main(void *arg)
 				api = true;
 			else
 				conn_event(p, ev[i].events);
+			/* an answer leaves as soon as it is made, not after the
+			 * whole turn's calls */
+			flush_dirty(g);
 		}
-		flush_dirty(g);
 		if (stop)
 			break;
 		now = now_ms();
