@@ -287,6 +287,36 @@ static void agent_index(struct wf_grpc_api *a, struct wf_entry *w)
 	}
 }
 
+/* Whether obj names the agents w is indexed under, in the same order
+ * (agent_index() would index it the same way). */
+static bool same_agents(const struct wf_entry *w, const json_t *obj)
+{
+	const char *ids[WF_API_MAX_AGENTS_PER_WF];
+	size_t n = 0, i, j;
+	json_t *status = json_object_get(obj, "status"), *t;
+	const char *first = json_string_value(json_object_get(status, "agentID"));
+	if (first && *first)
+		ids[n++] = first;
+	json_array_foreach (json_object_get(status, "tasks"), i, t) {
+		const char *id = json_string_value(json_object_get(t, "agentID"));
+		if (!id || !*id)
+			continue;
+		for (j = 0; j < n && strcmp(ids[j], id) != 0; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == WF_API_MAX_AGENTS_PER_WF)
+			break;
+		ids[n++] = id;
+	}
+	if (n != w->n_agents)
+		return false;
+	for (i = 0; i < n; i++)
+		if (strcmp(ids[i], w->agents[i]) != 0)
+			return false;
+	return true;
+}
+
 static void entry_remove(struct wf_grpc_api *a, struct wf_entry *w)
 {
 	agent_unindex(a, w);
@@ -323,6 +353,15 @@ static void upsert(struct wf_grpc_api *a, json_t *obj, uint64_t rv)
 		snprintf(w->key, sizeof(w->key), "%s", key);
 		snprintf(w->ns, sizeof(w->ns), "%s", ns ? ns : "default");
 		snprintf(w->name, sizeof(w->name), "%s", name);
+	} else if (same_agents(w, obj)) {
+		/* the usual write (a report): same agents, only woken */
+		json_decref(w->obj);
+		w->obj = obj;
+		w->rv = rv;
+		w->seen = true;
+		for (size_t i = 0; i < w->n_agents; i++)
+			wake_agent(a, w->agents[i]);
+		return;
 	} else {
 		agent_unindex(a, w);
 		json_decref(w->obj);
