@@ -468,8 +468,9 @@ static int report_result(struct target *t, const struct wf_report *r, enum wf_st
 		 * the agent has nothing left to stop. */
 		return say(msg, msglen, GRPC_OK, "ignored: action \"%s\" is %s, the workflow %s",
 			   name, wf_state_name(t->ast), wf_state_name(t->wst));
-	if (finish_action(t, r, rst, clk, msg, msglen) < 0 ||
-	    wfe_set_current(t->status, t->task, t->action) < 0)
+	/* wfe_finish() sets currentState: after a SUCCESS with more to do, to
+	 * the next action; setting it here again would undo that. */
+	if (finish_action(t, r, rst, clk, msg, msglen) < 0)
 		return say(msg, msglen, GRPC_RESOURCE_EXHAUSTED, "out of memory");
 	return GRPC_OK;
 }

@@ -86,6 +86,14 @@ tests_unit_check_engine_step_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFL
 tests_unit_check_engine_step_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/check_engine_shared
+TESTS += tests/unit/check_engine_shared
+tests_unit_check_engine_shared_SOURCES = tests/unit/check_engine_shared.c \
+	tests/unit/engine_fixture.h tests/unit/unit.h
+tests_unit_check_engine_shared_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_shared_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
 # The workflow controller: the thread that follows Workflows, Templates,
 # Hardware and bmc Jobs in the store and carries out the engine's steps.
 libworkflow_a_SOURCES += workflow/settings.c workflow/controller-internal.h \
