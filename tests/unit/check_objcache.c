@@ -20,6 +20,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,9 @@
 #define FIXTURE_NAME "check_objcache"
 #include "tests/unit/store_fixture.h"
 
-#define OC_MAX_SEEN 32 /* changes one follower pass records */
+#define OC_MAX_SEEN 32     /* changes one follower pass records */
+#define OC_CONC_WRITES 300 /* status writes racing a follower */
+#define OC_CONC_ROUNDS 100000
 
 /* ---- object builders ---- */
 
@@ -430,6 +434,7 @@ START_TEST(test_rollback)
 	/* the rolled-back rvs go to another object, L */
 	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "l", wf("l"), &l), 0);
 	ck_assert_uint_eq(l.rv, rv0 + 2);
+	store_op_clear(&l);
 	ck_assert_int_eq(run_take(STORE_OP_STATUS, STORE_KIND_WORKFLOW, "l",
 				  wf_status("SUCCESS", "l-agent"), &l),
 			 0);
@@ -871,6 +876,85 @@ START_TEST(test_shared_trees_unchanged)
 }
 END_TEST
 
+/* ---- a follower racing the writer ---- */
+
+/* Writes OC_CONC_WRITES statuses over three Workflows; returns how many
+ * failed. */
+static void *conc_writer(void *arg)
+{
+	char agent[32];
+	intptr_t fails = 0;
+	(void)arg;
+	for (int i = 0; i < OC_CONC_WRITES; i++) {
+		static const char *const names[] = { "c0", "c1", "c2" };
+		snprintf(agent, sizeof(agent), "agent-%d", i);
+		json_t *b = wf_status("RUNNING", agent);
+		struct store_op op = { .type = STORE_OP_STATUS,
+				       .kind = STORE_KIND_WORKFLOW,
+				       .namespace_ = "default",
+				       .name = names[i % 3],
+				       .body = b,
+				       .take_body = true };
+		fails += store_write1(st, &op) != 0;
+		store_op_clear(&op);
+		json_decref(b);
+	}
+	return (void *)fails;
+}
+
+static int conc_change(const struct store_change *c, void *ud)
+{
+	size_t *n = ud;
+	const char *text = NULL;
+	size_t len = 0;
+	json_t *o = store_change_object(c);
+	ck_assert_int_eq(store_change_text(c, &text, &len), 0);
+	json_t *t = json_loadb(text, len, 0, NULL);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(!o || json_equal(o, t), "the tree of %s at rv %" PRIu64 " is not its text",
+		      c->name, c->rv);
+	json_decref(o);
+	json_decref(t);
+	(*n)++;
+	return 0;
+}
+
+/* With a bound that holds two of the three objects, every write evicts
+ * while the follower takes trees: each one it gets is its change's. */
+START_TEST(test_follower_races_writer)
+{
+	struct store_options o = { .object_cache_kib = 1 };
+	pthread_t th;
+	void *fails = NULL;
+	size_t n = 0;
+	close_store();
+	open_store(&o);
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "c0", wf("c0"), NULL), 0);
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "c1", wf("c1"), NULL), 0);
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "c2", wf("c2"), NULL), 0);
+	uint64_t start = store_rv(), last = start, target = start + OC_CONC_WRITES;
+	struct store_subscription *sub = store_subscribe(st, 1u << STORE_KIND_WORKFLOW);
+	ck_assert_ptr_nonnull(sub);
+	ck_assert_int_eq(pthread_create(&th, NULL, conc_writer, NULL), 0);
+	for (int round = 0; round < OC_CONC_ROUNDS && last < target; round++) {
+		struct pollfd p = { .fd = store_subscription_fd(sub), .events = POLLIN };
+		ck_assert_int_ge(poll(&p, 1, 1000), 0);
+		store_subscription_ack(sub);
+		/* from a few changes back: superseded ones of names held too */
+		uint64_t from = last - start > 8 ? last - 8 : start;
+		ck_assert_int_eq(store_changes_each(rd, from, STORE_KIND_WORKFLOW, NULL, 0,
+						    conc_change, &n, NULL, &last),
+				 0);
+	}
+	ck_assert_int_eq(pthread_join(th, &fails), 0);
+	ck_assert_ptr_null(fails);
+	ck_assert_uint_eq(last, target);
+	ck_assert_uint_ge(n, OC_CONC_WRITES);
+	ck_assert_uint_le(stats().text, 1024);
+	store_unsubscribe(st, sub);
+}
+END_TEST
+
 /* ---- 6. a cache hit is the database's object ---- */
 
 START_TEST(test_unchanged_apply)
@@ -932,6 +1016,7 @@ static Suite *objcache_suite(void)
 	UNIT_TEST(tc, test_body_changed_after);
 	UNIT_TEST(tc, test_shared_trees_unchanged);
 	UNIT_TEST(tc, test_unchanged_apply);
+	UNIT_TEST(tc, test_follower_races_writer);
 	suite_add_tcase(s, tc);
 	return s;
 }
