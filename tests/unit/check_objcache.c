@@ -7,7 +7,8 @@
  * counts; STATUS with take_body keeps the body's .status without
  * changing it, and without take_body a caller's later edits of its body
  * reach nothing the store holds; an unchanged APPLY answers the object
- * the database has.
+ * the database has; a follower racing the writer, which evicts at every
+ * write, gets no tree but its change's.
  *
  * Every check that compares the cache's tree compares it with the text
  * the database holds for the same change or object, so a cache that
@@ -34,9 +35,9 @@
 #define FIXTURE_NAME "check_objcache"
 #include "tests/unit/store_fixture.h"
 
-#define OC_MAX_SEEN 32     /* changes one follower pass records */
-#define OC_CONC_WRITES 300 /* status writes racing a follower */
-#define OC_CONC_ROUNDS 100000
+#define OC_MAX_SEEN 32        /* changes one follower pass records */
+#define OC_CONC_WRITES 300    /* status writes racing a follower */
+#define OC_CONC_ROUNDS 100000 /* follower passes at most, each waiting 1 s at most */
 
 /* ---- object builders ---- */
 
