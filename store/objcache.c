@@ -29,9 +29,15 @@
  * later change of that name at that rv is a later write, which replaced
  * it. A whole batch rolled back clears everything all the same.
  *
- * The memory is bounded by the JSON text of the trees held (a tree takes
- * a few times its text): past opts.object_cache_kib the least recently
- * used go. A miss costs what every read cost before: decoding the row.
+ * Only the kinds whose status the controllers write over and over are
+ * kept: Workflow, Machine, Job and Task (oc_kept()). Hardware, Templates
+ * and Secrets are written by people and by bulk applies, where a cache
+ * would only hold tens of thousands of trees nobody asks for again. The
+ * memory is bounded by the JSON text of the trees held (a tree takes a
+ * few times its text): past opts.object_cache_kib the least recently
+ * used go. The Workflows' trees cost little more than their text: the
+ * gRPC thread's cache holds the very same trees. A miss costs what every
+ * read cost before: decoding the row.
  * One mutex guards it; the writer and the followers hold it for a hash
  * lookup and a reference count at most.
  */
@@ -65,6 +71,13 @@ struct store_objcache {
 	size_t cost, max_cost, n;
 	uint64_t hits, misses;
 };
+
+/* Whether trees of kind k are kept at all. */
+static bool oc_kept(enum store_kind k)
+{
+	return k == STORE_KIND_WORKFLOW || k == STORE_KIND_MACHINE || k == STORE_KIND_JOB ||
+	       k == STORE_KIND_TASK;
+}
 
 static uint64_t oc_hash(enum store_kind k, const char *ns, const char *name)
 {
@@ -177,7 +190,7 @@ json_t *store_objcache_get(struct store *s, enum store_kind k, const char *ns, c
 {
 	struct store_objcache *c = s->oc;
 	json_t *o = NULL;
-	if (!c)
+	if (!c || !oc_kept(k))
 		return NULL;
 	pthread_mutex_lock(&c->lock);
 	struct oc_ent *e = *oc_find(c, k, ns, name);
@@ -198,7 +211,7 @@ void store_objcache_put(struct store *s, enum store_kind k, const char *ns, cons
 {
 	struct store_objcache *c = s->oc;
 	struct oc_ent *dead = NULL;
-	if (!c)
+	if (!c || !oc_kept(k)) /* never an entry of such a kind to replace */
 		return;
 	size_t nsl = strlen(ns), nl = strlen(name);
 	/* a tree larger than the whole budget is not kept: the entry goes */

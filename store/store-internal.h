@@ -202,7 +202,7 @@ uint64_t store_test_transactions(struct store *s);
 
 /* ---- objcache.c: the trees the writer last wrote or read ---- */
 
-#define STORE_DEFAULT_OBJECT_CACHE_KIB 16384u /* of JSON text */
+#define STORE_DEFAULT_OBJECT_CACHE_KIB 16384u /* of JSON text, Workflows and bmc objects */
 
 struct store_objcache;
 int store_objcache_new(struct store *s, size_t max_text_bytes);

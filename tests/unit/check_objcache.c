@@ -59,16 +59,18 @@ static json_t *wf_status(const char *state, const char *agent)
 	return b;
 }
 
-/* A Template whose data is n 'x's: its text is n + ~200 bytes. */
-static json_t *big_template(const char *name, size_t n)
+/* A Workflow whose annotation "pad" is n 'x's: its text is n + ~200 bytes. */
+static json_t *big_workflow(const char *name, size_t n)
 {
 	char *data = malloc(n + 1);
 	ck_assert_ptr_nonnull(data);
 	memset(data, 'x', n);
 	data[n] = '\0';
-	json_t *o =
-		json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "tinkerbell.org/v1alpha1",
-			  "kind", "Template", "metadata", "name", name, "spec", "data", data);
+	/* a Workflow (a kind the cache keeps) made large by an annotation */
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:s}}", "apiVersion",
+			      "tinkerbell.org/v1alpha1", "kind", "Workflow", "metadata", "name",
+			      name, "annotations", "pad", data, "spec", "templateRef", "t",
+			      "hardwareRef", "h");
 	free(data);
 	return o;
 }
@@ -543,11 +545,11 @@ START_TEST(test_eviction)
 	open_store(&o);
 	uint64_t mark = store_rv();
 
-	/* six Templates of ~500 bytes of text each: two fit at most */
+	/* six Workflows of ~500 bytes of text each: two fit at most */
 	for (int i = 0; i < 6; i++) {
 		snprintf(name, sizeof(name), "t%d", i);
-		ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, name,
-					  big_template(name, 300), NULL),
+		ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, name,
+					  big_workflow(name, 300), NULL),
 				 0);
 		struct oc_stats a = stats();
 		ck_assert_uint_le(a.text, bound);
@@ -561,7 +563,7 @@ START_TEST(test_eviction)
 	ck_assert_ptr_null(s.c[0].obj);    /* the oldest went */
 	for (int i = 0; i < 6; i++) {
 		snprintf(name, sizeof(name), "t%d", i);
-		json_t *got = get(STORE_KIND_TEMPLATE, name);
+		json_t *got = get(STORE_KIND_WORKFLOW, name);
 		ck_assert(json_equal(got, s.c[i].text));
 		json_decref(got);
 	}
@@ -570,41 +572,41 @@ START_TEST(test_eviction)
 	/* an op on an evicted object misses, decodes; the next one hits */
 	struct oc_stats a = stats();
 	ck_assert_int_eq(
-		run_take(STORE_OP_REPLACE, STORE_KIND_TEMPLATE, "t0", big_template("t0", 280), &op),
+		run_take(STORE_OP_REPLACE, STORE_KIND_WORKFLOW, "t0", big_workflow("t0", 280), &op),
 		0);
 	struct oc_stats b = stats();
 	ck_assert_uint_eq(b.misses, a.misses + 1);
 	ck_assert_uint_eq(b.hits, a.hits);
 	ck_assert_uint_le(b.text, bound);
-	json_t *got = get(STORE_KIND_TEMPLATE, "t0");
+	json_t *got = get(STORE_KIND_WORKFLOW, "t0");
 	ck_assert(json_equal(got, op.object));
 	json_decref(got);
 	store_op_clear(&op);
 	ck_assert_int_eq(
-		run_take(STORE_OP_REPLACE, STORE_KIND_TEMPLATE, "t0", big_template("t0", 290), &op),
+		run_take(STORE_OP_REPLACE, STORE_KIND_WORKFLOW, "t0", big_workflow("t0", 290), &op),
 		0);
 	a = stats();
 	ck_assert_uint_eq(a.hits, b.hits + 1);
 	ck_assert_uint_eq(a.misses, b.misses);
-	got = get(STORE_KIND_TEMPLATE, "t0");
+	got = get(STORE_KIND_WORKFLOW, "t0");
 	ck_assert(json_equal(got, op.object));
 	json_decref(got);
 	store_op_clear(&op);
 
 	/* a tree larger than the whole bound is not kept: each op misses */
-	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, "huge",
-				  big_template("huge", 2000), NULL),
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "huge",
+				  big_workflow("huge", 2000), NULL),
 			 0);
 	for (int i = 0; i < 2; i++) {
 		b = stats();
-		ck_assert_int_eq(run_take(STORE_OP_REPLACE, STORE_KIND_TEMPLATE, "huge",
-					  big_template("huge", 2001 + (size_t)i), &op),
+		ck_assert_int_eq(run_take(STORE_OP_REPLACE, STORE_KIND_WORKFLOW, "huge",
+					  big_workflow("huge", 2001 + (size_t)i), &op),
 				 0);
 		a = stats();
 		ck_assert_uint_eq(a.misses, b.misses + 1);
 		ck_assert_uint_eq(a.hits, b.hits);
 		ck_assert_uint_le(a.text, bound);
-		got = get(STORE_KIND_TEMPLATE, "huge");
+		got = get(STORE_KIND_WORKFLOW, "huge");
 		ck_assert(json_equal(got, op.object));
 		json_decref(got);
 		store_op_clear(&op);
@@ -958,6 +960,36 @@ END_TEST
 
 /* ---- 6. a cache hit is the database's object ---- */
 
+/* Templates (and Hardware, Secrets) are written by people and by bulk
+ * applies: their trees are not kept, and a follower decodes them. */
+START_TEST(test_kinds_not_kept)
+{
+	uint64_t mark = store_rv();
+	json_t *t = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion",
+			      "tinkerbell.org/v1alpha1", "kind", "Template", "metadata", "name",
+			      "plain", "spec", "data", "version: \"0.1\"");
+	struct oc_stats a = stats();
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_TEMPLATE, "plain", t, NULL), 0);
+	ck_assert_int_eq(run_take(STORE_OP_MERGE_PATCH, STORE_KIND_TEMPLATE, "plain",
+			     json_pack("{s:{s:{s:s}}}", "metadata", "labels", "a", "b"), NULL),
+			 0);
+	struct oc_stats b = stats();
+	ck_assert_uint_eq(b.n, a.n);
+	ck_assert_uint_eq(b.text, a.text);
+	struct seen s;
+	follow(mark, &s);
+	ck_assert_uint_eq(s.n, 2);
+	for (size_t i = 0; i < s.n; i++)
+		ck_assert_ptr_null(s.c[i].obj);
+	seen_free(&s);
+	/* a Workflow is kept */
+	ck_assert_int_eq(run_take(STORE_OP_CREATE, STORE_KIND_WORKFLOW, "kept",
+			     big_workflow("kept", 10), NULL),
+			 0);
+	ck_assert_uint_eq(stats().n, b.n + 1);
+}
+END_TEST
+
 START_TEST(test_unchanged_apply)
 {
 	struct store_op op;
@@ -1016,6 +1048,7 @@ static Suite *objcache_suite(void)
 	UNIT_TEST(tc, test_take_body);
 	UNIT_TEST(tc, test_body_changed_after);
 	UNIT_TEST(tc, test_shared_trees_unchanged);
+	UNIT_TEST(tc, test_kinds_not_kept);
 	UNIT_TEST(tc, test_unchanged_apply);
 	UNIT_TEST(tc, test_follower_races_writer);
 	suite_add_tcase(s, tc);
