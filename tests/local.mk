@@ -1,7 +1,7 @@
 # Shared test infrastructure. Each module's local.mk registers its own unit
 # tests and fuzz targets; integration tests are listed here.
 
-EXTRA_DIST += tests/unit/unit.h tests/fuzz/fuzz.h tests/lib.sh tests/gen-hardware.sh
+EXTRA_DIST += tests/unit/unit.h tests/fuzz/fuzz.h tests/lib.sh tests/gen-hardware.sh tests/tsan.supp
 
 # Fuzz targets: FUZZ_TARGETS names each target X (source tests/fuzz/X.c,
 # corpus tests/fuzz/corpus/X/). make check replays the corpus through a
