@@ -9,7 +9,8 @@
  * the lookup unpacked anyway. Only when it is set does this file queue,
  * with store_write_async() on the server's completion queue, a merge patch
  * of the Hardware's annotations: "disk" for a request without netboot
- * options (the installed system's DHCP client), "netboot" for a netboot
+ * options and without a PXEClient or HTTPClient vendor class (the
+ * installed system's DHCP client), "netboot" for a netboot
  * client whose netboot the policy refused because allowPXE is off (the
  * machine did not take its boot device). A netboot client that is allowed
  * to netboot is left alone: a new Workflow is provisioning it, and has
@@ -43,10 +44,15 @@ void dhcp_srv_boot_seen(struct dhcp_server *S, const struct dhcp_host *h)
 	if (S->req.msg_type != DHCP_DISCOVER && S->req.msg_type != DHCP_REQUEST &&
 	    S->req.msg_type != DHCP_INFORM)
 		return;
-	if (S->dec.boot == DHCP_BOOT_NONE)
-		kind = BOOTMARK_DISK;
-	else if (S->dec.boot == DHCP_BOOT_NOT_ALLOWED)
+	/* A PXE or HTTP Boot vendor class is a firmware's, whatever the
+	 * policy answered (dhcp.netboot off, proxy silence): never a disk
+	 * boot. */
+	bool firmware = dhcp_vendor_class_prefix(&S->req, "PXEClient") ||
+			dhcp_vendor_class_prefix(&S->req, "HTTPClient");
+	if (S->dec.boot == DHCP_BOOT_NOT_ALLOWED)
 		kind = BOOTMARK_NETBOOT;
+	else if (S->dec.boot == DHCP_BOOT_NONE && !firmware)
+		kind = BOOTMARK_DISK;
 	else
 		return;
 	if (boot_pending(S, h->mac))
