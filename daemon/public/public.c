@@ -231,13 +231,14 @@ static void boot_seen(struct api *api, const json_t *hw, const char *kind, const
 			       .name = json_string_value(json_object_get(m, "name")),
 			       .body = patch,
 			       .no_object = true };
+	const char *sub = strcmp(via, "ipxe") == 0 ? "ipxe" : "metadata";
 	int e = patch && op.name ? store_write1(api_store(api), &op) : -ENOMEM;
 	if (e < 0)
-		log_warn("metadata", "hardware %s: boot from %s not recorded: %s",
-			 hw_name(hw, name), client, patch ? store_op_message(&op) : strerror(-e));
+		log_warn(sub, "hardware %s: boot from %s not recorded: %s", hw_name(hw, name),
+			 client, patch ? store_op_message(&op) : strerror(-e));
 	else
-		log_info("metadata", "hardware %s: %s boot seen (%s request from %s)",
-			 hw_name(hw, name), kind, via, client);
+		log_info(sub, "hardware %s: %s boot seen (%s request from %s)", hw_name(hw, name),
+			 kind, via, client);
 	store_op_clear(&op);
 	json_decref(patch);
 }
