@@ -199,11 +199,12 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 		/* a new netboot ends the wait of the Workflow before it
 		 * (workflow/engine-boot.c): its marks go with the same write */
 		json_t *ann = json_object_get(json_object_get(hw, "metadata"), "annotations");
-		if (on && json_is_object(ann) &&
-		    (json_object_del(ann, WF_BOOT_AWAIT_ANNOTATION) == 0) +
-				    (json_object_del(ann, WF_BOOT_OBSERVED_ANNOTATION) == 0) >
-			    0)
-			change = true;
+		if (on && json_is_object(ann)) {
+			if (json_object_del(ann, WF_BOOT_AWAIT_ANNOTATION) == 0)
+				change = true;
+			if (json_object_del(ann, WF_BOOT_OBSERVED_ANNOTATION) == 0)
+				change = true;
+		}
 		if (!change) {
 			json_decref(hw);
 			return 0;
