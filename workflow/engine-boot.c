@@ -54,9 +54,9 @@ static bool awaiting(const json_t *status)
 {
 	const json_t *c = boot_condition(status);
 	const char *st = wfe_str(c, "status");
-	return c && (strcmp(st, "Unknown") == 0 ||
-		     (strcmp(st, "False") == 0 &&
-		      strcmp(wfe_str(c, "reason"), "NetbootAgain") == 0));
+	return c &&
+	       (strcmp(st, "Unknown") == 0 ||
+		(strcmp(st, "False") == 0 && strcmp(wfe_str(c, "reason"), "NetbootAgain") == 0));
 }
 
 bool wf_engine_awaits_boot(const json_t *wf)
@@ -94,8 +94,7 @@ static int64_t power_on_ms(const json_t *wf, const json_t *status, const struct 
 static void rfc3339(int64_t ms, char out[32])
 {
 	json_t *o = json_object();
-	snprintf(out, 32, "%s",
-		 o && wfe_time_set(o, "t", ms, false) == 0 ? wfe_str(o, "t") : "");
+	snprintf(out, 32, "%s", o && wfe_time_set(o, "t", ms, false) == 0 ? wfe_str(o, "t") : "");
 	json_decref(o);
 }
 
@@ -219,6 +218,5 @@ int wfe_boot_observe(json_t *wf, json_t *status, const struct wf_inputs *in,
 		if (fx->n_events)
 			fx->events[fx->n_events - 1].hardware = true;
 	}
-	return wfe_condition(status, WF_BOOT_CONDITION, "False", "NetbootAgain", msg,
-			     clk->now_ms);
+	return wfe_condition(status, WF_BOOT_CONDITION, "False", "NetbootAgain", msg, clk->now_ms);
 }

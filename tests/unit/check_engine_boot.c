@@ -183,10 +183,11 @@ START_TEST(test_mark_edge_cases)
 	ck_assert(!fx.status_changed);
 	ck_assert_int_eq(fx.boot, WF_BOOT_KEEP);
 	apply_boot(&w, &(struct wf_effects){ .boot = WF_BOOT_AWAIT,
-					      .boot_mark = "wf1 2026-11-25T22:00:01Z" });
-	static const char *const bad[] = { "garbage", "disk", "disk yesterday metadata",
-					   "reboot 2026-11-25T22:01:00Z dhcp",
-					   "disk 2026-11-25T22:01:00Z0123456789012345678901234567890" };
+					     .boot_mark = "wf1 2026-11-25T22:00:01Z" });
+	static const char *const bad[] = {
+		"garbage", "disk", "disk yesterday metadata", "reboot 2026-11-25T22:01:00Z dhcp",
+		"disk 2026-11-25T22:01:00Z0123456789012345678901234567890"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		annotate(w.hw, WF_BOOT_OBSERVED_ANNOTATION, bad[i]);
 		ck_assert_int_eq(step(wf, &w, T0 + S(32), &fx), 0);
