@@ -105,7 +105,7 @@ struct wf_event {
 	const char *type;   /* "Normal" or "Warning" (static) */
 	const char *reason; /* "Rendered", "RenderFailed", "Timeout", ... (static) */
 	char message[512];
-	bool hardware;      /* also an event of the Hardware spec.hardwareRef */
+	bool hardware; /* also an event of the Hardware spec.hardwareRef */
 };
 
 /* The closed loop (workflow/engine-boot.c): the annotations a Workflow

@@ -645,7 +645,8 @@ static const char *booted(const char *name, char out[128])
 	snprintf(out, 128, "(none)");
 	json_array_foreach (json_object_get(json_object_get(wf, "status"), "conditions"), i, c)
 		if (strcmp(jstr(c, "type") ?: "", WF_BOOT_CONDITION) == 0)
-			snprintf(out, 128, "%s %s", jstr(c, "status") ?: "", jstr(c, "reason") ?: "");
+			snprintf(out, 128, "%s %s", jstr(c, "status") ?: "",
+				 jstr(c, "reason") ?: "");
 	json_decref(wf);
 	return out;
 }
@@ -712,18 +713,19 @@ START_TEST(test_booted_closed_loop)
 		usleep(10000);
 	ck_assert_msg(strncmp(v, "wf1 20", 6) == 0, "mark \"%s\"", v);
 
-	patch_hw("hw1", bootmark_patch(BOOTMARK_NETBOOT, "ipxe",
-				       (int64_t)(now_real_ns() / 1000000u)));
+	patch_hw("hw1",
+		 bootmark_patch(BOOTMARK_NETBOOT, "ipxe", (int64_t)(now_real_ns() / 1000000u)));
 	wait_booted("wf1", "False NetbootAgain");
 	ck_assert(has_event("wf1", "NetbootAgain", "netbooted again"));
-	ck_assert(has_hw_event("hw1", "NetbootAgain", "workflow wf1: hardware hw1 netbooted again"));
+	ck_assert(
+		has_hw_event("hw1", "NetbootAgain", "workflow wf1: hardware hw1 netbooted again"));
 	for (int i = 0; i < WAIT_TURNS && *annotation("hw1", WF_BOOT_OBSERVED_ANNOTATION, v); i++)
 		usleep(10000);
 	ck_assert_str_eq(v, "");
 	ck_assert_str_ne(annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v), "");
 
-	patch_hw("hw1", bootmark_patch(BOOTMARK_DISK, "metadata",
-				       (int64_t)(now_real_ns() / 1000000u)));
+	patch_hw("hw1",
+		 bootmark_patch(BOOTMARK_DISK, "metadata", (int64_t)(now_real_ns() / 1000000u)));
 	wait_booted("wf1", "True BootedFromDisk");
 	ck_assert(has_event("wf1", "Booted", "booted from its disk"));
 	ck_assert(has_hw_event("hw1", "Booted", "(its first metadata request)"));
