@@ -75,6 +75,9 @@ struct dhcp_host {
 	char ipxe_url[DHCP_HOST_URL_MAX + 1];
 	char ipxe_binary[DHCP_HOST_BINARY_MAX + 1];
 	bool disable_dhcp; /* interfaces[].disableDhcp */
+	/* The Hardware waits for its boot to be seen (common/bootmark.h):
+	 * not the policy's, the server's, which records what it sees. */
+	bool awaiting_boot;
 };
 
 /* Fills *ret from the Hardware object hw (its Kubernetes JSON, borrowed)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bootmark.h"
 #include "common/mac.h"
 #include "common/num.h"
 #include "dhcp/dhcp-policy.h"
@@ -329,6 +330,7 @@ int dhcp_host_from_hardware(const struct json_t *hw, const uint8_t mac[6], struc
 		goto out;
 	}
 	h->disable_dhcp = json_is_true(v);
+	h->awaiting_boot = bootmark_awaiting(hw);
 	*ret = *h;
 	e = 0;
 out:

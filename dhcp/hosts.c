@@ -70,7 +70,7 @@ static bool owner_eq(const void *v, const void *key)
 struct packed_head {
 	uint8_t mac[6];
 	uint8_t ndns, nntp, nroutes;
-	uint8_t uefi, allow_pxe, disable_dhcp;
+	uint8_t uefi, allow_pxe, disable_dhcp, awaiting_boot;
 	int16_t vlan_id;
 	uint32_t ip, netmask, gateway, lease_time;
 };
@@ -103,6 +103,7 @@ static size_t host_pack(const struct dhcp_host *h, uint8_t *out)
 		.uefi = (uint8_t)h->uefi,
 		.allow_pxe = (uint8_t)h->allow_pxe,
 		.disable_dhcp = h->disable_dhcp,
+		.awaiting_boot = h->awaiting_boot,
 		.vlan_id = (int16_t)h->vlan_id,
 		.ip = h->ip,
 		.netmask = h->netmask,
@@ -148,6 +149,7 @@ static void host_unpack(const uint8_t *p, struct dhcp_host *h)
 	h->uefi = (enum dhcp_tristate)hd.uefi;
 	h->allow_pxe = (enum dhcp_tristate)hd.allow_pxe;
 	h->disable_dhcp = hd.disable_dhcp;
+	h->awaiting_boot = hd.awaiting_boot;
 	h->ndns = hd.ndns;
 	h->nntp = hd.nntp;
 	h->nroutes = hd.nroutes;

@@ -7,7 +7,8 @@ libdhcp_a_SOURCES += dhcp/dhcp-policy.h dhcp/policy.c dhcp/host.c dhcp/settings.
 	dhcp/leases.c dhcp/sock.c dhcp/link.c \
 	dhcp/server.c
 # The server thread's other files (dhcp/server.c's DESIGN comment).
-libdhcp_a_SOURCES += dhcp/server-hosts.c dhcp/server-acks.c dhcp/server-rx.c
+libdhcp_a_SOURCES += dhcp/server-hosts.c dhcp/server-acks.c dhcp/server-rx.c \
+	dhcp/server-boot.c
 libdhcp_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/check_dhcp_policy

@@ -259,6 +259,10 @@ void dhcp_srv_drain(struct dhcp_server *S)
 						  (unsigned long long)done[i].count);
 				continue;
 			}
+			if ((done[i].tag & (TAG_RELEASE | TAG_BOOT)) == TAG_BOOT) {
+				dhcp_srv_boot_done(S, &done[i]);
+				continue;
+			}
 			if (done[i].error < 0) {
 				dhcp_srv_drop(S, DROP_LEASE_FAILED);
 				log_warn("dhcp", "lease not written%s: %s",

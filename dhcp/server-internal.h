@@ -15,6 +15,7 @@
 #include "common/ratelimit.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/dhcp-codec.h"
+#include "store/store.h"
 
 #define DHCP_SERVER_PORT 67
 #define DHCP_CLIENT_PORT 68
@@ -140,6 +141,19 @@ struct store_subscription;
  * RELEASE or DECLINE carries its MAC. */
 #define TAG_EXPIRE UINT64_MAX
 #define TAG_RELEASE (1ull << 62) /* | the MAC's 48 bits */
+#define TAG_BOOT (1ull << 61)    /* | a boot observation's slot */
+
+/* Boot observations being written at once (dhcp/server-boot.c). */
+#define DHCP_BOOT_INFLIGHT 8
+
+/* A boot observation being written: its op and what the op borrows. */
+struct dhcp_boot_obs {
+	bool used;
+	uint8_t mac[6];
+	char ns[DHCP_HOST_NAMESPACE_MAX + 1], name[DHCP_HOST_NAME_MAX + 1];
+	struct store_op op;
+	struct json_t *patch;
+};
 
 /* Drop reasons beyond the codec's (enum dhcp_bad). */
 enum {
@@ -240,6 +254,7 @@ struct dhcp_server {
 	struct dhcp_reply reply;
 	struct dhcp_host host;
 	struct dhcp_decision dec;
+	struct dhcp_boot_obs boot[DHCP_BOOT_INFLIGHT];
 
 	/* metrics */
 	struct metric *m_rx[DHCP_MSG_TYPE_MAX], *m_tx[DHCP_MSG_TYPE_MAX];
@@ -312,6 +327,15 @@ void dhcp_srv_record_release(struct dhcp_server *S, bool decline);
  * is on disk (and drops those whose lease was refused), updates the lease
  * marks, and ends the expiry sweep in flight. */
 void dhcp_srv_drain(struct dhcp_server *S);
+
+/* -- dhcp/server-boot.c: the closed loop -- */
+
+/* After the policy decided on S->req from host h (NULL: none): when h's
+ * Hardware waits for its boot to be seen, queues the observation ("disk"
+ * or "netboot", from S->dec.boot) without waiting. */
+void dhcp_srv_boot_seen(struct dhcp_server *S, const struct dhcp_host *h);
+/* A result tagged TAG_BOOT: its slot freed. */
+void dhcp_srv_boot_done(struct dhcp_server *S, const struct store_done *d);
 
 /* -- dhcp/server-rx.c: one request -- */
 

@@ -177,6 +177,7 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 				 dhcp_msg_type_name(S->req.msg_type), strerror(-r), S->dec.why);
 		return;
 	}
+	dhcp_srv_boot_seen(S, h);
 	if (r == 0) {
 		ignored(S, S->dec.why);
 		if (h && (strcmp(S->dec.why, "release") == 0 || strcmp(S->dec.why, "decline") == 0))

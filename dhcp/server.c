@@ -300,7 +300,7 @@ int dhcp_server_new(struct store *store, const struct dhcp_settings *settings,
 	S->set = *settings;
 	S->raw_fd = S->ep = S->stop_fd = S->timer_fd = -1;
 	S->parked = calloc(DHCP_INFLIGHT_MAX, sizeof(*S->parked));
-	S->cq = store_completion_new(DHCP_INFLIGHT_MAX);
+	S->cq = store_completion_new(DHCP_INFLIGHT_MAX + DHCP_BOOT_INFLIGHT);
 	if (!S->parked || !S->cq) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

@@ -9,7 +9,11 @@
  * Template (spec.templateRef), Hardware (spec.hardwareRef) and the bmc
  * Jobs named in status.bootOptions.jobs; a PENDING or RUNNING Workflow,
  * whose step only checks its clocks, costs one read, which matters when
- * every report of a thousand agents is a change. When such a step changes
+ * every report of a thousand agents is a change; a SUCCESS Workflow reads
+ * its Hardware only while it waits for its machine to boot from its disk
+ * (wf_engine_awaits_boot(), workflow/engine-boot.c), and a Hardware
+ * change is what queues it: the observation the DHCP server or the
+ * metadata routes wrote there. When such a step changes
  * the state (RUNNING -> TIMEOUT goes on to the cleanup, which turns
  * allowPXE off), its result is dropped and the step is taken again with
  * the inputs read. The clock is
@@ -20,7 +24,11 @@
  * point: first what the status will claim is done (allowPXE on every
  * interface of the Hardware, written whole with its resourceVersion as
  * precondition and read again on a conflict, WF_CTL_CONFLICT_RETRIES
- * times, as Tinkerbell does; the bmc Job, after deleting an earlier one
+ * times, as Tinkerbell does, and, when it turns allowPXE on, without the
+ * closed loop's annotations, so that the new netboot is not taken for the
+ * earlier Workflow's; the closed loop's mark and observation (fx.boot),
+ * with a merge patch of the annotations alone; the bmc Job, after
+ * deleting an earlier one
  * of the same name, labelled and annotated tink-controller-auto-created
  * and owned by the Workflow, as Tinkerbell's are), then the status,
  * written with the Workflow's resourceVersion as precondition, then the
@@ -119,7 +127,9 @@ static bool needs_inputs(const json_t *wf)
 		return true;
 	if (wf_state_parse(state_of(wf), &st, &legacy) < 0 || legacy)
 		return true;
-	return st != WF_STATE_PENDING && st != WF_STATE_RUNNING && st != WF_STATE_SUCCESS;
+	if (st == WF_STATE_SUCCESS)
+		return wf_engine_awaits_boot(wf);
+	return st != WF_STATE_PENDING && st != WF_STATE_RUNNING;
 }
 
 static json_t *get_opt(struct wf_server *s, enum store_kind k, const char *ns, const char *name)
@@ -186,6 +196,15 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 			json_object_set_new(nb, "allowPXE", json_boolean(on));
 			change = true;
 		}
+		/* a new netboot ends the wait of the Workflow before it
+		 * (workflow/engine-boot.c): its marks go with the same write */
+		json_t *ann = json_object_get(json_object_get(hw, "metadata"), "annotations");
+		if (on && json_is_object(ann)) {
+			if (json_object_del(ann, WF_BOOT_AWAIT_ANNOTATION) == 0)
+				change = true;
+			if (json_object_del(ann, WF_BOOT_OBSERVED_ANNOTATION) == 0)
+				change = true;
+		}
 		if (!change) {
 			json_decref(hw);
 			return 0;
@@ -205,6 +224,38 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 		store_op_clear(&op);
 		json_decref(hw);
 	}
+	return e;
+}
+
+/* Carries out fx->boot on Hardware ns/name: the annotations of the closed
+ * loop set or dropped with a merge patch (no precondition: it touches
+ * only them). 0, or a negative errno with why in msg. */
+static int set_boot_mark(struct wf_server *s, const char *ns, const char *name,
+			 const struct wf_effects *fx, char *msg, size_t msglen)
+{
+	json_t *ann = json_object();
+	if (!ann)
+		return -ENOMEM;
+	if (fx->boot == WF_BOOT_AWAIT)
+		json_object_set_new(ann, WF_BOOT_AWAIT_ANNOTATION, json_string(fx->boot_mark));
+	else if (fx->boot == WF_BOOT_DROP)
+		json_object_set_new(ann, WF_BOOT_AWAIT_ANNOTATION, json_null());
+	json_object_set_new(ann, WF_BOOT_OBSERVED_ANNOTATION, json_null());
+	json_t *patch = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
+	if (!patch)
+		return -ENOMEM;
+	struct store_op op = { .type = STORE_OP_MERGE_PATCH,
+			       .kind = STORE_KIND_HARDWARE,
+			       .namespace_ = ns,
+			       .name = name,
+			       .body = patch,
+			       .no_object = true };
+	int e = store_write1(s->store, &op);
+	if (e < 0)
+		snprintf(msg, msglen, "hardware %s/%s: %s not written: %s", ns, name,
+			 WF_BOOT_AWAIT_ANNOTATION, store_op_message(&op));
+	store_op_clear(&op);
+	json_decref(patch);
 	return e;
 }
 
@@ -347,6 +398,11 @@ static int do_effects(struct wf_server *s, struct wf_entry *w, struct look *l,
 		if (e < 0)
 			return e;
 	}
+	if (fx->boot != WF_BOOT_KEEP && w->hw) {
+		e = set_boot_mark(s, w->ns, w->hw, fx, msg, msglen);
+		if (e < 0)
+			return e;
+	}
 	for (size_t i = 0; i < fx->n_jobs && i < WF_MAX_EFFECT_JOBS; i++) {
 		const struct wf_job *j = &fx->jobs[i];
 		bool made = false;
@@ -435,6 +491,10 @@ static int look_once(struct wf_server *s, struct wf_entry *w, struct look *l, bo
 		const struct wf_event *ev = &fx.events[i];
 		store_event(s->store, STORE_KIND_WORKFLOW, w->ns, w->name, ev->type ?: "Normal",
 			    ev->reason ?: "Workflow", "%s", ev->message);
+		if (ev->hardware && w->hw)
+			store_event(s->store, STORE_KIND_HARDWARE, w->ns, w->hw,
+				    ev->type ?: "Normal", ev->reason ?: "Workflow",
+				    "workflow %s: %s", w->name, ev->message);
 	}
 	if (fx.wake_ms && fx.wake_ms < clk.now_ms + WF_CTL_MIN_WAKE_MS)
 		fx.wake_ms = clk.now_ms + WF_CTL_MIN_WAKE_MS;

@@ -142,3 +142,16 @@ int wfe_job_tasks(enum wfe_job kind, const json_t *wf, const json_t *hw, json_t 
 /* Adds an event to fx (dropped when WF_MAX_EFFECT_EVENTS are there). */
 void wfe_event(struct wf_effects *fx, const char *type, const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* ---- engine-boot.c ---- */
+
+/* Entering SUCCESS: the Booted condition Unknown (AwaitingBoot) and the
+ * Hardware's mark asked for in fx (boot, boot_mark), when wf has a
+ * Hardware. 0 or -ENOMEM. */
+int wfe_boot_await(json_t *wf, json_t *status, const struct wf_inputs *in,
+		   const struct wf_clock *clk, struct wf_effects *fx);
+/* SUCCESS awaiting its boot: the Hardware's observation (in->hardware's
+ * annotations) into the Booted condition, events and fx->boot. 0 or
+ * -ENOMEM. */
+int wfe_boot_observe(json_t *wf, json_t *status, const struct wf_inputs *in,
+		     const struct wf_clock *clk, struct wf_effects *fx);

@@ -369,6 +369,8 @@ static int cleanup(struct step *s, enum wf_state st)
 	if (res == JOB_FAILED)
 		return fail(s, "BootJobFailed", why);
 	wfe_event(s->fx, "Normal", "Succeeded", "every action succeeded");
+	if (wfe_boot_await(s->wf, s->status, s->in, s->clk, s->fx) < 0)
+		return -ENOMEM;
 	return wfe_set_state(s->status, WF_STATE_SUCCESS);
 }
 
@@ -415,6 +417,7 @@ static int hop(struct step *s, enum wf_state st, bool legacy)
 		if (st != WF_STATE_POST && !json_object_get(s->status, "tasks"))
 			return 0;
 		return cleanup(s, st);
+	case WF_STATE_SUCCESS: return wfe_boot_observe(s->wf, s->status, s->in, s->clk, s->fx);
 	default: return 0;
 	}
 }

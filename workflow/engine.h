@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/bootmark.h"
 #include "workflow/workflow.h"
 
 /* Grace beyond an action's own timeout before the server declares it
@@ -104,6 +105,23 @@ struct wf_event {
 	const char *type;   /* "Normal" or "Warning" (static) */
 	const char *reason; /* "Rendered", "RenderFailed", "Timeout", ... (static) */
 	char message[512];
+	bool hardware; /* also an event of the Hardware spec.hardwareRef */
+};
+
+/* The closed loop (workflow/engine-boot.c): the annotations a Workflow
+ * that ended SUCCESS sets on its Hardware, and that the DHCP server and
+ * the metadata routes read (common/bootmark.h). */
+#define WF_BOOT_AWAIT_ANNOTATION BOOTMARK_AWAIT
+#define WF_BOOT_OBSERVED_ANNOTATION BOOTMARK_OBSERVED
+/* The Workflow condition and its reasons. */
+#define WF_BOOT_CONDITION "Booted"
+
+/* What to do with the Hardware's boot annotations. */
+enum wf_boot_mark {
+	WF_BOOT_KEEP,
+	WF_BOOT_AWAIT,         /* set the mark (boot_mark), drop an observation */
+	WF_BOOT_DROP_OBSERVED, /* drop the observation, keep the mark */
+	WF_BOOT_DROP,          /* drop both */
 };
 
 struct wf_effects {
@@ -119,6 +137,8 @@ struct wf_effects {
 	bool notify_agent;       /* the agent's action list changed (handed-out
 				  * action reset, workflow ended): wake its
 				  * long poll */
+	enum wf_boot_mark boot;  /* on the Hardware spec.hardwareRef */
+	char boot_mark[WF_ID_MAX + 40]; /* WF_BOOT_AWAIT: the mark's value */
 };
 
 /* Frees the jobs' specs and zeroes fx. Accepts NULL. */
@@ -162,11 +182,19 @@ struct wf_inputs {
  *    then retry or workflow TIMEOUT), a retry's backoff over (wake_ms).
  *  - POST, and also FAILED and TIMEOUT once (beyond Tinkerbell): cleanup
  *    -> pxe OFF when it was toggled on (toggledFalse), iso eject Job when
- *    isoboot; POST then -> SUCCESS.
+ *    isoboot; POST then -> SUCCESS, with condition Booted Unknown
+ *    (AwaitingBoot) and the mark asked for on the Hardware (fx->boot).
+ *  - SUCCESS awaiting its boot: the Hardware's observation turned into
+ *    the Booted condition and events (workflow/engine-boot.c).
  * Returns 0 (fx says what to do), or -ENOMEM; -EINVAL when wf is not a
  * Workflow object. */
 int wf_engine_step(json_t *wf, const struct wf_inputs *in, const struct wf_clock *clk,
 		   struct wf_effects *fx);
+
+/* Whether wf (SUCCESS) still waits for its machine to boot from its
+ * disk: its Booted condition is Unknown, or False after a netboot. Its
+ * step then reads the Hardware. */
+bool wf_engine_awaits_boot(const json_t *wf);
 
 /* ---- the worker API's transitions ---- */
 

@@ -68,7 +68,8 @@ endif
 # retry`. Pure: tested without sockets or a store (the store only checks
 # that every status produced is valid).
 libworkflow_a_SOURCES += workflow/engine.h workflow/engine-internal.h workflow/engine.c \
-	workflow/engine-util.c workflow/engine-build.c workflow/engine-step.c workflow/retry.c
+	workflow/engine-util.c workflow/engine-build.c workflow/engine-step.c workflow/engine-boot.c \
+	workflow/retry.c
 
 check_PROGRAMS += tests/unit/check_engine
 TESTS += tests/unit/check_engine
@@ -84,6 +85,14 @@ tests_unit_check_engine_step_SOURCES = tests/unit/check_engine_step.c tests/unit
 	tests/unit/unit.h
 tests_unit_check_engine_step_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_engine_step_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
+	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/check_engine_boot
+TESTS += tests/unit/check_engine_boot
+tests_unit_check_engine_boot_SOURCES = tests/unit/check_engine_boot.c tests/unit/engine_fixture.h \
+	tests/unit/unit.h
+tests_unit_check_engine_boot_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_engine_boot_LDADD = $(WORKFLOW_LIBS) $(STORE_LIBS) $(COMMON_LIBS) \
 	$(JANSSON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/check_engine_shared

@@ -131,6 +131,11 @@ static void reader_key_init(void)
 		abort();
 }
 
+struct store *api_store(struct api *api)
+{
+	return api->store;
+}
+
 struct store_reader *api_thread_reader(struct api *api)
 {
 	pthread_once(&reader_once, reader_key_init);

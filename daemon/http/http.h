@@ -57,6 +57,8 @@ void api_free(struct api *api);
 /* The calling thread's store reader, created on first use and freed when
  * the thread ends. NULL on failure. */
 struct store_reader *api_thread_reader(struct api *api);
+/* The store the API was made with (for the public routes' few writes). */
+struct store *api_store(struct api *api);
 /* What api_set_ready() last said (false until then). */
 bool api_is_ready(struct api *api);
 /* The eventfd that becomes readable when the API stops (watches poll it). */

@@ -56,6 +56,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "common/bootmark.h"
 #include "common/common.h"
 #include "common/bootfile.h"
 #include "common/file.h"
@@ -211,6 +212,37 @@ static const char *hw_name(const json_t *hw, char out[320])
 	return out;
 }
 
+/* The closed loop (common/bootmark.h): when hw waits for its boot to be
+ * seen, records kind (seen through via) on it. A merge patch of one
+ * annotation, written at most once per provisioning of a machine, so the
+ * request waits for that one commit; a failure is logged and the request
+ * answered all the same. */
+static void boot_seen(struct api *api, const json_t *hw, const char *kind, const char *via,
+		      const char *client)
+{
+	char name[320];
+	if (!bootmark_awaiting(hw))
+		return;
+	const json_t *m = json_object_get(hw, "metadata");
+	json_t *patch = bootmark_patch(kind, via, (int64_t)(now_real_ns() / 1000000u));
+	struct store_op op = { .type = STORE_OP_MERGE_PATCH,
+			       .kind = STORE_KIND_HARDWARE,
+			       .namespace_ = json_string_value(json_object_get(m, "namespace")),
+			       .name = json_string_value(json_object_get(m, "name")),
+			       .body = patch,
+			       .no_object = true };
+	const char *sub = strcmp(via, "ipxe") == 0 ? "ipxe" : "metadata";
+	int e = patch && op.name ? store_write1(api_store(api), &op) : -ENOMEM;
+	if (e < 0)
+		log_warn(sub, "hardware %s: boot from %s not recorded: %s", hw_name(hw, name),
+			 client, patch ? store_op_message(&op) : strerror(-e));
+	else
+		log_info(sub, "hardware %s: %s boot seen (%s request from %s)", hw_name(hw, name),
+			 kind, via, client);
+	store_op_clear(&op);
+	json_decref(patch);
+}
+
 static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 			const struct ipxe_route *route, const char *client, struct public_reply *rep)
 {
@@ -280,6 +312,8 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 				 hw_name(hw, name), client,
 				 e == -ENOENT ? "the MAC is no longer in it" : err);
 		count_script(e == -EACCES ? "not_allowed" : "unknown");
+		if (e == -EACCES)
+			boot_seen(api, hw, BOOTMARK_NETBOOT, "ipxe", client);
 		e = reply_text(404, "netboot is not allowed for this machine\n", rep);
 		goto out;
 	}
@@ -523,6 +557,7 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 		e = reply_text(500, "the store cannot be read\n", rep);
 		goto out;
 	}
+	boot_seen(api, hw, BOOTMARK_DISK, "metadata", client);
 	switch (route->type) {
 	case MD_ROUTE_EC2:
 		e = md_ec2(hw, route->path, &out);

@@ -624,6 +624,129 @@ START_TEST(test_workflow_deleted_and_made_again)
 }
 END_TEST
 
+/* ---- the closed loop ---- */
+
+/* Hardware name's annotation key (a copy in out, "" when absent). */
+static const char *annotation(const char *name, const char *key, char out[128])
+{
+	json_t *hw = get(STORE_KIND_HARDWARE, name);
+	const char *v = json_string_value(json_object_get(
+		json_object_get(json_object_get(hw, "metadata"), "annotations"), key));
+	snprintf(out, 128, "%s", v ?: "");
+	json_decref(hw);
+	return out;
+}
+
+/* The Booted condition of Workflow name, "<status> <reason>" into out. */
+static const char *booted(const char *name, char out[128])
+{
+	json_t *wf = get(STORE_KIND_WORKFLOW, name), *c;
+	size_t i;
+	snprintf(out, 128, "(none)");
+	json_array_foreach (json_object_get(json_object_get(wf, "status"), "conditions"), i, c)
+		if (strcmp(jstr(c, "type") ?: "", WF_BOOT_CONDITION) == 0)
+			snprintf(out, 128, "%s %s", jstr(c, "status") ?: "",
+				 jstr(c, "reason") ?: "");
+	json_decref(wf);
+	return out;
+}
+
+static void wait_booted(const char *name, const char *want)
+{
+	char got[128] = "";
+	for (int i = 0; i < WAIT_TURNS && strcmp(booted(name, got), want) != 0; i++)
+		usleep(10000);
+	ck_assert_str_eq(got, want);
+}
+
+/* Merge-patches the annotations of Hardware name, as the DHCP server and
+ * the public routes do. */
+static void patch_hw(const char *name, json_t *patch)
+{
+	struct store_op op = { .type = STORE_OP_MERGE_PATCH,
+			       .kind = STORE_KIND_HARDWARE,
+			       .namespace_ = "default",
+			       .name = name,
+			       .body = patch,
+			       .no_object = true };
+	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
+	store_op_clear(&op);
+	json_decref(patch);
+}
+
+/* Whether an event of Hardware name has reason and a message holding
+ * what. */
+static bool has_hw_event(const char *name, const char *reason, const char *what)
+{
+	json_t *evs = NULL, *ev;
+	size_t i;
+	bool found = false;
+	store_sync(st);
+	ck_assert_int_eq(store_events(rd, 0, STORE_KIND_HARDWARE, "default", name, 100, &evs), 0);
+	json_array_foreach (evs, i, ev) {
+		const char *r = jstr(ev, "reason"), *m = jstr(ev, "message");
+		if (r && m && strcmp(r, reason) == 0 && strstr(m, what))
+			found = true;
+	}
+	json_decref(evs);
+	return found;
+}
+
+/* SUCCESS marks the Hardware and waits (Booted Unknown); an observation
+ * written on the Hardware queues the Workflow: a netboot is reported
+ * (Warning on both, the mark kept), a disk boot ends the wait (Normal
+ * event on both, the annotations gone). A new Workflow's allowPXE on
+ * drops a mark left behind. */
+START_TEST(test_booted_closed_loop)
+{
+	char v[128];
+	template("t1", TEMPLATE_OK);
+	hardware("hw1", false);
+	workflow("wf1", "t1", "  bootOptions: {toggleAllowNetboot: true}\n");
+	json_decref(wait_state("wf1", "PENDING"));
+	ck_assert_str_eq(annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v), "");
+	agent_step("wf1", 5);
+	agent_step("wf1", 5);
+	json_decref(wait_state("wf1", "SUCCESS"));
+	wait_booted("wf1", "Unknown AwaitingBoot");
+	for (int i = 0; i < WAIT_TURNS && !*annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v); i++)
+		usleep(10000);
+	ck_assert_msg(strncmp(v, "wf1 20", 6) == 0, "mark \"%s\"", v);
+
+	patch_hw("hw1",
+		 bootmark_patch(BOOTMARK_NETBOOT, "ipxe", (int64_t)(now_real_ns() / 1000000u)));
+	wait_booted("wf1", "False NetbootAgain");
+	ck_assert(has_event("wf1", "NetbootAgain", "netbooted again"));
+	ck_assert(
+		has_hw_event("hw1", "NetbootAgain", "workflow wf1: hardware hw1 netbooted again"));
+	for (int i = 0; i < WAIT_TURNS && *annotation("hw1", WF_BOOT_OBSERVED_ANNOTATION, v); i++)
+		usleep(10000);
+	ck_assert_str_eq(v, "");
+	ck_assert_str_ne(annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v), "");
+
+	patch_hw("hw1",
+		 bootmark_patch(BOOTMARK_DISK, "metadata", (int64_t)(now_real_ns() / 1000000u)));
+	wait_booted("wf1", "True BootedFromDisk");
+	ck_assert(has_event("wf1", "Booted", "booted from its disk"));
+	ck_assert(has_hw_event("hw1", "Booted", "(its first metadata request)"));
+	for (int i = 0; i < WAIT_TURNS && *annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v); i++)
+		usleep(10000);
+	ck_assert_str_eq(v, "");
+	ck_assert_str_eq(annotation("hw1", WF_BOOT_OBSERVED_ANNOTATION, v), "");
+	json_t *wf = get(STORE_KIND_WORKFLOW, "wf1");
+	ck_assert_str_eq(jstr(wf, "status.state"), "SUCCESS");
+	json_decref(wf);
+
+	/* a mark left behind; a new Workflow netboots the machine */
+	patch_hw("hw1", json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+				  WF_BOOT_AWAIT_ANNOTATION, "wf1 2026-11-25T22:00:00Z"));
+	workflow("wf2", "t1", "  bootOptions: {toggleAllowNetboot: true}\n");
+	json_decref(wait_state("wf2", "PENDING"));
+	ck_assert_int_eq(pxe("hw1"), 1);
+	ck_assert_str_eq(annotation("hw1", WF_BOOT_AWAIT_ANNOTATION, v), "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("workflow_ctl");
@@ -639,6 +762,7 @@ int main(void)
 	UNIT_TEST(tc, test_restart_in_the_middle);
 	UNIT_TEST(tc, test_template_made_later);
 	UNIT_TEST(tc, test_workflow_deleted_and_made_again);
+	UNIT_TEST(tc, test_booted_closed_loop);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
