@@ -18,7 +18,9 @@
 #
 #	e2e_setup              skip unless root, QEMU, OVMF and the assets are
 #	                       there; make the rig; start ironbelld; apply the
-#	                       Hardware
+#	                       Hardware. $E2E_OSIE_DIR, when set, replaces
+#	                       the assets as ipxe.osie_dir; $E2E_CONFIG_EXTRA
+#	                       (top-level YAML) is appended to the config
 #	e2e_boot NAME ARGS...  run QEMU with the common options and ARGS until
 #	                       the marker appears or E2E_TIMEOUT (300 s)
 #	                       passes; sets E2E_SECONDS and E2E_SERIAL
@@ -60,8 +62,9 @@ tftp:
   enabled: true
   listen: 0.0.0.0:69
 ipxe:
-  osie_dir: $E2E_ASSETS
-  kernel_args: panic=-1" || bail_out "cannot write the config"
+  osie_dir: ${E2E_OSIE_DIR:-$E2E_ASSETS}
+  kernel_args: panic=-1
+${E2E_CONFIG_EXTRA:-}" || bail_out "cannot write the config"
 	sed -i "s/^  listen: 127.0.0.1:7080/  listen: $E2E_SERVER:7080/" "$IB_CONFIG"
 	IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon || bail_out "ironbelld did not start"
 	cat >"$IB_TMP/vm.yaml" <<EOF
