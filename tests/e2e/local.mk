@@ -8,7 +8,8 @@ E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
 	tests/e2e/test_boot_uefi_http.sh \
-	tests/e2e/test_bmc_vm.sh
+	tests/e2e/test_bmc_vm.sh \
+	tests/e2e/test_bmc_vm_uefi.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh tests/e2e/vm-bmc.sh
 dist_noinst_SCRIPTS += tools/e2e-assets

@@ -52,6 +52,8 @@
 #	                        gives up early once the VM is off
 #	prov_console_size       prints the console's size, for FROM
 #	prov_diag               the consoles' and logs' tails as diagnostics
+#	prov_stop               powers the VM off and stops the BMC (the
+#	                        exit trap would too, less politely)
 #
 # Names: the Machine and its Secret are $PROV_MACHINE (bmc-vm1), the BMC
 # user and password $PROV_BMC_USER and $PROV_BMC_PASS. Everything runs in
@@ -78,8 +80,8 @@ PROV_FIRMWARE_LOG=
 PROV_SIM_PID=
 # Tries of ipmitool (one second each, one retry) for ipmi_sim to answer.
 PROV_BMC_TRIES=20
-# The BMC's address as the hook's command line needs it: absolute, since
-# ipmi_sim runs it from wherever it runs.
+# The hook by an absolute path: it goes into lan.conf as it is, and a
+# top_srcdir given by hand may be relative.
 PROV_HOOK=$(cd "$top_srcdir/tests/e2e" && pwd)/vm-bmc.sh
 
 prov_setup() {
@@ -322,4 +324,11 @@ prov_diag() {
 	diag "ipmi_sim: $(tail -n 5 "$IB_TMP/bmc/sim.log" 2>/dev/null)"
 	diag "ironbelld's log tail:"
 	tail -n 20 "$IB_LOG" | diag "$(cat)"
+}
+
+prov_stop() {
+	ip netns exec "$E2E_NS" /bin/sh "$PROV_HOOK" "$PROV_VM_DIR" set power 0 >/dev/null
+	[ -n "$PROV_SIM_PID" ] && ib_kill "$PROV_SIM_PID" 5
+	PROV_SIM_PID=
+	return 0
 }

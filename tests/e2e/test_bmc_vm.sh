@@ -6,8 +6,8 @@
 # kernel and initrd from ironbelld (the marker on its console), the
 # Machine's powerState reads on while it runs and off once the guest has
 # powered itself off, and ipmitool -I lanplus agrees with it both times.
-# BIOS by default; PROV_FIRMWARE=uefi boots OVMF's PXE instead. See
-# tests/e2e/provision.sh.
+# BIOS by default; PROV_FIRMWARE=uefi (test_bmc_vm_uefi) boots OVMF's PXE
+# instead. See tests/e2e/provision.sh.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -61,6 +61,12 @@ ok "$fw: the Machine's powerState reads off" wait_for "$WAIT" prov_power_is off
 prov_ipmi chassis power status
 like "$out" 'Chassis Power is off' "$fw: ipmitool -I lanplus reads the power off"
 
+ib_alive "$PROV_SIM_PID"
+is "$?" 0 "$fw: the BMC still runs"
+ns_exec "$E2E_NS" ss -Hltn "sport = :42113" >"$IB_TMP/ss.out" 2>&1
+file_has "$IB_TMP/ss.out" "$E2E_SERVER:42113"
+is "$?" 0 "$fw: the worker API listens where the script's grpc_authority points"
+prov_stop
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean

@@ -44,8 +44,9 @@
 # qemu.pid, qemu.out (QEMU's own output), firmware.log (COM1: firmware and
 # iPXE), serial.log (COM2: the kernel's console), both appended across
 # power cycles, each start preceded by a line "=== vm-bmc: power on N
-# boot D ===" in firmware.log; calls.log (each call, for the tests);
-# mon.in and mon.out (the monitor's pipes). An error is one line on
+# boot D ===" in firmware.log; starts ("N D", one line per start);
+# calls.log (each call, for the tests); mon.in and mon.out (the
+# monitor's pipes) and monitor.log (its helper's errors). An error is one line on
 # standard output (ipmi_sim reads it) and exit status 1.
 
 dir=$1
