@@ -5,7 +5,9 @@
 # (off, one-time PXE, on) for the Machine completes, the VM boots the
 # kernel and initrd from ironbelld (the marker on its console), the
 # Machine's powerState reads on while it runs and off once the guest has
-# powered itself off, and ipmitool -I lanplus agrees with it both times.
+# powered itself off, and ipmitool -I lanplus agrees with it both times;
+# powered on again with no boot device, the VM tries its (blank) disk
+# first: the one-time PXE was spent.
 # BIOS by default; PROV_FIRMWARE=uefi (test_bmc_vm_uefi) boots OVMF's PXE
 # instead. See tests/e2e/provision.sh.
 set -u
@@ -60,6 +62,31 @@ ok "$fw: the guest powers itself off" wait_for "$WAIT" vm_off
 ok "$fw: the Machine's powerState reads off" wait_for "$WAIT" prov_power_is off
 prov_ipmi chassis power status
 like "$out" 'Chassis Power is off' "$fw: ipmitool -I lanplus reads the power off"
+
+# On again, with no boot device: the one-time PXE is spent, so the disk
+# comes first; the blank disk fails and the firmware falls through to
+# the network, as a real machine does.
+if [ "$fw" = uefi ]; then
+	disk_ere='UEFI Misc Device' net_ere='Start PXE over IPv4'
+else
+	disk_ere='Booting from Hard Disk' net_ere='Booting from ROM'
+fi
+from=$(prov_console_size)
+ib power on "$PROV_MACHINE" --timeout 120s
+is "$rc" 0 "$fw: ironbell power on, with no boot device set"
+[ "$rc" = 0 ] || diag "$out $err"
+if prov_wait_console "$BOOT" 'IRONBELL-E2E-BOOTED' "$from"; then
+	pass "$fw: the VM netbooted again"
+else
+	fail "$fw: the VM netbooted again"
+	prov_diag
+fi
+is "$(sed -n 2p "$PROV_VM_DIR/starts")" "2 none" "$fw: the second power-on had no boot device"
+first=$(sed -n '/=== vm-bmc: power on 2 /,$p' "$PROV_FIRMWARE_LOG" | tr -d '\r' |
+	grep -aEo -- "$disk_ere|$net_ere" | head -n 1)
+is "$first" "$disk_ere" "$fw: it tried the disk before the network"
+ok "$fw: the guest powers itself off again" wait_for "$WAIT" vm_off
+ok "$fw: the Machine's powerState reads off again" wait_for "$WAIT" prov_power_is off
 
 ib_alive "$PROV_SIM_PID"
 is "$?" 0 "$fw: the BMC still runs"
