@@ -2,8 +2,8 @@
 # after tests/lib.sh and tests/netns.sh).
 #
 # One network namespace holds a bridge (br0, 10.99.0.1/24), a tap on it for
-# the virtual machine, and ironbelld serving DHCP on br0, TFTP, and HTTP on
-# 10.99.0.1:7080 with ipxe.osie_dir holding the kernel and initrd that
+# the virtual machine, and ironbelld serving DHCP on br0, TFTP, HTTP on
+# 10.99.0.1:7080 and the worker API on 10.99.0.1:42113, with ipxe.osie_dir holding the kernel and initrd that
 # tools/e2e-assets makes from Debian packages. A Hardware object reserves
 # 10.99.0.10 for the VM's MAC with netboot.allowPXE. QEMU (TCG; this
 # machine has no usable KVM) runs inside the namespace with its NIC on the
@@ -18,7 +18,9 @@
 #
 #	e2e_setup              skip unless root, QEMU, OVMF and the assets are
 #	                       there; make the rig; start ironbelld; apply the
-#	                       Hardware
+#	                       Hardware. $E2E_OSIE_DIR, when set, replaces
+#	                       the assets as ipxe.osie_dir; $E2E_CONFIG_EXTRA
+#	                       (top-level YAML) is appended to the config
 #	e2e_boot NAME ARGS...  run QEMU with the common options and ARGS until
 #	                       the marker appears or E2E_TIMEOUT (300 s)
 #	                       passes; sets E2E_SECONDS and E2E_SERIAL
@@ -52,6 +54,7 @@ e2e_setup() {
 		bail_out "cannot bridge the tap"
 
 	IB_HTTP_PORT=7080
+	IB_GRPC_PORT=42113
 	ib_write_config "dhcp:
   enabled: true
   interfaces: [br0]
@@ -60,9 +63,13 @@ tftp:
   enabled: true
   listen: 0.0.0.0:69
 ipxe:
-  osie_dir: $E2E_ASSETS
-  kernel_args: panic=-1" || bail_out "cannot write the config"
+  osie_dir: ${E2E_OSIE_DIR:-$E2E_ASSETS}
+  kernel_args: panic=-1
+${E2E_CONFIG_EXTRA:-}" || bail_out "cannot write the config"
 	sed -i "s/^  listen: 127.0.0.1:7080/  listen: $E2E_SERVER:7080/" "$IB_CONFIG"
+	# The worker API where the script's grpc_authority points, for an agent
+	# in the VM (the namespace is the test's own: the port is free there).
+	sed -i "s/^  listen: 127.0.0.1:42113/  listen: $E2E_SERVER:42113/" "$IB_CONFIG"
 	IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon || bail_out "ironbelld did not start"
 	cat >"$IB_TMP/vm.yaml" <<EOF
 apiVersion: tinkerbell.org/v1alpha1

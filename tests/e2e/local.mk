@@ -2,13 +2,16 @@
 # (BIOS with QEMU's iPXE ROM; UEFI PXE through TFTP; UEFI HTTP Boot), in a
 # network namespace. Root, QEMU and OVMF are needed (CI has them); the
 # kernel and initrd come from Debian packages (tools/e2e-assets) into
-# tests/e2e/cache in the build tree.
+# tests/e2e/cache in the build tree. test_bmc_vm also needs ipmi_sim and
+# ipmitool: a simulated BMC (tests/e2e/vm-bmc.sh) powers the VM.
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
-	tests/e2e/test_boot_uefi_http.sh
+	tests/e2e/test_boot_uefi_http.sh \
+	tests/e2e/test_bmc_vm.sh \
+	tests/e2e/test_bmc_vm_uefi.sh
 TESTS += $(E2E_TESTS)
-EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh tests/e2e/vm-bmc.sh
 dist_noinst_SCRIPTS += tools/e2e-assets
 clean-local: clean-e2e-cache
 clean-e2e-cache:
