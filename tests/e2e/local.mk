@@ -6,10 +6,11 @@
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
-	tests/e2e/test_boot_uefi_http.sh
+	tests/e2e/test_boot_uefi_http.sh \
+	tests/e2e/test_disk_image.sh
 TESTS += $(E2E_TESTS)
-EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh
-dist_noinst_SCRIPTS += tools/e2e-assets
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh
+dist_noinst_SCRIPTS += tools/e2e-assets tools/e2e-provision-assets
 clean-local: clean-e2e-cache
 clean-e2e-cache:
 	rm -rf tests/e2e/cache tests/cache

@@ -1,0 +1,99 @@
+# provision.sh — the guest images of the provisioning tests and the boots
+# that use them (POSIX sh, sourced after tests/lib.sh, tests/netns.sh and
+# tests/e2e/e2e.sh).
+#
+# tools/e2e-provision-assets makes, in tests/e2e/cache/osie of the build
+# tree: the osie (the kernel and an initramfs running ironbell-agent with
+# the host runtime), and disk.img, a raw disk that SeaBIOS and OVMF boot
+# from a virtio disk into an /init that prints
+#
+#	IRONBELL-E2E-DISK-BOOTED marker=<disk.marker>
+#	IRONBELL-E2E-USERDATA bytes=N text=...     (when the disk holds user-data)
+#	IRONBELL-E2E-METADATA url=... hostname=... local-ipv4=... instance-id=...
+#	IRONBELL-E2E-DISK-DONE
+#
+# and powers off. tests/e2e/provision-template.yaml is the Template that
+# writes the disk image onto /dev/vda and its cloud-init data into it.
+#
+#	prov_assets            skip unless mtools, dosfstools and syslinux are
+#	                       there; make the images; sets PROV_OSIE (the
+#	                       directory, for ipxe.osie_dir), PROV_DISK (the
+#	                       image) and PROV_MARKER
+#	prov_boot NAME ERE ARGS...
+#	                       QEMU as e2e_boot runs it (COM1 the firmware's,
+#	                       COM2 the kernel's console; the NIC's netdev n0
+#	                       on tap0), until a line matching ERE is on COM2,
+#	                       the QEMU exits, or E2E_TIMEOUT passes; sets
+#	                       E2E_SECONDS, E2E_SERIAL and E2E_FIRMWARE
+#	prov_line PATTERN      the first line of COM2 holding PATTERN, without
+#	                       carriage returns
+#	prov_dump NAME         the consoles' and the daemon's tails, as
+#	                       diagnostics
+
+PROV_SYSLINUX_EFI=/usr/lib/SYSLINUX.EFI/efi64/syslinux.efi
+
+prov_assets() {
+	for _t in mkfs.fat mcopy mmd syslinux; do
+		command -v "$_t" >/dev/null 2>&1 ||
+			skip_all "$_t is not installed (mtools, dosfstools, syslinux)"
+	done
+	[ -f "$PROV_SYSLINUX_EFI" ] || skip_all "syslinux-efi is not installed"
+	[ -x "$top_builddir/ironbell-agent" ] || skip_all "no ironbell-agent in the build tree"
+	PROV_OSIE=$("$top_srcdir/tools/e2e-provision-assets" "$top_builddir/tests/e2e/cache" \
+		"$top_builddir/ironbell-agent" 2>"$IB_TMP/prov-assets.err")
+	if [ -z "$PROV_OSIE" ]; then
+		diag "$(cat "$IB_TMP/prov-assets.err")"
+		bail_out "cannot make the guest images (tools/e2e-provision-assets)"
+	fi
+	PROV_DISK=$PROV_OSIE/disk.img
+	PROV_MARKER=$(cat "$PROV_OSIE/disk.marker")
+}
+
+prov_boot() {
+	_name=$1
+	_until=$2
+	shift 2
+	E2E_SERIAL=$IB_TMP/serial-$_name.log
+	E2E_FIRMWARE=$IB_TMP/firmware-$_name.log
+	: >"$E2E_SERIAL"
+	_t0=$(date +%s%N)
+	ip netns exec "$E2E_NS" "$E2E_QEMU" -accel tcg -m 512 -smp 1 -display none -monitor none \
+		-no-reboot -serial "file:$E2E_FIRMWARE" -serial "file:$E2E_SERIAL" \
+		-netdev tap,id=n0,ifname=tap0,script=no,downscript=no "$@" \
+		>"$IB_TMP/qemu-$_name.out" 2>&1 &
+	_qpid=$!
+	ib_bg "$_qpid"
+	_i=0
+	while [ $_i -lt $((E2E_TIMEOUT * 10)) ]; do
+		grep -aqE "$_until" "$E2E_SERIAL" 2>/dev/null && break
+		grep -aqE 'No bootable device|No bootable option|Shell> |giving up|Boot failed' \
+			"$E2E_FIRMWARE" 2>/dev/null && break
+		e2e_alive "$_qpid" || break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	E2E_SECONDS=$(( ($(date +%s%N) - _t0) / 1000000 ))
+	E2E_SECONDS=$((E2E_SECONDS / 1000)).$(( (E2E_SECONDS % 1000) / 100 ))
+	_i=0
+	while e2e_alive "$_qpid" && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	e2e_alive "$_qpid" && kill -KILL "$_qpid" 2>/dev/null
+	wait "$_qpid" 2>/dev/null
+	return 0
+}
+
+prov_line() {
+	grep -a -- "$1" "$E2E_SERIAL" 2>/dev/null | head -n 1 | tr -d '\r'
+}
+
+prov_dump() {
+	diag "$1: after $E2E_SECONDS s; the firmware's console (COM1):"
+	tail -c 3000 "$E2E_FIRMWARE" | tr -d '\r' | tail -n 15 | diag "$(cat)"
+	diag "the kernel's console (COM2):"
+	tail -c 3000 "$E2E_SERIAL" | tr -d '\r' | tail -n 25 | diag "$(cat)"
+	diag "ironbelld's log tail:"
+	tail -n 15 "$IB_LOG" | diag "$(cat)"
+	diag "qemu: $(cat "$IB_TMP/qemu-$1.out" 2>/dev/null)"
+}
