@@ -2,14 +2,19 @@
 # (BIOS with QEMU's iPXE ROM; UEFI PXE through TFTP; UEFI HTTP Boot), in a
 # network namespace. Root, QEMU and OVMF are needed (CI has them); the
 # kernel and initrd come from Debian packages (tools/e2e-assets) into
-# tests/e2e/cache in the build tree.
+# tests/e2e/cache in the build tree. The provisioning tests' images (the
+# agent's initramfs and a disk image that SeaBIOS and OVMF boot) are made
+# there too, from the same packages, syslinux and the build's static
+# ironbell-agent (tools/e2e-provision-assets).
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
 	tests/e2e/test_boot_uefi_http.sh \
-	tests/e2e/test_disk_image.sh
+	tests/e2e/test_disk_image.sh \
+	tests/e2e/test_osie_workflow.sh
 TESTS += $(E2E_TESTS)
-EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh
+EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh \
+	tests/e2e/provision-template.yaml
 dist_noinst_SCRIPTS += tools/e2e-assets tools/e2e-provision-assets
 clean-local: clean-e2e-cache
 clean-e2e-cache:

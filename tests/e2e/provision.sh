@@ -19,12 +19,16 @@
 #	                       there; make the images; sets PROV_OSIE (the
 #	                       directory, for ipxe.osie_dir), PROV_DISK (the
 #	                       image) and PROV_MARKER
-#	prov_boot NAME ERE ARGS...
+#	prov_start NAME ARGS...
 #	                       QEMU as e2e_boot runs it (COM1 the firmware's,
 #	                       COM2 the kernel's console; the NIC's netdev n0
-#	                       on tap0), until a line matching ERE is on COM2,
-#	                       the QEMU exits, or E2E_TIMEOUT passes; sets
-#	                       E2E_SECONDS, E2E_SERIAL and E2E_FIRMWARE
+#	                       on tap0) in the background; sets E2E_SERIAL
+#	                       and E2E_FIRMWARE
+#	prov_wait CMD...       until CMD succeeds, QEMU exits or E2E_TIMEOUT
+#	                       passes; sets E2E_SECONDS
+#	prov_stop              QEMU's end (killed after 5 s)
+#	prov_boot NAME ERE ARGS...
+#	                       the three, until a line matching ERE is on COM2
 #	prov_line PATTERN      the first line of COM2 holding PATTERN, without
 #	                       carriage returns
 #	prov_dump NAME         the consoles' and the daemon's tails, as
@@ -49,39 +53,62 @@ prov_assets() {
 	PROV_MARKER=$(cat "$PROV_OSIE/disk.marker")
 }
 
+# prov_start NAME ARGS...: QEMU in the background, its PID in PROV_QPID.
+prov_start() {
+	PROV_NAME=$1
+	shift
+	E2E_SERIAL=$IB_TMP/serial-$PROV_NAME.log
+	E2E_FIRMWARE=$IB_TMP/firmware-$PROV_NAME.log
+	: >"$E2E_SERIAL"
+	PROV_T0=$(date +%s%N)
+	ip netns exec "$E2E_NS" "$E2E_QEMU" -accel tcg -m 512 -smp 1 -display none -monitor none \
+		-no-reboot -serial "file:$E2E_FIRMWARE" -serial "file:$E2E_SERIAL" \
+		-netdev tap,id=n0,ifname=tap0,script=no,downscript=no "$@" \
+		>"$IB_TMP/qemu-$PROV_NAME.out" 2>&1 &
+	PROV_QPID=$!
+	ib_bg "$PROV_QPID"
+}
+
+# prov_wait CMD...: until CMD succeeds (polled every 0.1 s), the firmware
+# gives up, QEMU exits, or E2E_TIMEOUT passes; sets E2E_SECONDS. Returns
+# CMD's last status.
+prov_wait() {
+	_i=0
+	while [ $_i -lt $((E2E_TIMEOUT * 10)) ]; do
+		"$@" && break
+		grep -aqE 'No bootable device|No bootable option|Shell> |giving up|Boot failed' \
+			"$E2E_FIRMWARE" 2>/dev/null && break
+		e2e_alive "$PROV_QPID" || break
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	E2E_SECONDS=$(( ($(date +%s%N) - PROV_T0) / 1000000 ))
+	E2E_SECONDS=$((E2E_SECONDS / 1000)).$(( (E2E_SECONDS % 1000) / 100 ))
+	"$@"
+}
+
+# prov_stop: QEMU gets 5 s to exit by itself, then is killed.
+prov_stop() {
+	_i=0
+	while e2e_alive "$PROV_QPID" && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	e2e_alive "$PROV_QPID" && kill -KILL "$PROV_QPID" 2>/dev/null
+	wait "$PROV_QPID" 2>/dev/null
+	return 0
+}
+
+# prov_serial_has ERE: the kernel's console has a line matching ERE.
+prov_serial_has() { grep -aqE -- "$1" "$E2E_SERIAL" 2>/dev/null; }
+
 prov_boot() {
 	_name=$1
 	_until=$2
 	shift 2
-	E2E_SERIAL=$IB_TMP/serial-$_name.log
-	E2E_FIRMWARE=$IB_TMP/firmware-$_name.log
-	: >"$E2E_SERIAL"
-	_t0=$(date +%s%N)
-	ip netns exec "$E2E_NS" "$E2E_QEMU" -accel tcg -m 512 -smp 1 -display none -monitor none \
-		-no-reboot -serial "file:$E2E_FIRMWARE" -serial "file:$E2E_SERIAL" \
-		-netdev tap,id=n0,ifname=tap0,script=no,downscript=no "$@" \
-		>"$IB_TMP/qemu-$_name.out" 2>&1 &
-	_qpid=$!
-	ib_bg "$_qpid"
-	_i=0
-	while [ $_i -lt $((E2E_TIMEOUT * 10)) ]; do
-		grep -aqE "$_until" "$E2E_SERIAL" 2>/dev/null && break
-		grep -aqE 'No bootable device|No bootable option|Shell> |giving up|Boot failed' \
-			"$E2E_FIRMWARE" 2>/dev/null && break
-		e2e_alive "$_qpid" || break
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	E2E_SECONDS=$(( ($(date +%s%N) - _t0) / 1000000 ))
-	E2E_SECONDS=$((E2E_SECONDS / 1000)).$(( (E2E_SECONDS % 1000) / 100 ))
-	_i=0
-	while e2e_alive "$_qpid" && [ $_i -lt 50 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	e2e_alive "$_qpid" && kill -KILL "$_qpid" 2>/dev/null
-	wait "$_qpid" 2>/dev/null
-	return 0
+	prov_start "$_name" "$@"
+	prov_wait prov_serial_has "$_until"
+	prov_stop
 }
 
 prov_line() {

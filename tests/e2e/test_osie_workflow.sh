@@ -1,0 +1,147 @@
+#!/bin/sh
+# test_osie_workflow — a workflow run by ironbell-agent on a virtual
+# machine, then the machine boots what it wrote: the VM (BIOS, QEMU's iPXE
+# ROM) netboots from ironbelld into the osie of tools/e2e-provision-assets
+# (the cloud kernel, and an initramfs whose /init starts ironbell-agent
+# with the host runtime, its worker ID and server from the kernel command
+# line of ironbelld's iPXE script); the agent runs the Template of
+# tests/e2e/provision-template.yaml: the disk image, served by ironbelld
+# from ipxe.osie_dir, streamed onto the VM's blank virtio disk, then the
+# machine's cloud-init data fetched from ironbelld's metadata service and
+# written into the disk's filesystem. The Workflow must end SUCCESS with
+# every action's duration. The same disk is then booted (no netboot) and
+# must print its marker, the user-data ironbelld served, and its metadata.
+# No BMC here: QEMU is started and stopped by the test. See
+# tests/e2e/provision.sh.
+set -u
+
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/netns.sh"
+. "$top_srcdir/tests/e2e/e2e.sh"
+. "$top_srcdir/tests/e2e/provision.sh"
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip_all "python3 is not installed"
+e2e_setup
+prov_assets
+if command -v file >/dev/null 2>&1; then
+	case "$(file -L "$top_builddir/ironbell-agent")" in
+	*"statically linked"*) ;;
+	*) skip_all "ironbell-agent is not linked statically (--disable-static-agent or a sanitizer)" ;;
+	esac
+fi
+
+# The worker API where the script's grpc_authority= points (the bridge's
+# address, port 42113), the osie as ipxe.osie_dir, and the workflow
+# controller: the rig's daemon again with these changes.
+ib_stop_daemon
+sed -i -e "s|^  listen: 127.0.0.1:$IB_GRPC_PORT\$|  listen: $E2E_SERVER:42113|" \
+	-e "s|^  osie_dir: .*|  osie_dir: $PROV_OSIE|" "$IB_CONFIG"
+printf 'workflow:\n  enabled: true\n  resync_interval: 5\n' >>"$IB_CONFIG"
+IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon || bail_out "ironbelld did not start again"
+
+cat >"$IB_TMP/objects.yaml" <<EOF
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: vm1
+  namespace: default
+spec:
+  agentID: $E2E_AGENT
+  userData: |
+    #cloud-config
+    hostname: vm1-installed
+  interfaces:
+  - dhcp:
+      mac: $E2E_MAC
+      arch: x86_64
+      hostname: vm1
+      ip:
+        address: $E2E_IP
+        netmask: 255.255.255.0
+        gateway: $E2E_SERVER
+    netboot:
+      allowPXE: true
+      allowWorkflow: true
+  metadata:
+    instance:
+      id: e2e-instance-1
+      hostname: vm1-installed
+---
+apiVersion: tinkerbell.org/v1alpha1
+kind: Workflow
+metadata:
+  name: vm1-disk
+  namespace: default
+spec:
+  templateRef: e2e-disk
+  hardwareRef: vm1
+  hardwareMap:
+    device_1: $E2E_AGENT
+EOF
+ib apply -f "$top_srcdir/tests/e2e/provision-template.yaml"
+[ "$rc" = 0 ] || bail_out "cannot apply the Template: $err"
+ib apply -f "$IB_TMP/objects.yaml"
+[ "$rc" = 0 ] || bail_out "cannot apply the Hardware and the Workflow: $err"
+
+# wf FIELD-EXPRESSION: a Python expression on the Workflow's JSON (d).
+wf() {
+	ib get workflow vm1-disk -o json
+	printf '%s' "$out" | "$PY" -c 'import json, sys
+try:
+    d = json.load(sys.stdin)
+    print(eval(sys.argv[1]))
+except Exception as e:
+    print("<%s>" % e)' "$1"
+}
+# wf_ended: the Workflow is over; asked every 2 s of prov_wait's polls.
+_polls=0
+wf_ended() {
+	_polls=$((_polls + 1))
+	[ $((_polls % 20)) -eq 1 ] || return 1
+	case "$(wf 'd.get("status", {}).get("state", "")')" in
+	SUCCESS | FAILED | TIMEOUT) return 0 ;;
+	esac
+	return 1
+}
+
+disk=$IB_TMP/vda.img
+truncate -s 64M "$disk" || bail_out "cannot make the blank disk"
+prov_start osie -machine pc,graphics=off -boot n \
+	-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC" \
+	-drive "file=$disk,format=raw,if=virtio"
+_polls=0
+prov_wait wf_ended
+state=$(wf 'd.get("status", {}).get("state", "")')
+is "$state" SUCCESS "osie: the Workflow ran to SUCCESS on the VM"
+if [ "$state" != SUCCESS ]; then
+	prov_dump osie
+	diag "the Workflow's status: $(wf 'json.dumps(d.get("status", {}))')"
+fi
+diag "osie: $E2E_SECONDS s from QEMU's start to the Workflow's end"
+prov_stop
+prov_serial_has "^IRONBELL-E2E-OSIE-UP ip=$E2E_IP "
+is "$?" 0 "osie: the agent's system got its address from ironbelld"
+acts=$(wf '" ".join("%s=%s" % (a["name"], a["state"]) for t in d["status"]["tasks"] for a in t["actions"])')
+is "$acts" "stream-image=SUCCESS write-cloud-init=SUCCESS" "osie: each action SUCCESS"
+durs=$(wf '" ".join(a.get("executionDuration", "-") for t in d["status"]["tasks"] for a in t["actions"])')
+like "$durs" '^[0-9][0-9a-z.]*s [0-9][0-9a-z.]*s$' "osie: each action has its duration"
+diag "osie: action durations: $durs"
+
+prov_boot disk 'IRONBELL-E2E-DISK-DONE' -machine pc,graphics=off \
+	-drive "file=$disk,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0,bootindex=0 \
+	-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC,romfile="
+_m=$(prov_line IRONBELL-E2E-DISK-BOOTED)
+is "$_m" "IRONBELL-E2E-DISK-BOOTED marker=$PROV_MARKER" "disk: the VM booted the image the workflow wrote"
+[ -n "$_m" ] || prov_dump disk
+is "$(prov_line IRONBELL-E2E-USERDATA)" \
+	'IRONBELL-E2E-USERDATA bytes=38 text=#cloud-config\nhostname: vm1-installed\n' \
+	"disk: the user-data the workflow fetched from the metadata service"
+is "$(prov_line IRONBELL-E2E-METADATA)" \
+	"IRONBELL-E2E-METADATA url=http://$E2E_SERVER:7080 hostname=vm1-installed local-ipv4=$E2E_IP instance-id=e2e-instance-1" \
+	"disk: the installed system's metadata from ironbelld"
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
+ib_log_clean
+is "$?" 0 "no sanitizer report in the log"
+tap_done
