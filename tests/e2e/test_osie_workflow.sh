@@ -67,26 +67,16 @@ spec:
     instance:
       id: e2e-instance-1
       hostname: vm1-installed
----
-apiVersion: tinkerbell.org/v1alpha1
-kind: Workflow
-metadata:
-  name: vm1-disk
-  namespace: default
-spec:
-  templateRef: e2e-disk
-  hardwareRef: vm1
-  hardwareMap:
-    device_1: $E2E_AGENT
 EOF
 ib apply -f "$top_srcdir/tests/e2e/provision-template.yaml"
 [ "$rc" = 0 ] || bail_out "cannot apply the Template: $err"
 ib apply -f "$IB_TMP/objects.yaml"
-[ "$rc" = 0 ] || bail_out "cannot apply the Hardware and the Workflow: $err"
+[ "$rc" = 0 ] || bail_out "cannot apply the Hardware: $err"
 
-# wf FIELD-EXPRESSION: a Python expression on the Workflow's JSON (d).
+# wf FIELD-EXPRESSION: a Python expression on the Workflow $wf_name's
+# JSON (d).
 wf() {
-	ib get workflow vm1-disk -o json
+	ib get workflow "$wf_name" -o json
 	printf '%s' "$out" | "$PY" -c 'import json, sys
 try:
     d = json.load(sys.stdin)
@@ -105,41 +95,86 @@ wf_ended() {
 	return 1
 }
 
-disk=$IB_TMP/vda.img
-truncate -s 64M "$disk" || bail_out "cannot make the blank disk"
-prov_start osie -machine pc,graphics=off -boot n \
-	-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC" \
-	-drive "file=$disk,format=raw,if=virtio"
-_polls=0
-prov_wait wf_ended
-state=$(wf 'd.get("status", {}).get("state", "")')
-is "$state" SUCCESS "osie: the Workflow ran to SUCCESS on the VM"
-if [ "$state" != SUCCESS ]; then
-	prov_dump osie
-	diag "the Workflow's status: $(wf 'json.dumps(d.get("status", {}))')"
-fi
-diag "osie: $E2E_SECONDS s from QEMU's start to the Workflow's end"
-prov_stop
-prov_serial_has "^IRONBELL-E2E-OSIE-UP ip=$E2E_IP "
-is "$?" 0 "osie: the agent's system got its address from ironbelld"
-acts=$(wf '" ".join("%s=%s" % (a["name"], a["state"]) for t in d["status"]["tasks"] for a in t["actions"])')
-is "$acts" "stream-image=SUCCESS write-cloud-init=SUCCESS" "osie: each action SUCCESS"
-durs=$(wf '" ".join(a.get("executionDuration", "-") for t in d["status"]["tasks"] for a in t["actions"])')
-like "$durs" '^[0-9][0-9a-z.]*s [0-9][0-9a-z.]*s$' "osie: each action has its duration"
-diag "osie: action durations: $durs"
+# provision FW: a Workflow for the VM, the VM netbooted with firmware FW
+# (bios: SeaBIOS and QEMU's iPXE ROM; uefi: OVMF's PXE, then ipxe.efi over
+# TFTP) onto a blank disk until the Workflow ends, then booted from that
+# disk; 11 assertions.
+provision() {
+	fw=$1
+	wf_name=vm1-disk-$fw
+	cat >"$IB_TMP/wf-$fw.yaml" <<EOF
+apiVersion: tinkerbell.org/v1alpha1
+kind: Workflow
+metadata:
+  name: $wf_name
+  namespace: default
+spec:
+  templateRef: e2e-disk
+  hardwareRef: vm1
+  hardwareMap:
+    device_1: $E2E_AGENT
+EOF
+	ib apply -f "$IB_TMP/wf-$fw.yaml"
+	is "$rc" 0 "$fw: the Workflow is applied"
+	disk=$IB_TMP/vda-$fw.img
+	truncate -s 64M "$disk" || bail_out "cannot make the blank disk"
+	case $fw in
+	bios)
+		set -- -machine pc,graphics=off
+		nic="virtio-net-pci,netdev=n0,mac=$E2E_MAC"
+		;;
+	uefi)
+		cp "$E2E_OVMF_VARS" "$IB_TMP/vars.fd"
+		set -- -machine q35 -drive "if=pflash,format=raw,readonly=on,file=$E2E_OVMF_CODE" \
+			-drive "if=pflash,format=raw,file=$IB_TMP/vars.fd" \
+			-fw_cfg name=opt/org.tianocore/IPv6PXESupport,string=n
+		nic="virtio-net-pci,netdev=n0,mac=$E2E_MAC,romfile="
+		;;
+	esac
+	prov_start "osie-$fw" "$@" -device "$nic,bootindex=0" \
+		-drive "file=$disk,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0
+	_polls=0
+	prov_wait wf_ended
+	state=$(wf 'd.get("status", {}).get("state", "")')
+	is "$state" SUCCESS "$fw: the Workflow ran to SUCCESS on the VM"
+	if [ "$state" != SUCCESS ]; then
+		prov_dump "osie-$fw"
+		diag "the Workflow's status: $(wf 'json.dumps(d.get("status", {}))')"
+	fi
+	diag "$fw: $E2E_SECONDS s from QEMU's start to the Workflow's end"
+	prov_stop
+	prov_serial_has "^IRONBELL-E2E-OSIE-UP ip=$E2E_IP "
+	is "$?" 0 "$fw: the agent's system got its address from ironbelld"
+	prov_serial_has "worker $E2E_AGENT, server $E2E_SERVER:42113 "
+	is "$?" 0 "$fw: the agent took its worker ID and server from the kernel command line"
+	acts=$(wf '" ".join("%s=%s" % (a["name"], a["state"]) for t in d["status"]["tasks"] for a in t["actions"])')
+	is "$acts" "stream-image=SUCCESS write-cloud-init=SUCCESS" "$fw: each action SUCCESS"
+	durs=$(wf '" ".join(a.get("executionDuration", "-") for t in d["status"]["tasks"] for a in t["actions"])')
+	like "$durs" '^[0-9][0-9a-z.]*s [0-9][0-9a-z.]*s$' "$fw: each action has its duration"
+	diag "$fw: action durations: $durs"
 
-prov_boot disk 'IRONBELL-E2E-DISK-DONE' -machine pc,graphics=off \
-	-drive "file=$disk,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0,bootindex=0 \
-	-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC,romfile="
-_m=$(prov_line IRONBELL-E2E-DISK-BOOTED)
-is "$_m" "IRONBELL-E2E-DISK-BOOTED marker=$PROV_MARKER" "disk: the VM booted the image the workflow wrote"
-[ -n "$_m" ] || prov_dump disk
-is "$(prov_line IRONBELL-E2E-USERDATA)" \
-	'IRONBELL-E2E-USERDATA bytes=38 text=#cloud-config\nhostname: vm1-installed\n' \
-	"disk: the user-data the workflow fetched from the metadata service"
-is "$(prov_line IRONBELL-E2E-METADATA)" \
-	"IRONBELL-E2E-METADATA url=http://$E2E_SERVER:7080 hostname=vm1-installed local-ipv4=$E2E_IP instance-id=e2e-instance-1" \
-	"disk: the installed system's metadata from ironbelld"
+	prov_boot "disk-$fw" 'IRONBELL-E2E-DISK-DONE' "$@" \
+		-drive "file=$disk,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0,bootindex=0 \
+		-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC,romfile="
+	_m=$(prov_line IRONBELL-E2E-DISK-BOOTED)
+	is "$_m" "IRONBELL-E2E-DISK-BOOTED marker=$PROV_MARKER" "$fw: the VM booted the image the workflow wrote"
+	[ -n "$_m" ] || prov_dump "disk-$fw"
+	is "$(prov_line IRONBELL-E2E-USERDATA)" \
+		'IRONBELL-E2E-USERDATA bytes=38 text=#cloud-config\nhostname: vm1-installed\n' \
+		"$fw: the user-data the workflow fetched from the metadata service"
+	is "$(prov_line IRONBELL-E2E-METADATA)" \
+		"IRONBELL-E2E-METADATA url=http://$E2E_SERVER:7080 hostname=vm1-installed local-ipv4=$E2E_IP instance-id=e2e-instance-1" \
+		"$fw: the installed system's metadata from ironbelld"
+}
+
+provision bios
+if [ -f "$E2E_OVMF_CODE" ]; then
+	provision uefi
+else
+	for _t in 1 2 3 4 5 6 7 8 9 10 11; do
+		skip "uefi" "OVMF is not installed (ovmf)"
+	done
+fi
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean
