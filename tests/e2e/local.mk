@@ -14,7 +14,7 @@ E2E_TESTS = \
 	tests/e2e/test_osie_workflow.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh \
-	tests/e2e/provision-template.yaml
+	tests/e2e/provision-template.yaml tests/e2e/provision-template-fail.yaml
 dist_noinst_SCRIPTS += tools/e2e-assets tools/e2e-provision-assets
 clean-local: clean-e2e-cache
 clean-e2e-cache:

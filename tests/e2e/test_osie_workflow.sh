@@ -11,6 +11,9 @@
 # written into the disk's filesystem. The Workflow must end SUCCESS with
 # every action's duration. The same disk is then booted (no netboot) and
 # must print its marker, the user-data ironbelld served, and its metadata.
+# Then a Workflow whose second action fails must end FAILED with the
+# action's exit status and output in its message
+# (tests/e2e/provision-template-fail.yaml).
 # No BMC here: QEMU is started and stopped by the test. See
 # tests/e2e/provision.sh.
 set -u
@@ -175,6 +178,47 @@ else
 		skip "uefi" "OVMF is not installed (ovmf)"
 	done
 fi
+# fail: a Workflow of tests/e2e/provision-template-fail.yaml on the VM
+# (BIOS): it ends FAILED, the failed action's message carries its exit
+# status and its output, and the action after it never runs; 5 assertions.
+fail_run() {
+	wf_name=vm1-disk-fail
+	cat >"$IB_TMP/wf-fail.yaml" <<EOF
+apiVersion: tinkerbell.org/v1alpha1
+kind: Workflow
+metadata:
+  name: $wf_name
+  namespace: default
+spec:
+  templateRef: e2e-disk-fail
+  hardwareRef: vm1
+  hardwareMap:
+    device_1: $E2E_AGENT
+EOF
+	ib apply -f "$top_srcdir/tests/e2e/provision-template-fail.yaml"
+	is "$rc" 0 "fail: the failing Template is applied"
+	ib apply -f "$IB_TMP/wf-fail.yaml"
+	[ "$rc" = 0 ] || bail_out "cannot apply the Workflow: $err"
+	disk=$IB_TMP/vda-fail.img
+	truncate -s 64M "$disk" || bail_out "cannot make the blank disk"
+	prov_start osie-fail -machine pc,graphics=off \
+		-device "virtio-net-pci,netdev=n0,mac=$E2E_MAC,bootindex=0" \
+		-drive "file=$disk,format=raw,if=none,id=d0" -device virtio-blk-pci,drive=d0
+	_polls=0
+	prov_wait wf_ended
+	state=$(wf 'd.get("status", {}).get("state", "")')
+	is "$state" FAILED "fail: the Workflow ended FAILED"
+	[ "$state" = FAILED ] || prov_dump osie-fail
+	diag "fail: $E2E_SECONDS s from QEMU's start to the Workflow's end"
+	prov_stop
+	acts=$(wf '" ".join("%s=%s" % (a["name"], a["state"]) for t in d["status"]["tasks"] for a in t["actions"])')
+	is "$acts" "stream-image=SUCCESS grow-partition=FAILED write-cloud-init=PENDING" \
+		"fail: the failed action, and none after it, ran"
+	msg=$(wf 'd["status"]["tasks"][0]["actions"][1].get("message", "")')
+	like "$msg" 'exit status 3' "fail: the message has the exit status"
+	like "$msg" 'no partition 9 on /dev/vda' "fail: and the action's output"
+}
+fail_run
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean
