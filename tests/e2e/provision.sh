@@ -38,7 +38,7 @@ PROV_SYSLINUX_EFI=/usr/lib/SYSLINUX.EFI/efi64/syslinux.efi
 
 prov_assets() {
 	for _t in mkfs.fat mcopy mmd syslinux; do
-		command -v "$_t" >/dev/null 2>&1 ||
+		PATH=$PATH:/usr/sbin:/sbin command -v "$_t" >/dev/null 2>&1 ||
 			skip_all "$_t is not installed (mtools, dosfstools, syslinux)"
 	done
 	[ -f "$PROV_SYSLINUX_EFI" ] || skip_all "syslinux-efi is not installed"
