@@ -13,12 +13,18 @@
 #	IRONBELL-E2E-DISK-DONE
 #
 # and powers off. tests/e2e/provision-template.yaml is the Template that
-# writes the disk image onto /dev/vda and its cloud-init data into it.
+# writes the disk image onto /dev/vda and its cloud-init data into it;
+# tests/e2e/provision-template-fail.yaml writes the image, then fails.
 #
 #	prov_assets            skip unless mtools, dosfstools and syslinux are
 #	                       there; make the images; sets PROV_OSIE (the
 #	                       directory, for ipxe.osie_dir), PROV_DISK (the
 #	                       image) and PROV_MARKER
+#	prov_daemon_osie       restart e2e_setup's ironbelld with the osie as
+#	                       ipxe.osie_dir, the worker API on the bridge's
+#	                       address and port 42113 (where the script's
+#	                       grpc_authority= points) and the workflow
+#	                       controller on
 #	prov_start NAME ARGS...
 #	                       QEMU as e2e_boot runs it (COM1 the firmware's,
 #	                       COM2 the kernel's console; the NIC's netdev n0
@@ -29,6 +35,7 @@
 #	prov_stop              QEMU's end (killed after 5 s)
 #	prov_boot NAME ERE ARGS...
 #	                       the three, until a line matching ERE is on COM2
+#	prov_serial_has ERE    COM2 has a line matching ERE
 #	prov_line PATTERN      the first line of COM2 holding PATTERN, without
 #	                       carriage returns
 #	prov_dump NAME         the consoles' and the daemon's tails, as
@@ -51,6 +58,14 @@ prov_assets() {
 	fi
 	PROV_DISK=$PROV_OSIE/disk.img
 	PROV_MARKER=$(cat "$PROV_OSIE/disk.marker")
+}
+
+prov_daemon_osie() {
+	ib_stop_daemon
+	sed -i -e "s|^  listen: 127.0.0.1:$IB_GRPC_PORT\$|  listen: $E2E_SERVER:42113|" \
+		-e "s|^  osie_dir: .*|  osie_dir: $PROV_OSIE|" "$IB_CONFIG" || return 1
+	printf 'workflow:\n  enabled: true\n  resync_interval: 5\n' >>"$IB_CONFIG"
+	IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon
 }
 
 # prov_start NAME ARGS...: QEMU in the background, its PID in PROV_QPID.

@@ -34,14 +34,7 @@ if command -v file >/dev/null 2>&1; then
 	esac
 fi
 
-# The worker API where the script's grpc_authority= points (the bridge's
-# address, port 42113), the osie as ipxe.osie_dir, and the workflow
-# controller: the rig's daemon again with these changes.
-ib_stop_daemon
-sed -i -e "s|^  listen: 127.0.0.1:$IB_GRPC_PORT\$|  listen: $E2E_SERVER:42113|" \
-	-e "s|^  osie_dir: .*|  osie_dir: $PROV_OSIE|" "$IB_CONFIG"
-printf 'workflow:\n  enabled: true\n  resync_interval: 5\n' >>"$IB_CONFIG"
-IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon || bail_out "ironbelld did not start again"
+prov_daemon_osie || bail_out "ironbelld did not start again"
 
 cat >"$IB_TMP/objects.yaml" <<EOF
 apiVersion: tinkerbell.org/v1alpha1
