@@ -190,9 +190,10 @@ class System:
             self.power = power
             self.changed()
 
-    def hook_power(self, was, now):
+    def hook_power(self, was, now, running):
         """With a hook, the machine follows a reset: stopped when it goes
-        off; started (from the override's device) when it boots."""
+        off; started (from the override's device) when it boots, reset
+        when it was RUNNING already (a restart)."""
         if self.hook is None:
             return
         if now == "Off" and was == "On":
@@ -203,9 +204,8 @@ class System:
                     b["BootSourceOverrideTarget"] in HOOK_BOOT:
                 run_hook(self.hook, ["set", "boot",
                                      HOOK_BOOT[b["BootSourceOverrideTarget"]]])
-            self.refresh()
-            run_hook(self.hook, ["set", "reset" if self.power == "On"
-                                 else "power", "1"])
+            run_hook(self.hook, ["set", "reset" if running else "power",
+                                 "1"])
 
     def resource(self):
         boot = dict(self.boot)
@@ -244,7 +244,7 @@ class System:
         machine (on from off, or a restart) boots it: see boot_once."""
         self.refresh()
         self.resets.append(reset_type)
-        was = self.power
+        was = running = self.power
         if reset_type in ("On", "ForceOn"):
             self.power = "On"
         elif reset_type in ("GracefulRestart", "ForceRestart", "PowerCycle"):
@@ -254,7 +254,7 @@ class System:
             self.power = "Off"
         elif reset_type == "PushPowerButton":
             self.power = "Off" if self.power == "On" else "On"
-        self.hook_power(was, self.power)
+        self.hook_power(was, self.power, running == "On")
         if was == "Off" and self.power == "On":
             self.boot_once()
         self.changed()
