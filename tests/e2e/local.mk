@@ -7,7 +7,9 @@
 # provisioning tests' images (the agent's initramfs and a disk image that
 # SeaBIOS and OVMF boot) are made there too, from the same packages,
 # syslinux and the build's static ironbell-agent
-# (tools/e2e-provision-assets, tests/e2e/osie.sh).
+# (tools/e2e-provision-assets, tests/e2e/osie.sh). test_provision_redfish
+# has the Redfish emulator (tests/redfish/) as the VM's BMC instead: it
+# needs openssl and curl, not ipmi_sim.
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
@@ -17,7 +19,8 @@ E2E_TESTS = \
 	tests/e2e/test_disk_image.sh \
 	tests/e2e/test_osie_workflow.sh \
 	tests/e2e/test_provision.sh \
-	tests/e2e/test_provision_uefi.sh
+	tests/e2e/test_provision_uefi.sh \
+	tests/e2e/test_provision_redfish.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh tests/e2e/vm-bmc.sh \
 	tests/e2e/osie.sh tests/e2e/provision-template.yaml tests/e2e/provision-template-fail.yaml

@@ -15,8 +15,17 @@
 # VM's files (its consoles, QEMU's output, the hook's calls) are in
 # $PROV_VM_DIR; vm-bmc.sh's header lists them.
 #
+# With PROV_BMC=redfish the BMC is the Redfish emulator instead
+# (tests/redfish/redfish_emu.py --hook, over HTTPS on 10.99.0.1:443 with a
+# certificate made for that address, which ironbelld verifies through
+# bmc.redfish.ca_file): its ComputerSystem's resets and boot override call
+# the same vm-bmc.sh, and its PowerState is the hook's, so the VM is
+# driven the same way and the hook's calls.log reads the same.
+#
 # Set before prov_setup (all optional):
 #
+#	PROV_BMC        ipmi (the default: ipmi_sim, ironbelld's ipmitool
+#	                provider) or redfish (the emulator, its gofish one)
 #	PROV_FIRMWARE   bios (the default) or uefi (OVMF as pflash, with a
 #	                copy of its variables as the VM's NVRAM)
 #	PROV_DISK       the VM's disk, a raw image file (written in place);
@@ -33,14 +42,16 @@
 #
 #	prov_setup              e2e_setup with a bmc: section, then the BMC
 #	                        and the objects (skip_all without ipmi_sim or
-#	                        ipmitool); sets PROV_VM_DIR, PROV_SERIAL,
+#	                        ipmitool; with redfish, without openssl or
+#	                        curl); sets PROV_VM_DIR, PROV_SERIAL,
 #	                        PROV_FIRMWARE_LOG
 #	prov_hardware [ALLOWPXE]
 #	                        applies the Hardware vm1 again, with its
 #	                        bmcRef to the Machine and allowPXE ALLOWPXE
 #	                        (true; false for a Workflow that toggles it)
 #	prov_ipmi ARGS...       ipmitool -I lanplus against the BMC, from the
-#	                        namespace; sets rc, out, err (lib.sh's run)
+#	                        namespace; sets rc, out, err (lib.sh's run);
+#	                        PROV_BMC=ipmi only
 #	prov_power              prints the Machine's status.powerState
 #	prov_power_is STATE     true when it is STATE
 #	prov_vm_running         true while the VM's QEMU runs
@@ -60,7 +71,9 @@
 # the namespace, so netns.sh's trap kills QEMU with the rest at exit.
 
 . "$top_srcdir/tests/integration/bmc/ipmisim.sh"
+. "$top_srcdir/tests/redfish/emu.sh"
 
+PROV_BMC=${PROV_BMC:-ipmi}
 PROV_FIRMWARE=${PROV_FIRMWARE:-bios}
 PROV_DISK=${PROV_DISK:-}
 PROV_DISK_MB=${PROV_DISK_MB:-64}
@@ -72,6 +85,7 @@ PROV_CONFIG_EXTRA=${PROV_CONFIG_EXTRA:-}
 PROV_MACHINE=bmc-vm1
 PROV_BMC_ADDR=$E2E_SERVER
 PROV_BMC_PORT=623
+[ "$PROV_BMC" = redfish ] && PROV_BMC_PORT=443
 PROV_BMC_USER=admin
 PROV_BMC_PASS=Vm-$$-pw # at most 20 bytes: ipmi_sim's limit
 PROV_VM_DIR=
@@ -85,7 +99,21 @@ PROV_BMC_TRIES=20
 PROV_HOOK=$(cd "$top_srcdir/tests/e2e" && pwd)/vm-bmc.sh
 
 prov_setup() {
-	ipmisim_require
+	_rf=
+	case $PROV_BMC in
+	ipmi) ipmisim_require ;;
+	redfish)
+		command -v openssl >/dev/null 2>&1 || skip_all "openssl is not installed"
+		command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
+		[ -x "$EMU_PY" ] || skip_all "no $EMU_PY"
+		prov_rf_cert || bail_out "openssl cannot make the BMC's certificate"
+		_rf="
+  redfish:
+    ca_file: $IB_TMP/bmc-rf.pem
+    timeout: 10000"
+		;;
+	*) bail_out "PROV_BMC must be ipmi or redfish, not $PROV_BMC" ;;
+	esac
 	case $PROV_FIRMWARE in
 	bios | uefi) ;;
 	*) bail_out "PROV_FIRMWARE must be bios or uefi, not $PROV_FIRMWARE" ;;
@@ -98,7 +126,7 @@ prov_setup() {
   ipmi:
     cipher_suite: 3
     timeout: 500
-    retries: 3
+    retries: 3$_rf
   poll_interval: 1
   task_timeout: 120
   verify_interval: 200
@@ -136,9 +164,10 @@ EOF
 	prov_hardware true || bail_out "cannot apply the Hardware with its bmcRef"
 }
 
-# prov_bmc_start: ipmi_sim in the namespace on PROV_BMC_ADDR:PROV_BMC_PORT
+# prov_bmc_start: the BMC in the namespace on PROV_BMC_ADDR:PROV_BMC_PORT
 # with vm-bmc.sh as its hook; waits until it answers.
 prov_bmc_start() {
+	[ "$PROV_BMC" = redfish ] && { prov_rf_start; return; }
 	_d=$IB_TMP/bmc
 	mkdir -p "$_d/state" || return 1
 	sed -e "s|127\.0\.0\.1 @PORT@|$PROV_BMC_ADDR $PROV_BMC_PORT|" \
@@ -170,18 +199,61 @@ prov_bmc_start() {
 	return 1
 }
 
+# prov_rf_cert: a self-signed certificate for the BMC's address, in
+# $IB_TMP/bmc-rf.pem (its key in bmc-rf.key).
+prov_rf_cert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout "$IB_TMP/bmc-rf.key" -out "$IB_TMP/bmc-rf.pem" -days 2 \
+		-subj "/CN=$PROV_BMC_ADDR" -addext "subjectAltName=IP:$PROV_BMC_ADDR" \
+		>>"$IB_TMP/openssl.log" 2>&1
+}
+
+# prov_rf_start: redfish_emu.py with vm-bmc.sh as its hook.
+prov_rf_start() {
+	_d=$IB_TMP/bmc
+	mkdir -p "$_d" || return 1
+	rm -f "$_d/port"
+	ip netns exec "$E2E_NS" "$EMU_PY" "$EMU" --listen "$PROV_BMC_ADDR" \
+		--port "$PROV_BMC_PORT" --port-file "$_d/port" \
+		--cert "$IB_TMP/bmc-rf.pem" --key "$IB_TMP/bmc-rf.key" \
+		--user "$PROV_BMC_USER" --password "$PROV_BMC_PASS" \
+		--hook "/bin/sh '$PROV_HOOK' '$PROV_VM_DIR'" \
+		>"$_d/sim.log" 2>&1 </dev/null &
+	PROV_SIM_PID=$!
+	ib_bg "$PROV_SIM_PID"
+	if ! wait_for 15 test -s "$_d/port"; then
+		diag "redfish_emu.py did not start; its output:"
+		diag "$(cat "$_d/sim.log")"
+		return 1
+	fi
+	timeout -k 2 30 ip netns exec "$E2E_NS" curl -sf --max-time 10 \
+		--cacert "$IB_TMP/bmc-rf.pem" -u "$PROV_BMC_USER:$PROV_BMC_PASS" \
+		"https://$PROV_BMC_ADDR:$PROV_BMC_PORT/redfish/v1/Systems/1" >/dev/null && return 0
+	diag "redfish_emu.py does not answer on $PROV_BMC_ADDR:$PROV_BMC_PORT; its output:"
+	diag "$(cat "$_d/sim.log")"
+	return 1
+}
+
 prov_ipmi_once() {
 	timeout -k 2 30 ip netns exec "$E2E_NS" ipmitool -I lanplus -C 3 -H "$PROV_BMC_ADDR" \
 		-p "$PROV_BMC_PORT" -U "$PROV_BMC_USER" -P "$PROV_BMC_PASS" "$@" >/dev/null 2>&1
 }
 
 prov_ipmi() {
+	[ "$PROV_BMC" = ipmi ] || bail_out "prov_ipmi needs PROV_BMC=ipmi"
 	run ip netns exec "$E2E_NS" ipmitool -I lanplus -C 3 -H "$PROV_BMC_ADDR" \
 		-p "$PROV_BMC_PORT" -U "$PROV_BMC_USER" -P "$PROV_BMC_PASS" -N 2 -R 3 "$@"
 }
 
 # prov_objects: the Secret and the Machine, as an operator writes them.
 prov_objects() {
+	_opts="preferredOrder: [ipmitool]
+      ipmitool:
+        port: $PROV_BMC_PORT
+        cipherSuite: \"3\""
+	[ "$PROV_BMC" = redfish ] && _opts="preferredOrder: [gofish]
+      redfish:
+        port: $PROV_BMC_PORT"
 	cat >"$IB_TMP/bmc.yaml" <<EOF
 apiVersion: v1
 kind: Secret
@@ -204,10 +276,7 @@ spec:
     port: $PROV_BMC_PORT
     authSecretRef: {name: $PROV_MACHINE, namespace: default}
     providerOptions:
-      preferredOrder: [ipmitool]
-      ipmitool:
-        port: $PROV_BMC_PORT
-        cipherSuite: "3"
+      $_opts
 EOF
 	ib apply -f "$IB_TMP/bmc.yaml"
 	[ "$rc" = 0 ] || { diag "$err"; return 1; }
@@ -321,7 +390,7 @@ prov_diag() {
 	diag "the kernel's console (COM2):"
 	tail -c 1500 "$PROV_SERIAL" 2>/dev/null | tr -d '\r' | tail -n 10 | diag "$(cat)"
 	diag "qemu: $(tail -n 5 "$PROV_VM_DIR/qemu.out" 2>/dev/null)"
-	diag "ipmi_sim: $(tail -n 5 "$IB_TMP/bmc/sim.log" 2>/dev/null)"
+	diag "the BMC ($PROV_BMC): $(tail -n 5 "$IB_TMP/bmc/sim.log" 2>/dev/null)"
 	diag "ironbelld's log tail:"
 	tail -n 20 "$IB_LOG" | diag "$(cat)"
 }

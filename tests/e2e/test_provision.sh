@@ -28,6 +28,8 @@
 # The phases' wall times and ironbelld's CPU time over them are printed
 # as diagnostics (nothing is asserted about time).
 # BIOS by default; PROV_FIRMWARE=uefi (test_provision_uefi) boots OVMF.
+# ipmi_sim by default; PROV_BMC=redfish (test_provision_redfish) has the
+# Redfish emulator as the BMC.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -55,7 +57,7 @@ PROV_CONFIG_EXTRA="workflow:
   enabled: true
   resync_interval: 5"
 prov_setup
-diag "firmware $fw, BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, disk marker $OSIE_MARKER"
+diag "firmware $fw, BMC $PROV_BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, disk marker $OSIE_MARKER"
 
 # The Hardware again, with what the installed system asks for (its
 # user-data and instance metadata), netboot off: the Workflow turns it on.

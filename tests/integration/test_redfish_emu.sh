@@ -10,7 +10,9 @@
 # another host, a closed connection) happens once, a vendor without
 # PowerCycle refuses it with 400 and a Redfish error body, a 202 task
 # monitor is followed to completion, three BMCs in one process keep their
-# own state, and SIGTERM stops the emulator.
+# own state, a --hook drives a machine's power (the override's device,
+# then power on; a machine that went off reads Off; a failing hook 500),
+# and SIGTERM stops the emulator.
 # Needs redfishtool, python3-sushy, openssl and curl.
 set -u
 
@@ -302,6 +304,61 @@ for n in 1 2 3; do
 	is "$got" "$want" "BMC $n has its own state ($want)"
 done
 
+# ---- D: --hook, the machine's power through a chassis_control hook ----
+# A stand-in for tests/e2e/vm-bmc.sh: the power in a file, every call
+# logged; it fails while the file "fail" exists.
+H=$IB_TMP/hook
+mkdir -p "$H" || bail_out "cannot make $H"
+echo 0 >"$H/power"
+cat >"$H/hook.sh" <<'EOF'
+d=$1
+shift
+echo "$*" >>"$d/calls.log"
+[ -f "$d/fail" ] && { echo "the machine is broken"; exit 1; }
+case $1:$2:${3:-} in
+get:power:) echo "power:$(cat "$d/power")" ;;
+set:power:*) echo "$3" >"$d/power" ;;
+set:reset:1 | set:boot:*) ;;
+*) echo "unknown $*"; exit 1 ;;
+esac
+EOF
+calls() { grep '^set ' "$H/calls.log" 2>/dev/null | tr '\n' ';'; }
+run "$PY" "$EMU" --hook "/bin/sh $H/hook.sh $H" --systems 2
+is "$rc" 2 "--hook with two systems is refused (usage error)"
+emu_start d --hook "/bin/sh '$H/hook.sh' '$H'" || bail_out "the fourth emulator did not start"
+D=$EMU_URL
+D_PID=$EMU_PID
+rft "$D" -1 Systems get
+like "$out" '"PowerState": "Off"' "hook: PowerState Off, as the hook reads it"
+rft "$D" -1 Systems setBootOverride Once Pxe
+is "$rc" 0 "hook: setBootOverride Once Pxe"
+is "$(calls)" "" "hook: the override alone calls nothing"
+rft "$D" -1 Systems reset On
+is "$rc" 0 "hook: reset On"
+is "$(calls)" "set boot pxe;set power 1;" "hook: the override's device, then power on"
+is "$(cat "$H/power")" 1 "hook: the machine is on"
+is "$(st "$D" systems/1/Boots/-1)" Pxe "hook: the boot recorded from Pxe"
+echo 0 >"$H/power"
+rft "$D" -1 Systems get
+like "$out" '"PowerState": "Off"' "hook: a machine that went off by itself reads Off"
+: >"$H/calls.log"
+rft "$D" -1 Systems reset On
+is "$(calls)" "set power 1;" "hook: the Once override is used up: power on alone"
+rft "$D" -1 Systems reset ForceRestart
+is "$(calls)" "set power 1;set reset 1;" "hook: ForceRestart of a running machine resets it"
+rft "$D" -1 Systems reset ForceOff
+is "$(calls)" "set power 1;set reset 1;set power 0;" "hook: ForceOff powers it off"
+rft "$D" -1 Systems reset ForceOff
+is "$(calls)" "set power 1;set reset 1;set power 0;" "hook: ForceOff of an off machine calls nothing"
+: >"$H/fail"
+is "$(code -u "$BMC_USER:$BMC_PASS" -H 'Content-Type: application/json' \
+	-d '{"ResetType":"On"}' "$D/redfish/v1/Systems/1/Actions/ComputerSystem.Reset")" 500 \
+	"hook: a failing hook makes the reset fail with 500"
+like "$(cat "$IB_TMP/body")" 'the machine is broken' "hook: with the hook's message"
+rm -f "$H/fail"
+ib_kill "$D_PID" 10
+is "$IB_KILL_STATUS" 0 "SIGTERM stops the emulator with a hook cleanly"
+
 # ---- SIGTERM ----
 ib_kill "$A_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the first emulator cleanly"
@@ -309,6 +366,6 @@ ib_kill "$B_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the second emulator cleanly"
 ib_kill "$C_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the three BMCs cleanly"
-unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log" "$IB_TMP/c.log")" "$BMC_PASS|Traceback" "the logs hold no password and no traceback"
+unlike "$(cat "$IB_TMP/a.log" "$IB_TMP/b.log" "$IB_TMP/c.log" "$IB_TMP/d.log")" "$BMC_PASS|Traceback" "the logs hold no password and no traceback"
 
 tap_done

@@ -31,6 +31,13 @@ What it serves (DSP0266 / DSP8010 shapes, only what BMC control needs):
                                  with --vendor settings-boot, where the boot
                                  override is written
 With --bmcs N, N such services, each with its own state, on N ports.
+With --hook PROG the one system drives a machine through PROG, the
+chassis_control hook of ipmi_sim (tests/e2e/vm-bmc.sh): PowerState is what
+"PROG get power" prints (power:1 is On), a reset that starts the system
+runs "PROG set boot D" for an enabled override (Pxe: pxe, Hdd: default,
+BiosSetup: bios, Cd: cdrom, UefiHttp: pxe) then "PROG set power 1" (or
+"set reset 1" when it runs already), a reset that stops it "PROG set power
+0"; a hook that fails makes the request fail with 500.
 Everything else that needs authentication takes Basic or X-Auth-Token.
 A client's "Connection: close" is echoed (sushy always sends it). TLS with
 --cert/--key. SIGTERM stops it within a second. Only the Python standard
@@ -44,9 +51,11 @@ import json
 import os
 import secrets
 import selectors
+import shlex
 import signal
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 import traceback
@@ -97,6 +106,10 @@ LATE_FAULTS = ("etag-change", "expire-sessions", "task-exception",
                "echo-password")
 
 MAX_BODY = 64 * 1024        # largest request body read
+HOOK_TIMEOUT = 10           # seconds one call of --hook may take
+# The hook's boot device for an enabled override target (vm-bmc.sh's).
+HOOK_BOOT = {"Pxe": "pxe", "Hdd": "default", "BiosSetup": "bios",
+             "Cd": "cdrom", "UefiHttp": "pxe"}
 MAX_SESSIONS = 64           # open sessions; more get 503
 CONN_TIMEOUT = 30           # seconds a connection may sit idle
 ROOT = "/redfish/v1"
@@ -126,10 +139,26 @@ class HttpError(Exception):
         self.headers = headers or {}
 
 
+def run_hook(hook, args):
+    """Runs the hook (a command line, split as sh would) with ARGS; its
+    standard output, or HttpError 500 when it fails."""
+    try:
+        r = subprocess.run(shlex.split(hook) + list(args),
+                           stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=HOOK_TIMEOUT, text=True)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise HttpError(500, "InternalError", "the hook failed: %s" % e)
+    if r.returncode != 0:
+        raise HttpError(500, "InternalError", "the hook %s failed: %s" % (
+            " ".join(args), (r.stdout + r.stderr).strip()[:200]))
+    return r.stdout
+
+
 class System:
-    def __init__(self, ident, vendor):
+    def __init__(self, ident, vendor, hook=None):
         self.ident = ident
         self.vendor = vendor
+        self.hook = hook            # --hook: the machine's power is PROG's
         self.power = "Off"
         self.boot = {"BootSourceOverrideTarget": "None",
                      "BootSourceOverrideEnabled": "Disabled",
@@ -149,6 +178,34 @@ class System:
 
     def uri(self):
         return "%s/Systems/%s" % (ROOT, self.ident)
+
+    def refresh(self):
+        """With a hook, PowerState is read again from it (the machine may
+        have gone off by itself)."""
+        if self.hook is None:
+            return
+        out = run_hook(self.hook, ["get", "power"])
+        power = "On" if "power:1" in out.split() else "Off"
+        if power != self.power:
+            self.power = power
+            self.changed()
+
+    def hook_power(self, was, now, running):
+        """With a hook, the machine follows a reset: stopped when it goes
+        off; started (from the override's device) when it boots, reset
+        when it was RUNNING already (a restart)."""
+        if self.hook is None:
+            return
+        if now == "Off" and was == "On":
+            run_hook(self.hook, ["set", "power", "0"])
+        elif now == "On" and was == "Off":
+            b = self.boot
+            if b["BootSourceOverrideEnabled"] != "Disabled" and \
+                    b["BootSourceOverrideTarget"] in HOOK_BOOT:
+                run_hook(self.hook, ["set", "boot",
+                                     HOOK_BOOT[b["BootSourceOverrideTarget"]]])
+            run_hook(self.hook, ["set", "reset" if running else "power",
+                                 "1"])
 
     def resource(self):
         boot = dict(self.boot)
@@ -185,8 +242,9 @@ class System:
     def reset(self, reset_type):
         """Applies a reset that has been accepted. A reset that starts the
         machine (on from off, or a restart) boots it: see boot_once."""
+        self.refresh()
         self.resets.append(reset_type)
-        was = self.power
+        was = running = self.power
         if reset_type in ("On", "ForceOn"):
             self.power = "On"
         elif reset_type in ("GracefulRestart", "ForceRestart", "PowerCycle"):
@@ -196,6 +254,7 @@ class System:
             self.power = "Off"
         elif reset_type == "PushPowerButton":
             self.power = "Off" if self.power == "On" else "On"
+        self.hook_power(was, self.power, running == "On")
         if was == "Off" and self.power == "On":
             self.boot_once()
         self.changed()
@@ -222,7 +281,7 @@ class Emulator:
         self.vendor = VENDORS[opts.vendor]
         self.systems = {}
         for i in range(1, opts.systems + 1):
-            s = System(str(i), self.vendor)
+            s = System(str(i), self.vendor, opts.hook)
             self.systems[s.ident] = s
         self.sessions = {}      # id -> token
         self.next_session = 1
@@ -233,6 +292,8 @@ class Emulator:
         self.connections = 0    # TCP connections accepted
 
     def state(self):
+        for s in self.systems.values():
+            s.refresh()
         return {
             "vendor": self.opts.vendor,
             "systems": {i: {"PowerState": s.power, "Boot": dict(s.boot),
@@ -558,6 +619,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.system_patch(system)
             self.get_only()
             with emu.lock:
+                system.refresh()
                 body, etag = system.resource(), system.etag()
                 f = emu.fault
                 if f["Mode"] == "etag-change" and f["Count"] > 0:
@@ -795,8 +857,13 @@ class Handler(BaseHTTPRequestHandler):
             raise HttpError(400, "PropertyValueNotInList",
                             "PowerState must be On or Off", ["PowerState"])
         with emu.lock:
-            emu.systems[ident].power = power
-            emu.systems[ident].changed()    # no boot: the tests' own switch
+            s = emu.systems[ident]
+            s.refresh()
+            if s.hook is not None and power != s.power:
+                run_hook(s.hook, ["set", "power", "1" if power == "On"
+                                  else "0"])
+            s.power = power
+            s.changed()    # no boot: the tests' own switch
         self.reply(204)
 
 
@@ -856,7 +923,14 @@ def parse_args(argv):
     p.add_argument("--task-polls", type=int, default=0, metavar="K",
                    help="answer Reset with 202 and a task monitor that "
                    "completes at its K-th GET (0: answer 204 at once)")
+    p.add_argument("--hook", metavar="PROG",
+                   help="a command line (split as sh would): the system's "
+                   "power and boot override drive a machine through it, "
+                   "as ipmi_sim's chassis_control (needs --systems 1 and "
+                   "--bmcs 1)")
     o = p.parse_args(argv)
+    if o.hook is not None and (o.systems != 1 or o.bmcs != 1):
+        p.error("--hook needs --systems 1 and --bmcs 1")
     if not 1 <= o.systems <= 1000:
         p.error("--systems must be 1..1000")
     if not 1 <= o.bmcs <= 2000:
