@@ -34,7 +34,10 @@ DEMO_TICK=0.5                      # seconds between two looks at the logs
 
 # ---- what the demo needs, said plainly when missing ----
 missing=
-[ "$(id -u)" = 0 ] || missing="$missing root(network-namespaces)"
+if [ "$(id -u)" != 0 ]; then
+	echo "The provisioning demo needs root, for a network namespace (sudo make demo)."
+	exit "$DEMO_MISSING"
+fi
 for c in ip qemu-system-x86_64 ipmi_sim ipmitool curl setsid mkfifo; do
 	command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 done
@@ -46,7 +49,7 @@ done
 [ -x "$top_builddir/ironbell-agent" ] || missing="$missing ironbell-agent(build)"
 if [ -n "$missing" ]; then
 	echo "The provisioning demo cannot run here; missing:$missing"
-	echo "(as root, tools/install-deps installs the packages)"
+	echo "(tools/install-deps installs the packages, make the ironbell-agent)"
 	exit "$DEMO_MISSING"
 fi
 
@@ -255,6 +258,12 @@ while [ "$i" -lt "$limit" ]; do
 	sleep "$DEMO_TICK"
 	i=$((i + 1))
 done
+
+if [ "$booted" = yes ] && prov_wait_console 20 'IRONBELL-E2E-DISK-DONE'; then
+	l=$(grep -a 'IRONBELL-E2E-METADATA' "$PROV_SERIAL" | tail -n 1 | tr -d '\r')
+	[ -n "$l" ] && step disk "its metadata, from ironbelld: ${l#*IRONBELL-E2E-METADATA }"
+	step disk "the installed system is done and powers the machine off"
+fi
 
 say "ironbell describe workflow $WF"
 "$IRONBELL" describe workflow "$WF"
