@@ -1,6 +1,8 @@
 #!/bin/sh
-# demo — ironbell in one minute. As root (with QEMU and OVMF) it boots a
-# virtual machine over the network from ironbelld (tools/demo-boot.sh).
+# demo — ironbell in one minute. As root, with QEMU and ipmi_sim, it
+# provisions a virtual machine under a virtual BMC from power-off to its own
+# disk (tools/demo-provision.sh); without ipmi_sim or syslinux but with
+# QEMU and OVMF, it only boots one over the network (tools/demo-boot.sh).
 # Otherwise, without touching the system: a daemon on a scratch directory,
 # the example objects of etc/examples/ applied with the CLI, and the
 # objects read back.
@@ -18,11 +20,17 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 START_TIMEOUT=${DEMO_START_TIMEOUT:-20} # seconds to wait for the admin socket
 STOP_TIMEOUT=10                          # seconds to wait for a clean stop
 
-# As root, with QEMU and OVMF at hand, the demo boots a machine over the
-# network instead (tools/demo-boot.sh); DEMO_LOOPBACK=1 keeps this one.
+# As root, with QEMU and ipmi_sim at hand, the demo provisions a machine
+# instead (tools/demo-provision.sh, which says what it misses and exits 3
+# when it cannot run); with QEMU and OVMF only, it boots one over the
+# network (tools/demo-boot.sh). DEMO_LOOPBACK=1 keeps this one.
 if [ -z "${DEMO_LOOPBACK:-}" ]; then
+	sh "$top_srcdir/tools/demo-provision.sh"
+	status=$?
+	[ "$status" -eq 3 ] || exit "$status"
 	if [ "$(id -u)" = 0 ] && command -v qemu-system-x86_64 >/dev/null 2>&1 &&
 		[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] && [ -f /usr/lib/ipxe/ipxe.efi ]; then
+		echo "Booting a virtual machine over the network instead (no BMC, no workflow)."
 		exec sh "$top_srcdir/tools/demo-boot.sh"
 	fi
 	if [ "$(id -u)" != 0 ]; then
