@@ -21,3 +21,4 @@ include tests/bench/tftp/local.mk
 include tests/bench/metadata/local.mk
 include tests/bench/bmc/local.mk
 include tests/bench/workflow/local.mk
+include tests/bench/provision/local.mk

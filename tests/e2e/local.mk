@@ -20,7 +20,8 @@ E2E_TESTS = \
 	tests/e2e/test_osie_workflow.sh \
 	tests/e2e/test_provision.sh \
 	tests/e2e/test_provision_uefi.sh \
-	tests/e2e/test_provision_redfish.sh
+	tests/e2e/test_provision_redfish.sh \
+	tests/e2e/test_provision_fail.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh tests/e2e/vm-bmc.sh \
 	tests/e2e/osie.sh tests/e2e/provision-template.yaml tests/e2e/provision-template-fail.yaml
