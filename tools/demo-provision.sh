@@ -99,49 +99,10 @@ prov_setup
 # The objects an operator writes: the BMC's Machine and Secret are
 # provision.sh's; here the Hardware with its bmcRef and netboot off (the
 # Workflow turns it on), the Template and the Workflow.
-cat >"$IB_TMP/hardware.yaml" <<EOF
-apiVersion: tinkerbell.org/v1alpha1
-kind: Hardware
-metadata:
-  name: vm1
-  namespace: default
-spec:
-  agentID: $E2E_AGENT
-  bmcRef: {apiGroup: bmc.tinkerbell.org, kind: Machine, name: $PROV_MACHINE}
-  userData: |
-    #cloud-config
-    hostname: vm1-installed
-  interfaces:
-  - dhcp:
-      mac: $E2E_MAC
-      arch: x86_64
-      hostname: vm1
-      ip: {address: $E2E_IP, netmask: 255.255.255.0, gateway: $E2E_SERVER}
-    netboot: {allowPXE: false, allowWorkflow: true}
-  metadata:
-    instance: {id: demo-instance-1, hostname: vm1-installed}
-EOF
-{
-	cat "$top_srcdir/tests/e2e/provision-template.yaml"
-	cat <<'EOF'
-          - name: reboot
-            image: quay.io/tinkerbell/actions/reboot:latest
-            command: ["reboot", "-f"]
-            timeout: 60
-EOF
-} >"$IB_TMP/template.yaml"
-cat >"$IB_TMP/workflow.yaml" <<EOF
-apiVersion: tinkerbell.org/v1alpha1
-kind: Workflow
-metadata:
-  name: $WF
-  namespace: default
-spec:
-  templateRef: e2e-disk
-  hardwareRef: vm1
-  hardwareMap: {device_1: $E2E_AGENT}
-  bootOptions: {bootMode: netboot, toggleAllowNetboot: true}
-EOF
+prov_hardware false >/dev/null || bail_out "cannot apply the Hardware"
+cp "$IB_TMP/vm-bmc.yaml" "$IB_TMP/hardware.yaml"
+prov_template_reboot
+prov_workflow "$WF" e2e-disk
 
 say "The objects: a Secret and a bmc Machine (the BMC), a Hardware with its bmcRef, a Template (write the disk image, write the cloud-init data, reboot)"
 ib apply -f "$IB_TMP/bmc.yaml" -f "$IB_TMP/hardware.yaml" -f "$IB_TMP/template.yaml"

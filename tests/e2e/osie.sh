@@ -17,7 +17,8 @@
 # tests/e2e/provision-template-fail.yaml writes the image, then fails.
 #
 #	osie_assets            skip unless mtools, dosfstools and syslinux are
-#	                       there; make the images; sets OSIE_DIR (the
+#	                       there and ironbell-agent is linked statically;
+#	                       make the images; sets OSIE_DIR (the
 #	                       directory, for ipxe.osie_dir), OSIE_DISK (the
 #	                       image) and OSIE_MARKER
 #	osie_daemon_osie       restart e2e_setup's ironbelld with the osie as
@@ -50,6 +51,13 @@ osie_assets() {
 	done
 	[ -f "$OSIE_SYSLINUX_EFI" ] || skip_all "syslinux-efi is not installed"
 	[ -x "$top_builddir/ironbell-agent" ] || skip_all "no ironbell-agent in the build tree"
+	# the initramfs holds the agent alone, without its libraries
+	if command -v file >/dev/null 2>&1; then
+		case "$(file -L "$top_builddir/ironbell-agent" 2>/dev/null)" in
+		*"statically linked"*) ;;
+		*) skip_all "ironbell-agent is not linked statically (--disable-static-agent or a sanitizer)" ;;
+		esac
+	fi
 	OSIE_DIR=$("$top_srcdir/tools/e2e-provision-assets" "$top_builddir/tests/e2e/cache" \
 		"$top_builddir/ironbell-agent" 2>"$IB_TMP/prov-assets.err")
 	if [ -z "$OSIE_DIR" ]; then

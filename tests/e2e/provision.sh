@@ -52,6 +52,17 @@
 #	prov_ipmi ARGS...       ipmitool -I lanplus against the BMC, from the
 #	                        namespace; sets rc, out, err (lib.sh's run);
 #	                        PROV_BMC=ipmi only
+#	prov_template_reboot    provision-template.yaml plus a reboot action,
+#	                        into $IB_TMP/template.yaml
+#	prov_workflow NAME TEMPLATE
+#	                        a Workflow of TEMPLATE for vm1 (bootMode:
+#	                        netboot, toggleAllowNetboot: true) into
+#	                        $IB_TMP/workflow.yaml; sets PROV_WF
+#	prov_wf EXPR, prov_hw EXPR
+#	                        a Python expression on the Workflow's (the
+#	                        Hardware's) JSON, d; prov_wf_state,
+#	                        prov_wf_over (SUCCESS, FAILED or TIMEOUT),
+#	                        prov_hw_pxe (its allowPXE values)
 #	prov_power              prints the Machine's status.powerState
 #	prov_power_is STATE     true when it is STATE
 #	prov_vm_running         true while the VM's QEMU runs
@@ -92,6 +103,7 @@ PROV_VM_DIR=
 PROV_SERIAL=
 PROV_FIRMWARE_LOG=
 PROV_SIM_PID=
+PROV_WF=
 # Tries of ipmitool (one second each, one retry) for ipmi_sim to answer.
 PROV_BMC_TRIES=20
 # The hook by an absolute path: it goes into lan.conf as it is, and a
@@ -309,9 +321,75 @@ spec:
         gateway: $E2E_SERVER
     netboot:
       allowPXE: ${1:-true}
+      allowWorkflow: true
+  userData: |
+    #cloud-config
+    hostname: vm1-installed
+  metadata:
+    instance:
+      id: e2e-instance-1
+      hostname: vm1-installed
 EOF
 	ib apply -f "$IB_TMP/vm-bmc.yaml"
 	[ "$rc" = 0 ] || { diag "$err"; return 1; }
+}
+
+# prov_template_reboot: tests/e2e/provision-template.yaml's Template
+# (e2e-disk: the disk image, the cloud-init data) with a last action that
+# reboots the machine (ironbell-agent reports it before it runs), into
+# $IB_TMP/template.yaml.
+prov_template_reboot() {
+	{
+		cat "$top_srcdir/tests/e2e/provision-template.yaml"
+		cat <<'EOF'
+          - name: reboot
+            image: quay.io/tinkerbell/actions/reboot:latest
+            command: ["reboot", "-f"]
+            timeout: 60
+EOF
+	} >"$IB_TMP/template.yaml"
+}
+
+# prov_workflow NAME TEMPLATE: the Workflow NAME of TEMPLATE for vm1, with
+# bootOptions bootMode: netboot and toggleAllowNetboot: true, into
+# $IB_TMP/workflow.yaml; PROV_WF becomes NAME (for prov_wf).
+prov_workflow() {
+	PROV_WF=$1
+	cat >"$IB_TMP/workflow.yaml" <<EOF
+apiVersion: tinkerbell.org/v1alpha1
+kind: Workflow
+metadata:
+  name: $1
+  namespace: default
+spec:
+  templateRef: $2
+  hardwareRef: vm1
+  hardwareMap:
+    device_1: $E2E_AGENT
+  bootOptions:
+    bootMode: netboot
+    toggleAllowNetboot: true
+EOF
+}
+
+# prov_wf EXPR: a Python expression on the Workflow $PROV_WF's JSON (d).
+prov_wf() {
+	ib get workflow "$PROV_WF" -o json
+	printf '%s' "$out" | _prov_json "$1"
+}
+prov_wf_state() { prov_wf 'd.get("status", {}).get("state", "")'; }
+prov_wf_over() {
+	case "$(prov_wf_state)" in SUCCESS | FAILED | TIMEOUT) return 0 ;; esac
+	return 1
+}
+# prov_hw EXPR: the same on the Hardware vm1.
+prov_hw() {
+	ib get hardware vm1 -o json
+	printf '%s' "$out" | _prov_json "$1"
+}
+# prov_hw_pxe: vm1's allowPXE, one word per interface ("True", "False").
+prov_hw_pxe() {
+	prov_hw '" ".join(str(i.get("netboot", {}).get("allowPXE")) for i in d["spec"]["interfaces"])'
 }
 
 _prov_json() {

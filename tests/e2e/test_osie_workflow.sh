@@ -27,12 +27,6 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "python3 is not installed"
 e2e_setup
 osie_assets
-if command -v file >/dev/null 2>&1; then
-	case "$(file -L "$top_builddir/ironbell-agent")" in
-	*"statically linked"*) ;;
-	*) skip_all "ironbell-agent is not linked statically (--disable-static-agent or a sanitizer)" ;;
-	esac
-fi
 
 osie_daemon_osie || bail_out "ironbelld did not start again"
 

@@ -40,12 +40,6 @@ set -u
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "python3 is not installed"
-if command -v file >/dev/null 2>&1; then
-	case "$(file -L "$top_builddir/ironbell-agent" 2>/dev/null)" in
-	*"statically linked"*) ;;
-	*) skip_all "ironbell-agent is not linked statically (--disable-static-agent or a sanitizer)" ;;
-	esac
-fi
 fw=$PROV_FIRMWARE
 WF=wf-vm1
 WAIT=60           # seconds for a state ironbelld polls every second
@@ -61,95 +55,17 @@ diag "firmware $fw, BMC $PROV_BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, disk marker $OS
 
 # The Hardware again, with what the installed system asks for (its
 # user-data and instance metadata), netboot off: the Workflow turns it on.
-_uefi=
-[ "$fw" = uefi ] && _uefi="
-      uefi: true"
-cat >"$IB_TMP/objects.yaml" <<EOF
-apiVersion: tinkerbell.org/v1alpha1
-kind: Hardware
-metadata:
-  name: vm1
-  namespace: default
-spec:
-  agentID: $E2E_AGENT
-  bmcRef:
-    apiGroup: bmc.tinkerbell.org
-    kind: Machine
-    name: $PROV_MACHINE
-  userData: |
-    #cloud-config
-    hostname: vm1-installed
-  interfaces:
-  - dhcp:
-      mac: $E2E_MAC
-      arch: x86_64
-      hostname: vm1$_uefi
-      ip:
-        address: $E2E_IP
-        netmask: 255.255.255.0
-        gateway: $E2E_SERVER
-    netboot:
-      allowPXE: false
-      allowWorkflow: true
-  metadata:
-    instance:
-      id: e2e-instance-1
-      hostname: vm1-installed
-EOF
-# The Template: provision-template.yaml's actions, then a reboot, which
-# ironbell-agent reports before it runs (the machine goes down with it).
-{
-	cat "$top_srcdir/tests/e2e/provision-template.yaml"
-	cat <<'EOF'
-          - name: reboot
-            image: quay.io/tinkerbell/actions/reboot:latest
-            command: ["reboot", "-f"]
-            timeout: 60
-EOF
-} >"$IB_TMP/template.yaml"
-cat >"$IB_TMP/workflow.yaml" <<EOF
-apiVersion: tinkerbell.org/v1alpha1
-kind: Workflow
-metadata:
-  name: $WF
-  namespace: default
-spec:
-  templateRef: e2e-disk
-  hardwareRef: vm1
-  hardwareMap:
-    device_1: $E2E_AGENT
-  bootOptions:
-    bootMode: netboot
-    toggleAllowNetboot: true
-EOF
-ib apply -f "$IB_TMP/objects.yaml"
+# The Template: provision-template.yaml's actions, then a reboot.
+prov_hardware false
 is "$rc" 0 "$fw: the Hardware, with its bmcRef, netboot off"
+prov_template_reboot
 ib apply -f "$IB_TMP/template.yaml"
 is "$rc" 0 "$fw: the Template"
 [ "$rc" = 0 ] || diag "$err"
+prov_workflow "$WF" e2e-disk
 ok "$fw: the Machine reads off before the Workflow" wait_for "$WAIT" prov_power_is off
 
-# wf EXPR: a Python expression on the Workflow's JSON (d).
-wf() {
-	ib get workflow "$WF" -o json
-	printf '%s' "$out" | "$PY" -c 'import json, sys
-try:
-    d = json.load(sys.stdin)
-    print(eval(sys.argv[1]))
-except Exception as e:
-    print("<%s>" % e)' "$1"
-}
-wf_state() { wf 'd.get("status", {}).get("state", "")'; }
-wf_over() {
-	case "$(wf_state)" in SUCCESS | FAILED | TIMEOUT) return 0 ;; esac
-	return 1
-}
-hw_pxe() {
-	ib get hardware vm1 -o json
-	printf '%s' "$out" | "$PY" -c 'import json, sys
-d = json.load(sys.stdin)
-print(" ".join(str(i.get("netboot", {}).get("allowPXE")) for i in d["spec"]["interfaces"]))'
-}
+wf() { prov_wf "$@"; }
 booted() {
 	wf '([c.get("status", "") + " " + c.get("reason", "") for c in d.get("status", {}).get("conditions", []) if c["type"] == "Booted"] + [""])[0]'
 }
@@ -178,7 +94,7 @@ ok "$fw: the Workflow's netboot Job ends" wait_for "$BOOT" job_ended
 is "$(prov_job_state "netboot-$WF")" Completed "$fw: the netboot Job Completed through the BMC"
 calls=$(grep '^set ' "$PROV_VM_DIR/calls.log" | tr '\n' ';')
 like "$calls" '^(set power 0;)?set boot pxe;set power 1;' "$fw: the BMC saw PXE, then power on"
-is "$(hw_pxe)" True "$fw: netboot is on for the Workflow (toggleAllowNetboot)"
+is "$(prov_hw_pxe)" True "$fw: netboot is on for the Workflow (toggleAllowNetboot)"
 on_or_gone() { prov_power_is on || ! prov_vm_running; }
 wait_for "$WAIT" on_or_gone
 is "$(prov_power)" on "$fw: the Machine reads on"
@@ -194,8 +110,8 @@ else
 fi
 phase "netboot to the agent" "$t" "$c"
 t=$(now) c=$(cpu)
-ok "$fw: the Workflow ends" wait_for $((BOOT * 2)) wf_over
-state=$(wf_state)
+ok "$fw: the Workflow ends" wait_for $((BOOT * 2)) prov_wf_over
+state=$(prov_wf_state)
 is "$state" SUCCESS "$fw: the Workflow ran to SUCCESS on the VM"
 if [ "$state" != SUCCESS ]; then
 	prov_diag
@@ -207,7 +123,7 @@ is "$(wf 'all(a.get("executionDuration") for t in d["status"]["tasks"] for a in 
 	"$fw: every action has its executionDuration"
 diag "$fw: actions $(wf '" ".join(a["name"] + "=" + a.get("executionDuration", "") for t in d["status"]["tasks"] for a in t["actions"])')"
 phase "the Workflow" "$t" "$c"
-pxe_off() { [ "$(hw_pxe)" = False ]; }
+pxe_off() { [ "$(prov_hw_pxe)" = False ]; }
 ok "$fw: netboot is off again after the Workflow" wait_for "$WAIT" pxe_off
 
 # ---- the reboot into the disk ----
@@ -235,7 +151,7 @@ ib events hardware vm1
 like "$out" 'Booted' "$fw: and on the Hardware"
 like "$(wf '[c.get("message", "") for c in d["status"]["conditions"] if c["type"] == "Booted"][0]')" \
 	'booted from its disk .* after power-on' "$fw: the condition says how long after power-on"
-is "$(wf_state)" SUCCESS "$fw: the Workflow stays SUCCESS"
+is "$(prov_wf_state)" SUCCESS "$fw: the Workflow stays SUCCESS"
 
 # ---- the installed system powers off ----
 vm_off() { ! prov_vm_running; }

@@ -31,12 +31,6 @@ set -u
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip_all "python3 is not installed"
-if command -v file >/dev/null 2>&1; then
-	case "$(file -L "$top_builddir/ironbell-agent" 2>/dev/null)" in
-	*"statically linked"*) ;;
-	*) skip_all "ironbell-agent is not linked statically (--disable-static-agent or a sanitizer)" ;;
-	esac
-fi
 WF=wf-fail
 WAIT=60           # seconds for a state ironbelld polls every second
 BOOT=$E2E_TIMEOUT # seconds for a TCG boot (300)
@@ -61,42 +55,14 @@ ok "the Machine reads off before the Workflow" wait_for "$WAIT" prov_power_is of
 ib get machine "$PROV_MACHINE" -o json
 unlike "$out" 'desired-power' "the Machine has no desired-power annotation"
 
-cat >"$IB_TMP/workflow.yaml" <<EOF
-apiVersion: tinkerbell.org/v1alpha1
-kind: Workflow
-metadata:
-  name: $WF
-  namespace: default
-spec:
-  templateRef: e2e-disk-fail
-  hardwareRef: vm1
-  hardwareMap:
-    device_1: $E2E_AGENT
-  bootOptions:
-    bootMode: netboot
-    toggleAllowNetboot: true
-EOF
-
-# wf EXPR: a Python expression on the Workflow's JSON (d).
-wf() {
-	ib get workflow "$WF" -o json
-	printf '%s' "$out" | _prov_json "$1"
-}
-wf_state() { wf 'd.get("status", {}).get("state", "")'; }
-wf_over() {
-	case "$(wf_state)" in SUCCESS | FAILED | TIMEOUT) return 0 ;; esac
-	return 1
-}
+prov_workflow "$WF" e2e-disk-fail
+wf() { prov_wf "$@"; }
 # action NAME FIELD: the field of the Workflow's action NAME.
 action() {
 	wf "[a.get(\"$2\", \"\") for t in d[\"status\"][\"tasks\"] for a in t[\"actions\"] if a[\"name\"] == \"$1\"][0]"
 }
-hw() {
-	ib get hardware vm1 -o json
-	printf '%s' "$out" | _prov_json "$1"
-}
-hw_pxe() { hw '" ".join(str(i.get("netboot", {}).get("allowPXE")) for i in d["spec"]["interfaces"])'; }
-pxe_off() { [ "$(hw_pxe)" = False ]; }
+hw() { prov_hw "$@"; }
+pxe_off() { [ "$(prov_hw_pxe)" = False ]; }
 
 ib apply -f "$IB_TMP/workflow.yaml"
 is "$rc" 0 "the Workflow, bootMode netboot and toggleAllowNetboot"
@@ -105,7 +71,7 @@ is "$rc" 0 "the Workflow, bootMode netboot and toggleAllowNetboot"
 job_ended() { [ -n "$(prov_job_state "netboot-$WF")" ]; }
 ok "the Workflow's netboot Job ends" wait_for "$BOOT" job_ended
 is "$(prov_job_state "netboot-$WF")" Completed "the netboot Job Completed through the BMC"
-is "$(hw_pxe)" True "netboot is on for the Workflow (toggleAllowNetboot)"
+is "$(prov_hw_pxe)" True "netboot is on for the Workflow (toggleAllowNetboot)"
 if prov_wait_console "$BOOT" 'IRONBELL-E2E-OSIE-UP'; then
 	pass "the VM netbooted the osie"
 else
@@ -114,8 +80,8 @@ else
 fi
 
 # ---- the failure ----
-ok "the Workflow ends" wait_for $((BOOT * 2)) wf_over
-state=$(wf_state)
+ok "the Workflow ends" wait_for $((BOOT * 2)) prov_wf_over
+state=$(prov_wf_state)
 is "$state" FAILED "the Workflow ends FAILED"
 [ "$state" = FAILED ] || {
 	prov_diag
@@ -136,7 +102,7 @@ is "$(wf 'd["status"]["bootOptions"]["allowNetboot"].get("toggledFalse")')" True
 	"the status says netboot was toggled off"
 is "$(wf '[c["status"] for c in d["status"]["conditions"] if c["type"] == "AllowNetbootFalse"]')" \
 	"['True']" "the condition AllowNetbootFalse is True"
-is "$(wf_state)" FAILED "the Workflow stays FAILED after its cleanup"
+is "$(prov_wf_state)" FAILED "the Workflow stays FAILED after its cleanup"
 
 # ---- the power, as configured: left on ----
 sleep "$POLLS"
