@@ -456,18 +456,34 @@ void wfe_event(struct wf_effects *fx, const char *type, const char *reason, cons
 	va_end(ap);
 }
 
+#define WFE_CURRENT_FIELDS 6
+
+/* The members of the currentState that names action of task, as
+ * wfe_set_current() writes them: name and value. */
+static void current_fields(const json_t *task, const json_t *action,
+			   const char *f[WFE_CURRENT_FIELDS][2])
+{
+	const char *const names[WFE_CURRENT_FIELDS] = { "agentID", "taskID",     "actionID",
+							"state",   "actionName", "taskName" };
+	const char *const values[WFE_CURRENT_FIELDS] = {
+		wfe_str(task, "agentID"), wfe_str(task, "id"),     wfe_str(action, "id"),
+		wfe_str(action, "state"), wfe_str(action, "name"), wfe_str(task, "name"),
+	};
+	for (size_t i = 0; i < WFE_CURRENT_FIELDS; i++) {
+		f[i][0] = names[i];
+		f[i][1] = values[i];
+	}
+}
+
 /* The currentState that names action of task; NULL without memory. */
 static json_t *current_of(const json_t *task, const json_t *action)
 {
+	const char *f[WFE_CURRENT_FIELDS][2];
 	json_t *cs = json_object();
-	if (!cs)
-		return NULL;
-	int err = wfe_set_str(cs, "agentID", wfe_str(task, "agentID"), 0) |
-		  wfe_set_str(cs, "taskID", wfe_str(task, "id"), 0) |
-		  wfe_set_str(cs, "actionID", wfe_str(action, "id"), 0) |
-		  wfe_set_str(cs, "state", wfe_str(action, "state"), 0) |
-		  wfe_set_str(cs, "actionName", wfe_str(action, "name"), 0) |
-		  wfe_set_str(cs, "taskName", wfe_str(task, "name"), 0);
+	int err = !cs;
+	current_fields(task, action, f);
+	for (size_t i = 0; !err && i < WFE_CURRENT_FIELDS; i++)
+		err = wfe_set_str(cs, f[i][0], f[i][1], 0);
 	if (err) {
 		json_decref(cs);
 		return NULL;
@@ -479,18 +495,15 @@ int wfe_is_current(const json_t *status, const json_t *task, const json_t *actio
 {
 	/* what current_of() would build, compared in place: a string in the
 	 * tree is valid UTF-8 already, so wfe_set_str() keeps it as it is */
-	const char *const want[][2] = {
-		{ "agentID", wfe_str(task, "agentID") },   { "taskID", wfe_str(task, "id") },
-		{ "actionID", wfe_str(action, "id") },     { "state", wfe_str(action, "state") },
-		{ "actionName", wfe_str(action, "name") }, { "taskName", wfe_str(task, "name") },
-	};
+	const char *f[WFE_CURRENT_FIELDS][2];
 	const json_t *old = json_object_get(status, "currentState");
-	if (!json_is_object(old) || json_object_size(old) != ARRAY_SIZE(want))
+	if (!json_is_object(old) || json_object_size(old) != WFE_CURRENT_FIELDS)
 		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
-		const json_t *v = json_object_get(old, want[i][0]);
-		if (!json_is_string(v) || json_string_length(v) != strlen(want[i][1]) ||
-		    strcmp(json_string_value(v), want[i][1]) != 0)
+	current_fields(task, action, f);
+	for (size_t i = 0; i < WFE_CURRENT_FIELDS; i++) {
+		const json_t *v = json_object_get(old, f[i][0]);
+		if (!json_is_string(v) || json_string_length(v) != strlen(f[i][1]) ||
+		    strcmp(json_string_value(v), f[i][1]) != 0)
 			return 0;
 	}
 	return 1;

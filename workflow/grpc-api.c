@@ -251,26 +251,39 @@ static void agent_unindex(struct wf_grpc_api *a, struct wf_entry *w)
 	w->n_agents = 0;
 }
 
-static void add_agent(struct wf_entry *w, const char *id)
+/* Adds id to ids[*n] unless it is empty, there already, or ids is full. */
+static void push_id(const char *ids[WF_API_MAX_AGENTS_PER_WF], size_t *n, const char *id)
 {
-	if (!id || !*id || w->n_agents >= WF_API_MAX_AGENTS_PER_WF)
+	if (!id || !*id || *n >= WF_API_MAX_AGENTS_PER_WF)
 		return;
-	for (size_t i = 0; i < w->n_agents; i++)
-		if (strcmp(w->agents[i], id) == 0)
+	for (size_t j = 0; j < *n; j++)
+		if (strcmp(ids[j], id) == 0)
 			return;
-	char *d = strdup(id);
-	if (d)
-		w->agents[w->n_agents++] = d;
+	ids[(*n)++] = id;
+}
+
+/* The agent IDs Workflow obj is indexed under, into ids (borrowed from
+ * obj): status.agentID, then each task's agentID. Returns how many. */
+static size_t agents_of(const json_t *obj, const char *ids[WF_API_MAX_AGENTS_PER_WF])
+{
+	const json_t *status = json_object_get(obj, "status"), *t;
+	size_t n = 0, i;
+	push_id(ids, &n, json_string_value(json_object_get(status, "agentID")));
+	json_array_foreach (json_object_get(status, "tasks"), i, t)
+		push_id(ids, &n, json_string_value(json_object_get(t, "agentID")));
+	return n;
 }
 
 static void agent_index(struct wf_grpc_api *a, struct wf_entry *w)
 {
-	json_t *status = json_object_get(w->obj, "status"), *t;
-	size_t i;
-	add_agent(w, json_string_value(json_object_get(status, "agentID")));
-	json_array_foreach (json_object_get(status, "tasks"), i, t)
-		add_agent(w, json_string_value(json_object_get(t, "agentID")));
-	for (i = 0; i < w->n_agents; i++) {
+	const char *ids[WF_API_MAX_AGENTS_PER_WF];
+	size_t n = agents_of(w->obj, ids);
+	for (size_t i = 0; i < n; i++) {
+		char *d = strdup(ids[i]);
+		if (d)
+			w->agents[w->n_agents++] = d;
+	}
+	for (size_t i = 0; i < w->n_agents; i++) {
 		struct agent *ag = agent_get(a, w->agents[i], true);
 		if (!ag)
 			continue;
@@ -292,26 +305,10 @@ static void agent_index(struct wf_grpc_api *a, struct wf_entry *w)
 static bool same_agents(const struct wf_entry *w, const json_t *obj)
 {
 	const char *ids[WF_API_MAX_AGENTS_PER_WF];
-	size_t n = 0, i, j;
-	json_t *status = json_object_get(obj, "status"), *t;
-	const char *first = json_string_value(json_object_get(status, "agentID"));
-	if (first && *first)
-		ids[n++] = first;
-	json_array_foreach (json_object_get(status, "tasks"), i, t) {
-		const char *id = json_string_value(json_object_get(t, "agentID"));
-		if (!id || !*id)
-			continue;
-		for (j = 0; j < n && strcmp(ids[j], id) != 0; j++)
-			;
-		if (j < n)
-			continue;
-		if (n == WF_API_MAX_AGENTS_PER_WF)
-			break;
-		ids[n++] = id;
-	}
+	size_t n = agents_of(obj, ids);
 	if (n != w->n_agents)
 		return false;
-	for (i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (strcmp(ids[i], w->agents[i]) != 0)
 			return false;
 	return true;
