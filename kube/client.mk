@@ -1,0 +1,1 @@
+# kube/client: see kube/local.mk.

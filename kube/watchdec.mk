@@ -1,0 +1,1 @@
+# kube/watchdec: see kube/local.mk.

@@ -1,0 +1,1 @@
+# kube/watcher: see kube/local.mk.
