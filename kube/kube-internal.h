@@ -121,7 +121,9 @@ int kube_stream(struct kube_session *s, const char *path, unsigned idle_timeout_
 
 /* ---- the watch stream and list answers (watchdec.c) ---- */
 
-#define KUBE_MAX_EVENT (16u * 1024 * 1024) /* bytes of one watch event line */
+#define KUBE_MAX_EVENT (16u * 1024 * 1024) /* bytes of one watch event line,
+					      * its '\n' included */
+#define KUBE_MAX_STATUS_MESSAGE 1024 /* bytes of an ERROR's message kept */
 
 enum kube_event_type {
 	KUBE_EVENT_ADDED,
@@ -131,49 +133,69 @@ enum kube_event_type {
 	KUBE_EVENT_ERROR, /* object is a Status: code (410 Gone: relist), message */
 };
 
+/* The strings are borrowed for the callback's duration; the object may be
+ * json_incref()ed to keep it. */
 struct kube_event {
 	enum kube_event_type type;
 	json_t *object;   /* borrowed for the callback's duration */
 	const char *rv;   /* object.metadata.resourceVersion (ERROR: "") */
 	const char *namespace_, *name; /* of the object ("" for ERROR/BOOKMARK) */
-	int code;         /* ERROR: Status.code (0 when absent) */
-	const char *message; /* ERROR: Status.message ("" when absent) */
+	int code;         /* ERROR: Status.code (0 when absent or not 0..999) */
+	const char *message; /* ERROR: Status.message ("" when absent), cut to
+			      * KUBE_MAX_STATUS_MESSAGE bytes, control
+			      * characters made '?': fit for a log line */
 };
 
 /* Splits a watch stream into lines (each one JSON event, {"type":...,
- * "object":{...}}) and checks each: a JSON object, a known type, an
- * object with metadata.resourceVersion (a string of 1 to 64 characters)
- * and, except for ERROR and BOOKMARK, metadata.name and namespace
- * (strings) and the expected apiVersion and kind. Empty lines are
+ * "object":{...}}, parsed with duplicate keys refused) and checks each: a
+ * JSON object, a known type (exactly "ADDED", "MODIFIED", "DELETED",
+ * "BOOKMARK" or "ERROR"), an object that is a JSON object and, except for
+ * ERROR, has metadata.resourceVersion (a string of 1 to KUBE_MAX_RV
+ * printable ASCII characters); except for ERROR and BOOKMARK also
+ * metadata.name and metadata.namespace (1 to 253 of lowercase
+ * letters, digits, '-' and '.') and the expected apiVersion and kind. A
+ * BOOKMARK's apiVersion and kind, when present, must be the expected
+ * ones. A line may end in "\r\n"; blank lines (spaces, tabs, '\r') are
  * skipped. */
 struct kube_watchdec {
 	const char *api_version, *kind; /* what the objects must be */
 	struct buf line;                /* an unfinished line */
 	uint64_t lines;                 /* complete lines seen */
+	int error;                      /* what stopped it, or 0 */
 };
 
+/* Borrows api_version and kind (they must outlive d). */
 void kube_watchdec_init(struct kube_watchdec *d, const char *api_version, const char *kind);
+/* Frees the unfinished line. Accepts a zeroed d. */
 void kube_watchdec_free(struct kube_watchdec *d);
 
 typedef int (*kube_event_fn)(const struct kube_event *ev, void *userdata);
 /* Feeds len bytes. Calls fn for each complete, valid line, in order; a
- * negative return from fn stops and is returned. A line that is not valid
- * stops with -EBADMSG and err saying which line and why ("line 3: not
- * JSON: ...", "line 4: object is a Template, not a Hardware"); a line
- * longer than KUBE_MAX_EVENT stops with -E2BIG. After an error the
- * decoder must be reset (kube_watchdec_free + init) before more input. */
+ * negative return from fn stops and is returned (err names the line). A
+ * line that is not valid stops with -EBADMSG and err saying which line
+ * and why (`watch line 3: not JSON: '[' or '{' expected near 'garbage'`,
+ * `watch line 4: object is tinkerbell.org/v1alpha1 Template, not
+ * Hardware`); a line longer than KUBE_MAX_EVENT stops with -E2BIG as soon
+ * as its bytes pass the bound (no more than that is ever buffered).
+ * -ENOMEM when memory runs out. Quoted server strings in err are cut and
+ * have their control characters made '?'. After an error the decoder must
+ * be reset (kube_watchdec_free + init): until then every feed returns the
+ * same error. */
 int kube_watchdec_feed(struct kube_watchdec *d, const char *data, size_t len, kube_event_fn fn,
 		       void *userdata, char *err, size_t errlen);
 /* True when bytes of an unfinished line are pending (a stream cut
  * mid-line). */
 bool kube_watchdec_partial(const struct kube_watchdec *d);
 
-/* One page of a list answer ({"kind": "<Kind>List", "metadata":
- * {"resourceVersion", "continue"}, "items": [...]}): each item checked as
- * a watch event's object is (apiVersion and kind may be absent in items,
- * as the API server leaves them; they are filled in). On success *ret_items
- * is a new reference to the items array, rv and cont (both may be "")
- * copied into the caller's buffers. -EBADMSG with err otherwise. */
+/* One page of a list answer ({"apiVersion": api_version, "kind":
+ * "<Kind>List", "metadata": {"resourceVersion", "continue"}, "items":
+ * [...]}; apiVersion, kind and metadata may be absent, items may be null):
+ * each item checked as an ADDED event's object is (apiVersion and kind may
+ * be absent in items, as the API server leaves them; they are filled in).
+ * On success *ret_items is a new reference to the items array, rv and cont
+ * (both may be ""; cont of printable ASCII) copied into the caller's
+ * buffers. -EBADMSG with err otherwise (`list: items[17]: metadata.name
+ * missing`), -ENOMEM; the outputs are written only on success. */
 #define KUBE_MAX_RV 64
 #define KUBE_MAX_CONTINUE 4096
 int kube_list_parse(const char *data, size_t len, const char *api_version, const char *kind,
