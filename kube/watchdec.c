@@ -282,11 +282,12 @@ static int decode_line(struct kube_watchdec *d, const char *p, size_t n, kube_ev
 	size_t i;
 	int e;
 
+	/* Blank lines are skipped; the '\r' of a "\r\n" line is JSON
+	 * whitespace (RFC 8259 §2), which jansson skips. */
 	for (i = 0; i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'); i++)
 		;
 	if (i == n)
 		return 0;
-	/* A "\r\n" line's '\r' is JSON whitespace (RFC 8259 §2) to jansson. */
 	snprintf(where, sizeof(where), "watch line %" PRIu64, d->lines);
 	root = json_loadb(p, n, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
