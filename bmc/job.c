@@ -184,6 +184,7 @@ static bool stale_task_deleted(struct bmc_server *s, const struct bmc_job *j, co
 		return false;
 	if (!owned(old, job)) {
 		struct store_op op = { .type = STORE_OP_DELETE,
+				       .source = STORE_SOURCE_DAEMON,
 				       .kind = STORE_KIND_TASK,
 				       .namespace_ = j->ns,
 				       .name = name,
@@ -226,13 +227,16 @@ static int create_task(struct bmc_server *s, struct bmc_job *j, const json_t *jo
 			  store_kind_info(STORE_KIND_TASK)->api_version, "kind", "Task", "metadata",
 			  "name", name, "namespace", j->ns, "labels", "owner-name", j->name,
 			  "ownerReferences", ref, "spec", "task", action, "connection", conn);
-	struct store_op op = {
-		.type = STORE_OP_CREATE, .kind = STORE_KIND_TASK, .body = body, .no_object = true
-	};
+	struct store_op op = { .type = STORE_OP_CREATE,
+			       .source = STORE_SOURCE_DAEMON,
+			       .kind = STORE_KIND_TASK,
+			       .body = body,
+			       .no_object = true };
 	e = body ? store_write1(s->store, &op) : -ENOMEM;
 	if (e == -EEXIST && stale_task_deleted(s, j, job, name)) {
 		store_op_clear(&op);
 		op = (struct store_op){ .type = STORE_OP_CREATE,
+					.source = STORE_SOURCE_DAEMON,
 					.kind = STORE_KIND_TASK,
 					.body = body,
 					.no_object = true };

@@ -105,6 +105,7 @@ int bmc_status_patch(struct bmc_server *s, int kind, const char *ns, const char 
 {
 	json_t *body = json_pack("{s:O}", "status", status);
 	struct store_op op = { .type = STORE_OP_STATUS_PATCH,
+			       .source = STORE_SOURCE_DAEMON,
 			       .kind = (enum store_kind)kind,
 			       .namespace_ = ns,
 			       .name = name,
@@ -133,6 +134,7 @@ int bmc_status_patch_later(struct bmc_server *s, const char *ns, const char *nam
 	if (!body || !n || !nm)
 		goto fail;
 	s->pend[s->npend++] = (struct store_op){ .type = STORE_OP_STATUS_PATCH,
+						 .source = STORE_SOURCE_DAEMON,
 						 .kind = STORE_KIND_MACHINE,
 						 .namespace_ = n,
 						 .name = nm,

@@ -77,6 +77,7 @@ void dhcp_srv_boot_seen(struct dhcp_server *S, const struct dhcp_host *h)
 	memcpy(b->name, h->name, sizeof(b->name));
 	b->patch = patch;
 	b->op = (struct store_op){ .type = STORE_OP_MERGE_PATCH,
+				   .source = STORE_SOURCE_DAEMON,
 				   .kind = STORE_KIND_HARDWARE,
 				   .namespace_ = b->ns[0] ? b->ns : NULL,
 				   .name = b->name,

@@ -13,6 +13,13 @@ tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/unit.h test
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_store_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
+check_PROGRAMS += tests/unit/check_store_kube
+TESTS += tests/unit/check_store_kube
+tests_unit_check_store_kube_SOURCES = tests/unit/check_store_kube.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_store_kube_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_check_store_kube_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
 check_PROGRAMS += tests/unit/check_objcache
 TESTS += tests/unit/check_objcache
 tests_unit_check_objcache_SOURCES = tests/unit/check_objcache.c tests/unit/unit.h \

@@ -1,5 +1,5 @@
 /* ops — one write op (create, replace, apply, merge patch, status, status
- * patch, delete) run by the writer thread inside its transaction.
+ * patch, delete, mirror) run by the writer thread inside its transaction.
  *
  * DESIGN: every op reads the current row, builds the next object in
  * memory from it and the request body, and returns early when nothing
@@ -18,7 +18,14 @@
  * s->rv, +1 per change) and the namespace (default "default"). Whatever a
  * client sends for them is replaced. As on the API server for kinds with a
  * status subresource, REPLACE and MERGE_PATCH leave .status alone and
- * STATUS/STATUS_PATCH touch nothing else.
+ * STATUS/STATUS_PATCH touch nothing else. MIRROR is the exception: the
+ * watcher's copy of a cluster object keeps the cluster's identity (uid,
+ * creationTimestamp, generation) and, unless told to keep it, its status.
+ *
+ * Sources (store.h): an object's row holds the source that owns it; each
+ * change-log row the source of the op that made it. A "daemon" op stores
+ * the object's source as it was ("local" for a create): only "local" and
+ * "kube" are ever an object's.
  *
  * The caller (writer.c) wraps each op, or each atomic request, in a
  * SAVEPOINT and restores s->rv and s->changed when it rolls back, so an op
@@ -43,6 +50,7 @@ struct opctx {
 	enum store_kind kind;
 	const struct store_kind_info *ki;
 	const char *ns, *name, *source;
+	const char *stored; /* the source the object is stored with after the op */
 };
 
 /* The row as it is before the op. */
@@ -87,8 +95,8 @@ static const char *const wstmt_sql[W_IDX_DEL] = {
 		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_UPDATE] = "UPDATE objects SET rv = ?2, source = ?3, json = ?4 WHERE id = ?1",
 	[W_DELETE] = "DELETE FROM objects WHERE id = ?1",
-	[W_CHANGE] = "INSERT INTO changes (rv, kind, namespace, name, type, json) "
-		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[W_CHANGE] = "INSERT INTO changes (rv, kind, namespace, name, type, json, source) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_META_SET] = "UPDATE meta SET value = ?2 WHERE key = ?1",
 	[W_TRIM_CHANGES] = "DELETE FROM changes WHERE rv <= ?1",
 	[W_EVENT] = "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
@@ -328,6 +336,7 @@ static int log_change(struct store *s, struct store_op *op, const struct opctx *
 	sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, type, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, c->source, -1, SQLITE_STATIC);
 	return sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, op, c);
 }
 
@@ -382,7 +391,7 @@ static int write_object(struct store *s, struct store_op *op, const struct opctx
 		st = ws(s, W_UPDATE);
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)rv);
-		sqlite3_bind_text(st, 3, c->source, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, c->stored, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
 	} else {
 		st = ws(s, W_INSERT);
@@ -391,7 +400,7 @@ static int write_object(struct store *s, struct store_op *op, const struct opctx
 		sqlite3_bind_text(st, 3, c->name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, store_meta_str(next, "uid"), -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)rv);
-		sqlite3_bind_text(st, 6, c->source, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, c->stored, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 7, text, -1, SQLITE_STATIC);
 	}
 	if (sqlite3_step(st) != SQLITE_DONE) {
@@ -439,6 +448,19 @@ static int do_create(struct store *s, struct store_op *op, const struct opctx *c
 	return write_object(s, op, c, next, NULL, false);
 }
 
+/* Whether next (at cur's resourceVersion) is cur as stored, with the same
+ * source: then op gets cur's object, UNCHANGED, and next is released. */
+static bool unchanged(struct store_op *op, const struct opctx *c, json_t *next, struct current *cur)
+{
+	if (!json_equal(next, cur->obj) || strcmp(cur->source, c->stored) != 0)
+		return false;
+	json_decref(next);
+	op->object = cur->obj;
+	cur->obj = NULL;
+	op->result = STORE_RESULT_UNCHANGED;
+	return true;
+}
+
 /* Finishes a change of cur into next: keeps the identity, bumps the
  * generation when the spec changed, and returns UNCHANGED when nothing
  * did. Takes next. */
@@ -455,13 +477,8 @@ static int finish_update(struct store *s, struct store_op *op, const struct opct
 		json_int_t g = json_integer_value(json_object_get(m, "generation"));
 		json_object_set_new(m, "generation", json_integer(g + 1));
 	}
-	if (json_equal(next, cur->obj) && strcmp(cur->source, c->source) == 0) {
-		json_decref(next);
-		op->object = cur->obj;
-		cur->obj = NULL;
-		op->result = STORE_RESULT_UNCHANGED;
+	if (unchanged(op, c, next, cur))
 		return 0;
-	}
 	return write_object(s, op, c, next, cur, status_only);
 }
 
@@ -486,7 +503,7 @@ static int do_apply(struct store *s, struct store_op *op, const struct opctx *c,
 	if (e < 0)
 		return e;
 	store_default(c->kind, op->body); /* before comparing: the stored object has them */
-	if (strcmp(cur->source, c->source) == 0 && !spec_differs(op->body, cur->obj) &&
+	if (strcmp(cur->source, c->stored) == 0 && !spec_differs(op->body, cur->obj) &&
 	    meta_equal(op->body, cur->obj, "labels") &&
 	    meta_equal(op->body, cur->obj, "annotations")) {
 		op->object = cur->obj;
@@ -654,6 +671,68 @@ static int do_delete(struct store *s, struct store_op *op, const struct opctx *c
 	return 0;
 }
 
+/* The metadata members a MIRROR takes from the cluster's object as they
+ * are; uid, creationTimestamp and generation too, when body has them. */
+static const char *const mirror_meta[] = { "labels", "annotations", "ownerReferences", "finalizers",
+					   "deletionTimestamp" };
+
+/* MIRROR: next is body whole (its status too unless keep_status), with
+ * the cluster's identity; cur is NULL when the object is absent. */
+static int do_mirror(struct store *s, struct store_op *op, const struct opctx *c,
+		     struct current *cur)
+{
+	static const char *const identity[] = { "uid", "creationTimestamp", "generation" };
+	const json_t *bm = json_object_get(op->body, "metadata");
+	char uid[37], ts[21];
+	json_t *next, *m = json_object();
+	int e = m ? body_object(op, c, &next) : FAIL(op, c, -ENOMEM, "out of memory");
+	if (e < 0) {
+		json_decref(m);
+		return e;
+	}
+	json_object_set_new(m, "name", json_string(c->name));
+	json_object_set_new(m, "namespace", json_string(c->ns));
+	for (size_t i = 0; i < ARRAY_SIZE(identity); i++) {
+		json_t *v = json_object_get(bm, identity[i]);
+		if (!v && cur)
+			v = json_object_get(json_object_get(cur->obj, "metadata"), identity[i]);
+		if (v)
+			json_object_set_new(m, identity[i], json_deep_copy(v));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(mirror_meta); i++) {
+		json_t *v = json_object_get(bm, mirror_meta[i]);
+		if (v)
+			json_object_set_new(m, mirror_meta[i], json_deep_copy(v));
+	}
+	if (!json_object_get(m, "uid")) {
+		e = store_uuid_v4(uid);
+		if (e < 0) {
+			json_decref(m);
+			json_decref(next);
+			return FAIL(op, c, e, "cannot make a uid");
+		}
+		json_object_set_new(m, "uid", json_string(uid));
+	}
+	if (!json_object_get(m, "creationTimestamp")) {
+		time_rfc3339((int64_t)(now_real_ns() / 1000000000u), ts);
+		json_object_set_new(m, "creationTimestamp", json_string(ts));
+	}
+	if (!json_object_get(m, "generation"))
+		json_object_set_new(m, "generation", json_integer(1));
+	if (json_object_set_new(next, "metadata", m) < 0) {
+		json_decref(next);
+		return FAIL(op, c, -ENOMEM, "out of memory");
+	}
+	if (!cur)
+		return write_object(s, op, c, next, NULL, false);
+	if (op->keep_status)
+		keep_status(next, cur);
+	set_rv(next, cur->rv);
+	if (unchanged(op, c, next, cur))
+		return 0;
+	return write_object(s, op, c, next, cur, false);
+}
+
 /* Resolves kind, namespace, name and source; checks what every op needs. */
 static int resolve(struct store_op *op, struct opctx *c)
 {
@@ -670,11 +749,17 @@ static int resolve(struct store_op *op, struct opctx *c)
 	const char *bname = store_meta_str(op->body, "name");
 	c->ns = op->namespace_ ? op->namespace_ : bns ? bns : "default";
 	c->name = op->name ? op->name : bname ? bname : "";
-	c->source = op->source ? op->source : "local";
+	c->source = op->source ? op->source : STORE_SOURCE_LOCAL;
+	c->stored = c->source;
 	if ((unsigned)op->type >= STORE_OP_MAX)
 		return FAIL(op, c, -EINVAL, "unknown op");
-	if (strcmp(c->source, "local") != 0 && strcmp(c->source, "kube") != 0)
+	if (strcmp(c->source, STORE_SOURCE_LOCAL) != 0 &&
+	    strcmp(c->source, STORE_SOURCE_KUBE) != 0 &&
+	    strcmp(c->source, STORE_SOURCE_DAEMON) != 0)
 		return FAIL(op, c, -EINVAL, "unknown source \"%.16s\"", c->source);
+	if (op->type == STORE_OP_MIRROR && strcmp(c->source, STORE_SOURCE_KUBE) != 0)
+		return FAIL(op, c, -EINVAL, "only the Kubernetes watcher mirrors (source \"%s\")",
+			    c->source);
 	if (!*c->name)
 		return FAIL(op, c, -EINVAL, "metadata.name is required");
 	if (!*c->ns || strlen(c->ns) > STORE_MAX_NAME || strlen(c->name) > STORE_MAX_NAME)
@@ -685,7 +770,7 @@ static int resolve(struct store_op *op, struct opctx *c)
 	if (op->type != STORE_OP_DELETE && !json_is_object(op->body))
 		return FAIL(op, c, -EINVAL, "the request body is not an object");
 	bool whole = op->type == STORE_OP_CREATE || op->type == STORE_OP_REPLACE ||
-		     op->type == STORE_OP_APPLY;
+		     op->type == STORE_OP_APPLY || op->type == STORE_OP_MIRROR;
 	if (whole && bns && strcmp(bns, c->ns) != 0)
 		return FAIL(op, c, -EINVAL, "metadata.namespace \"%.64s\" does not match \"%s\"",
 			    bns, c->ns);
@@ -722,7 +807,11 @@ int store_op_exec(struct store *s, struct store_op *op)
 		goto out;
 	}
 	bool exists = e == 0;
-	if (exists && strcmp(cur.source, "kube") == 0 && strcmp(c.source, "local") == 0) {
+	/* the daemon's controllers leave the owner as it is */
+	if (strcmp(c.source, STORE_SOURCE_DAEMON) == 0)
+		c.stored = exists ? cur.source : STORE_SOURCE_LOCAL;
+	if (exists && strcmp(cur.source, STORE_SOURCE_KUBE) == 0 &&
+	    strcmp(c.source, STORE_SOURCE_LOCAL) == 0) {
 		e = FAIL(
 			op, &c, -EPERM,
 			"the object is owned by Kubernetes; change it in the cluster, not locally");
@@ -732,7 +821,8 @@ int store_op_exec(struct store *s, struct store_op *op)
 		e = FAIL(op, &c, -EEXIST, "already exists");
 		goto out;
 	}
-	if (!exists && op->type != STORE_OP_CREATE && op->type != STORE_OP_APPLY) {
+	if (!exists && op->type != STORE_OP_CREATE && op->type != STORE_OP_APPLY &&
+	    op->type != STORE_OP_MIRROR) {
 		e = FAIL(op, &c, -ENOENT, "not found");
 		goto out;
 	}
@@ -744,6 +834,7 @@ int store_op_exec(struct store *s, struct store_op *op)
 	case STORE_OP_STATUS:
 	case STORE_OP_STATUS_PATCH: e = do_status(s, op, &c, &cur); break;
 	case STORE_OP_DELETE: e = do_delete(s, op, &c, &cur); break;
+	case STORE_OP_MIRROR: e = do_mirror(s, op, &c, exists ? &cur : NULL); break;
 	default: e = FAIL(op, &c, -EINVAL, "unknown op");
 	}
 out:

@@ -31,6 +31,7 @@ enum rstmt {
 	R_LIST,
 	R_LIST_NS,
 	R_COUNT,
+	R_NAMES,
 	R_RV,
 	R_TRIMMED,
 	R_CHANGES,
@@ -48,6 +49,9 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 	[R_LIST] = "SELECT json FROM objects WHERE kind = ?1 ORDER BY namespace, name",
 	[R_LIST_NS] = "SELECT json FROM objects WHERE kind = ?1 AND namespace = ?2 ORDER BY name",
 	[R_COUNT] = "SELECT count(*) FROM objects WHERE kind = ?1",
+	/* source is stored before json: the text is not read */
+	[R_NAMES] = "SELECT namespace, name FROM objects WHERE kind = ?1 "
+		    "AND (?2 IS NULL OR source = ?2) ORDER BY namespace, name",
 	[R_RV] = "SELECT value FROM meta WHERE key = 'rv'",
 	[R_TRIMMED] = "SELECT value FROM meta WHERE key = 'changes_trimmed'",
 	[R_CHANGES] = "SELECT rv, type, json FROM changes WHERE rv > ?1 "
@@ -55,9 +59,10 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 		      "ORDER BY rv LIMIT ?4",
 	/* the same rows without the text (not read off its overflow pages),
 	 * which R_CHANGE_TEXT reads when asked */
-	[R_CHANGES_HEAD] = "SELECT rv, type, kind, namespace, name FROM changes WHERE rv > ?1 "
-			   "AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
-			   "ORDER BY rv LIMIT ?4",
+	[R_CHANGES_HEAD] =
+		"SELECT rv, type, kind, namespace, name, source FROM changes WHERE rv > ?1 "
+		"AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
+		"ORDER BY rv LIMIT ?4",
 	[R_CHANGE_TEXT] = "SELECT json FROM changes WHERE rv = ?1",
 	[R_EVENTS] =
 		"SELECT id, time, kind, namespace, name, type, reason, message FROM events "
@@ -355,6 +360,51 @@ out:
 	return e;
 }
 
+int store_names(struct store_reader *r, enum store_kind k, const char *source, store_name_fn fn,
+		void *userdata, uint64_t *ret_rv)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	sqlite3_stmt *st;
+	uint64_t rv = 0;
+	int e, rc;
+
+	if (!ki || !fn)
+		return -EINVAL;
+	e = step_done(r, R_BEGIN);
+	if (e < 0)
+		return e;
+	if ((e = read_u64(r, R_RV, &rv)) < 0)
+		goto out;
+	if (!(st = rs(r, R_NAMES))) {
+		e = -EIO;
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	if (source)
+		sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *ns = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (!ns || !name) {
+			e = -EIO;
+			break;
+		}
+		e = fn(ns, name, userdata);
+		if (e < 0)
+			break;
+	}
+	if (e >= 0 && rc != SQLITE_DONE)
+		e = -EIO;
+	sqlite3_reset(st);
+	if (e >= 0 && ret_rv)
+		*ret_rv = rv;
+	if (e > 0)
+		e = 0;
+out:
+	step_done(r, R_COMMIT);
+	return e;
+}
+
 int store_list(struct store_reader *r, enum store_kind k, const char *ns,
 	       const struct store_selector *sel, json_t **ret_items, uint64_t *ret_rv)
 {
@@ -601,9 +651,10 @@ int store_changes_each(struct store_reader *r, uint64_t after, enum store_kind k
 			.name = (const char *)sqlite3_column_text(st, 4),
 			.rv = (uint64_t)sqlite3_column_int64(st, 0),
 			.type = (const char *)sqlite3_column_text(st, 1),
+			.source = (const char *)sqlite3_column_text(st, 5),
 			.reader_ = r,
 		};
-		if (!c.namespace_ || !c.name || !c.type) {
+		if (!c.namespace_ || !c.name || !c.type || !c.source) {
 			e = -EIO;
 			break;
 		}

@@ -26,6 +26,15 @@
  *       row's entry in it, one more random page written per lease, while
  *       the expiry sweep that used it runs every few seconds and scans a
  *       table of a few MB at most in milliseconds.
+ *   v6  the change log records the source of the op that made each change
+ *       (changes.source: "local", "kube" or "daemon"; 'local' for the rows
+ *       before), so that what the daemon's controllers changed in a
+ *       Kubernetes object can be told from what the watcher mirrored. The
+ *       table is rebuilt with the column before json, not added at the
+ *       end: a reader of the log's heads (store_changes_each()) must not
+ *       walk the text's overflow pages to reach it. A C step that rebuilds
+ *       only when the column is missing, so that a database whose
+ *       user_version was set back can run it again.
  *
  * Objects keep their JSON whole; index tables point at objects.id, and
  * are rewritten by the writer whenever a Hardware's keys may change.
@@ -33,6 +42,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +108,46 @@ struct migration {
 	int (*step)(sqlite3 *db, char *err, size_t errlen);
 };
 
+static const char v6_sql[] =
+	"CREATE TABLE changes_v6 ("
+	"  rv INTEGER PRIMARY KEY,"
+	"  kind TEXT NOT NULL,"
+	"  namespace TEXT NOT NULL,"
+	"  name TEXT NOT NULL,"
+	"  type TEXT NOT NULL,"
+	"  source TEXT NOT NULL DEFAULT 'local',"
+	"  json TEXT NOT NULL);"
+	"INSERT INTO changes_v6 (rv, kind, namespace, name, type, json) "
+	"  SELECT rv, kind, namespace, name, type, json FROM changes ORDER BY rv;"
+	"DROP TABLE changes;"
+	"ALTER TABLE changes_v6 RENAME TO changes;";
+
+/* v6: changes.source, unless the table has it already. */
+static int add_changes_source(sqlite3 *db, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	bool have = false;
+	int rc, e = -EIO;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM pragma_table_info('changes') WHERE name = 'source'",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		goto out;
+	have = rc == SQLITE_ROW;
+	sqlite3_finalize(st); /* done before the table it read is dropped */
+	st = NULL;
+	if (!have && sqlite3_exec(db, v6_sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	e = 0;
+out:
+	if (e < 0)
+		snprintf(err, errlen, "adding the change log's source: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return e;
+}
+
 /* migrations[i] builds version i + 1. */
 static const struct migration migrations[] = {
 	{ v1_sql, NULL },
@@ -105,6 +155,7 @@ static const struct migration migrations[] = {
 	{ "", store_index_rebuild },
 	{ v4_sql, NULL },
 	{ "DROP INDEX IF EXISTS leases_expires;", NULL },
+	{ "", add_changes_source },
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

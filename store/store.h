@@ -100,6 +100,22 @@ int store_schema_version(void);
 
 /* ---- writes ---- */
 
+/* Who makes a write (store_op.source). Every object is stored with the
+ * source that owns it, "local" or "kube"; every change-log row with the
+ * source of the op that made it (struct store_change), so that what the
+ * daemon's controllers changed can be told from what the watcher mirrored.
+ * - STORE_SOURCE_LOCAL: the admin API (the default when op->source is
+ *   NULL). Refused on a "kube" object (-EPERM).
+ * - STORE_SOURCE_KUBE: the Kubernetes watcher (kube/). Its objects are
+ *   stored "kube"; any op of it over a "local" object makes it "kube".
+ * - STORE_SOURCE_DAEMON: the daemon's own controllers (bmc/, workflow/,
+ *   dhcp/ and daemon/public/ boot marks): allowed on any object, "kube"
+ *   ones included; an update leaves the object's stored source as it was,
+ *   a create stores "local". Never stored on an object. */
+#define STORE_SOURCE_LOCAL "local"
+#define STORE_SOURCE_KUBE "kube"
+#define STORE_SOURCE_DAEMON "daemon"
+
 enum store_op_type {
 	STORE_OP_CREATE,       /* -EEXIST if present */
 	STORE_OP_REPLACE,      /* whole object; -ENOENT if absent; rv checked if given */
@@ -112,6 +128,22 @@ enum store_op_type {
 	STORE_OP_STATUS,       /* replace .status only; rv checked if given */
 	STORE_OP_STATUS_PATCH, /* merge patch restricted to .status */
 	STORE_OP_DELETE,       /* rv checked if given */
+	STORE_OP_MIRROR,       /* the object as the API server holds it: source
+				* "kube" only (-EINVAL otherwise). Creates or
+				* replaces the whole object, identity included:
+				* metadata.labels, annotations, ownerReferences,
+				* finalizers, deletionTimestamp, uid,
+				* creationTimestamp and generation come from body
+				* (a uid, creationTimestamp or generation body
+				* lacks is kept, or made as by CREATE), every other
+				* member of metadata is dropped, resourceVersion
+				* is the store's own counter (the cluster's is not
+				* stored). Every other top-level member and .status
+				* come from body, but with keep_status an existing
+				* object keeps its stored .status. Defaulted,
+				* validated and indexed as a CREATE; an unchanged
+				* object keeps its resourceVersion (UNCHANGED, no
+				* change-log row); the object becomes "kube" */
 	STORE_OP_MAX
 };
 
@@ -141,8 +173,13 @@ struct store_op {
 	const char *resource_version; /* precondition for REPLACE/STATUS/DELETE, or NULL;
 				       * for REPLACE, metadata.resourceVersion in body
 				       * counts too */
-	const char *source;     /* "local" (default) or "kube"; a "kube" object
-				 * refuses edits whose source is "local" (-EPERM) */
+	const char *source;           /* STORE_SOURCE_LOCAL (NULL: the default),
+				 * STORE_SOURCE_KUBE or STORE_SOURCE_DAEMON (see
+				 * above); anything else is -EINVAL. A "kube"
+				 * object refuses edits whose source is "local"
+				 * (-EPERM) */
+	bool keep_status;             /* MIRROR of an existing object: keep its stored
+				 * .status rather than body's */
 	bool take_body;         /* STATUS: the stored object may keep body's .status
 				 * rather than a copy of it; the caller promises not
 				 * to change body from when it queues the op (it may
@@ -264,6 +301,18 @@ typedef int (*store_each_fn)(const char *json, size_t len, void *userdata);
 int store_each(struct store_reader *r, enum store_kind k, store_each_fn fn, void *userdata,
 	       uint64_t *ret_rv);
 
+/* Calls fn(namespace, name, userdata) for every object of kind k whose
+ * stored source is source (NULL: any), sorted by namespace then name,
+ * inside one read transaction whose resourceVersion goes to *ret_rv (may
+ * be NULL); the objects' JSON is not read. The strings are valid during
+ * the call only. For the Kubernetes watcher's relist: what the cluster no
+ * longer has is deleted from the store. fn returns 0 to go on, or a
+ * negative errno that stops the walk and is returned. 0, -EINVAL (unknown
+ * kind, no fn), fn's error or -EIO. */
+typedef int (*store_name_fn)(const char *ns, const char *name, void *userdata);
+int store_names(struct store_reader *r, enum store_kind k, const char *source, store_name_fn fn,
+		void *userdata, uint64_t *ret_rv);
+
 /* Counts objects of a kind. */
 int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret);
 
@@ -297,7 +346,9 @@ int store_changes(struct store_reader *r, uint64_t after, enum store_kind k, con
 /* The same change log without decoding: calls fn for each change, oldest
  * first, inside one read transaction, with its kind (STORE_KIND_MAX when
  * the row names a kind this build does not know), namespace, name,
- * resourceVersion and type ("ADDED", "MODIFIED", "DELETED"), all valid
+ * resourceVersion, type ("ADDED", "MODIFIED", "DELETED") and the source of
+ * the op that made it (STORE_SOURCE_*; "local" for rows written before the
+ * store recorded it), all valid
  * during the call only. The object's text is not read unless fn asks for
  * it with store_change_text(): a follower that already holds a change
  * (its own write) costs neither the text's pages nor its decoding. fn
@@ -311,6 +362,7 @@ struct store_change {
 	const char *namespace_, *name;
 	uint64_t rv;
 	const char *type;
+	const char *source;
 	struct store_reader *reader_; /* private */
 };
 typedef int (*store_change_fn)(const struct store_change *c, void *userdata);

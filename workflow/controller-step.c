@@ -210,6 +210,7 @@ static int set_pxe(struct wf_server *s, const char *ns, const char *name, bool o
 			return 0;
 		}
 		struct store_op op = { .type = STORE_OP_REPLACE,
+				       .source = STORE_SOURCE_DAEMON,
 				       .kind = STORE_KIND_HARDWARE,
 				       .namespace_ = ns,
 				       .name = name,
@@ -245,6 +246,7 @@ static int set_boot_mark(struct wf_server *s, const char *ns, const char *name,
 	if (!patch)
 		return -ENOMEM;
 	struct store_op op = { .type = STORE_OP_MERGE_PATCH,
+			       .source = STORE_SOURCE_DAEMON,
 			       .kind = STORE_KIND_HARDWARE,
 			       .namespace_ = ns,
 			       .name = name,
@@ -266,6 +268,7 @@ static int make_job(struct wf_server *s, const json_t *wf, const char *ns, const
 		    char **ret_uid, char *msg, size_t msglen)
 {
 	struct store_op del = { .type = STORE_OP_DELETE,
+				.source = STORE_SOURCE_DAEMON,
 				.kind = STORE_KIND_JOB,
 				.namespace_ = ns,
 				.name = j->name,
@@ -290,7 +293,10 @@ static int make_job(struct wf_server *s, const json_t *wf, const char *ns, const
 				 "metadata", "name", j->name, "namespace", ns, "labels",
 				 WF_CTL_AUTO_LABEL, "true", "annotations", WF_CTL_AUTO_LABEL,
 				 "true", "ownerReferences", owner, "spec", j->spec);
-	struct store_op op = { .type = STORE_OP_CREATE, .kind = STORE_KIND_JOB, .body = body };
+	struct store_op op = { .type = STORE_OP_CREATE,
+			       .source = STORE_SOURCE_DAEMON,
+			       .kind = STORE_KIND_JOB,
+			       .body = body };
 	e = body ? store_write1(s->store, &op) : -ENOMEM;
 	if (e < 0) {
 		snprintf(msg, msglen, "job %s/%s not created: %s", ns, j->name,
@@ -340,6 +346,7 @@ static int write_status(struct wf_server *s, struct wf_entry *w, json_t *wf, uin
 			char *msg, size_t msglen)
 {
 	struct store_op op = { .type = STORE_OP_STATUS,
+			       .source = STORE_SOURCE_DAEMON,
 			       .kind = STORE_KIND_WORKFLOW,
 			       .namespace_ = w->ns,
 			       .name = w->name,

@@ -570,9 +570,14 @@ static void write_status(struct pcall *pc, const struct wf_entry *w)
 {
 	snprintf(pc->rv, sizeof(pc->rv), "%" PRIu64, w->rv);
 	store_op_clear(&pc->op);
-	pc->op = (struct store_op){ .type = STORE_OP_STATUS, .kind = STORE_KIND_WORKFLOW,
-				    .namespace_ = w->ns, .name = w->name, .body = pc->copy,
-				    .resource_version = pc->rv, .take_body = true };
+	pc->op = (struct store_op){ .type = STORE_OP_STATUS,
+				    .source = STORE_SOURCE_DAEMON,
+				    .kind = STORE_KIND_WORKFLOW,
+				    .namespace_ = w->ns,
+				    .name = w->name,
+				    .body = pc->copy,
+				    .resource_version = pc->rv,
+				    .take_body = true };
 	int e = store_write_async(pc->a->store, &pc->op, 1, true, pc->a->cq, (uint64_t)(uintptr_t)pc);
 	if (e < 0) {
 		finish(pc, GRPC_UNAVAILABLE, e == -EAGAIN ? "too many writes in flight" :

@@ -226,6 +226,7 @@ static void boot_seen(struct api *api, const json_t *hw, const char *kind, const
 	const json_t *m = json_object_get(hw, "metadata");
 	json_t *patch = bootmark_patch(kind, via, (int64_t)(now_real_ns() / 1000000u));
 	struct store_op op = { .type = STORE_OP_MERGE_PATCH,
+			       .source = STORE_SOURCE_DAEMON,
 			       .kind = STORE_KIND_HARDWARE,
 			       .namespace_ = json_string_value(json_object_get(m, "namespace")),
 			       .name = json_string_value(json_object_get(m, "name")),

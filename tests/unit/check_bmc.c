@@ -4,7 +4,8 @@
  * calls are answered from process() by simulated BMCs (power state that
  * follows a command after N polls, boot device, failures, silence). The
  * "redfish" engine is one that does not start. Every wait is a bounded
- * polling loop; nothing is timed. */
+ * polling loop; nothing is timed. The objects are the admin API's (local)
+ * or, in test_kube_objects, Kubernetes mode's (kube). */
 #include "config.h"
 
 #include <errno.h>
@@ -333,8 +334,12 @@ static void start(unsigned max_jobs, unsigned task_timeout_s)
 	start_with(max_jobs, task_timeout_s, false);
 }
 
+/* The source create() writes with (NULL: local). */
+static const char *create_source;
+
 static void bmc_setup(void)
 {
+	create_source = NULL;
 	setup();
 	pthread_mutex_lock(&sim.mu);
 	sim.n = eng_ipmi.nq = eng_rf.nq = 0;
@@ -356,7 +361,7 @@ static void create(enum store_kind k, const char *json)
 	json_error_t je;
 	json_t *o = json_loads(json, 0, &je);
 	ck_assert_msg(o, "%s: %s", json, je.text);
-	struct store_op op = { .type = STORE_OP_CREATE, .kind = k, .body = o };
+	struct store_op op = { .type = STORE_OP_CREATE, .kind = k, .body = o, .source = create_source };
 	int e = store_write1(st, &op);
 	ck_assert_msg(e == 0, "create: %s", store_op_message(&op));
 	store_op_clear(&op);
@@ -644,6 +649,43 @@ START_TEST(test_job_in_order)
 		      cond(t, "Completed", "True"));
 	json_decref(t);
 	assert_no_password();
+}
+END_TEST
+
+static int count_name(const char *ns, const char *name, void *ud)
+{
+	(void)ns;
+	(void)name;
+	(*(int *)ud)++;
+	return 0;
+}
+
+/* Machine and Job mirrored from a cluster: the controllers write their
+ * status and make the Tasks as the daemon, and they stay the cluster's. */
+START_TEST(test_kube_objects)
+{
+	char m[1024];
+	sim_add("10.0.1.9", BMC_POWER_ON);
+	create_source = STORE_SOURCE_KUBE;
+	secret("creds", true);
+	machine("k1", "10.0.1.9", NULL);
+	start(0, 0);
+	wait_cond(STORE_KIND_MACHINE, "k1", "Contactable", "True", m, sizeof(m));
+	wait_power("k1", "on");
+	job("netboot", "k1", netboot);
+	wait_cond(STORE_KIND_JOB, "netboot", "Completed", "True", m, sizeof(m));
+	json_t *t = get(STORE_KIND_TASK, "netboot-task-3");
+	ck_assert_ptr_nonnull(t);
+	json_decref(t);
+	int n = 0;
+	ck_assert_int_eq(store_names(rd, STORE_KIND_MACHINE, STORE_SOURCE_KUBE, count_name, &n,
+				     NULL),
+			 0);
+	ck_assert_int_eq(n, 1);
+	n = 0;
+	ck_assert_int_eq(
+		store_names(rd, STORE_KIND_JOB, STORE_SOURCE_KUBE, count_name, &n, NULL), 0);
+	ck_assert_int_eq(n, 1);
 }
 END_TEST
 
@@ -1200,6 +1242,7 @@ int main(void)
 	tcase_add_test(tc, test_machine_unreachable);
 	tcase_add_test(tc, test_machine_secret_missing);
 	tcase_add_test(tc, test_job_in_order);
+	tcase_add_test(tc, test_kube_objects);
 	tcase_add_test(tc, test_job_task_fails);
 	tcase_add_test(tc, test_job_machine_missing);
 	tcase_add_test(tc, test_task_deleted_job_goes_on);

@@ -5,7 +5,8 @@
  * (wf_engine_get_action(), wf_engine_report()) and writing the status as
  * the gRPC thread does, and the bmc controller played by writing a Job's
  * status by hand. Every wait is a bounded polling loop on the store;
- * nothing is timed. */
+ * nothing is timed. The same runs over objects that Kubernetes mode
+ * mirrored (source kube), which only the daemon's own writes may change. */
 #include "config.h"
 
 #include <errno.h>
@@ -61,8 +62,13 @@ static void stop(void)
 	srv = NULL;
 }
 
+/* The source the tests' objects are created with (NULL: local, as the
+ * admin API). */
+static const char *create_source;
+
 static void setup_ctl(void)
 {
+	create_source = NULL;
 	setup();
 	start();
 }
@@ -83,7 +89,11 @@ static void create(const char *yaml)
 	enum store_kind k;
 	ck_assert_msg(yj_load_one(yaml, strlen(yaml), &obj, &yerr) == 0, "%s", yerr.message);
 	ck_assert_int_eq(store_kind_from_object(jstr(obj, "apiVersion"), jstr(obj, "kind"), &k), 0);
-	struct store_op op = { .type = STORE_OP_CREATE, .kind = k, .body = obj, .no_object = true };
+	struct store_op op = { .type = STORE_OP_CREATE,
+			       .kind = k,
+			       .body = obj,
+			       .source = create_source,
+			       .no_object = true };
 	int e = store_write1(st, &op);
 	ck_assert_msg(e == 0, "create: %s", store_op_message(&op));
 	store_op_clear(&op);
@@ -103,9 +113,11 @@ static void template(const char *name, const char *data)
 	json_t *obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion",
 				"tinkerbell.org/v1alpha1", "kind", "Template", "metadata", "name",
 				name, "namespace", "default", "spec", "data", data);
-	struct store_op op = {
-		.type = STORE_OP_CREATE, .kind = STORE_KIND_TEMPLATE, .body = obj, .no_object = true
-	};
+	struct store_op op = { .type = STORE_OP_CREATE,
+			       .kind = STORE_KIND_TEMPLATE,
+			       .body = obj,
+			       .source = create_source,
+			       .no_object = true };
 	ck_assert_msg(store_write1(st, &op) == 0, "%s", store_op_message(&op));
 	store_op_clear(&op);
 	json_decref(obj);
@@ -297,6 +309,7 @@ static bool write_status(json_t *wf)
 {
 	struct store_op op = { .type = STORE_OP_STATUS,
 			       .kind = STORE_KIND_WORKFLOW,
+			       .source = STORE_SOURCE_DAEMON,
 			       .body = wf,
 			       .resource_version = jstr(wf, "metadata.resourceVersion"),
 			       .no_object = true };
@@ -443,6 +456,55 @@ START_TEST(test_toggle_allow_netboot)
 	json_t *wf = wait_state("wf1", "SUCCESS");
 	json_decref(wf);
 	wait_pxe("hw1", 0);
+}
+END_TEST
+
+static int count_name(const char *ns, const char *name, void *ud)
+{
+	(void)ns;
+	(void)name;
+	(*(int *)ud)++;
+	return 0;
+}
+
+static int daemon_changes(const struct store_change *c, void *ud)
+{
+	if (strcmp(c->source, STORE_SOURCE_DAEMON) == 0)
+		(*(int *)ud)++;
+	return 0;
+}
+
+/* Objects that Kubernetes mode mirrored: the controller's writes (the
+ * allowPXE toggles, the status) go through, as the daemon's, and the
+ * objects stay the cluster's. */
+START_TEST(test_kube_objects)
+{
+	create_source = STORE_SOURCE_KUBE;
+	template("t1", TEMPLATE_OK);
+	hardware("hw1", false);
+	workflow("wf1", "t1", "  bootOptions: {toggleAllowNetboot: true}\n");
+	json_decref(wait_state("wf1", "PENDING"));
+	ck_assert_int_eq(pxe("hw1"), 1);
+	agent_step("wf1", 5);
+	agent_step("wf1", 5);
+	json_decref(wait_state("wf1", "SUCCESS"));
+	wait_pxe("hw1", 0);
+	int n = 0;
+	ck_assert_int_eq(store_names(rd, STORE_KIND_HARDWARE, STORE_SOURCE_KUBE, count_name, &n,
+				     NULL),
+			 0);
+	ck_assert_int_eq(n, 1);
+	n = 0;
+	ck_assert_int_eq(store_names(rd, STORE_KIND_WORKFLOW, STORE_SOURCE_KUBE, count_name, &n,
+				     NULL),
+			 0);
+	ck_assert_int_eq(n, 1);
+	/* the change log names the daemon's changes, for the write-back */
+	n = 0;
+	ck_assert_int_eq(store_changes_each(rd, 0, STORE_KIND_HARDWARE, NULL, 0, daemon_changes,
+					    &n, NULL, NULL),
+			 0);
+	ck_assert_int_ge(n, 2); /* allowPXE on, then off */
 }
 END_TEST
 
@@ -787,6 +849,7 @@ int main(void)
 	UNIT_TEST(tc, test_renders_to_pending);
 	UNIT_TEST(tc, test_bad_template_fails_with_position);
 	UNIT_TEST(tc, test_toggle_allow_netboot);
+	UNIT_TEST(tc, test_kube_objects);
 	UNIT_TEST(tc, test_netboot_job);
 	UNIT_TEST(tc, test_global_timeout);
 	UNIT_TEST(tc, test_settings_reach_the_engine);
