@@ -252,9 +252,10 @@ int kube_writeback_patches(enum store_kind k, const json_t *cluster, const json_
 int kube_status_to_legacy(const json_t *status, json_t **ret, char *err, size_t errlen);
 /* The reverse, for a legacy status mirrored from the cluster into the
  * store. prev is the status the store holds for the object (NULL: none).
- * When legacy is not in the legacy shape, or is exactly what
- * kube_status_to_legacy(prev) gives (the echo of the daemon's own write),
- * *ret is a copy of it, or of prev: nothing is lost. Otherwise its fields
+ * When legacy is not in the legacy shape, or is what
+ * kube_status_to_legacy(prev) gives (the echo of the daemon's own write,
+ * less the fields an older CRD's schema does not list and the API server
+ * dropped), *ret is a copy of it, or of prev: nothing is lost. Otherwise its fields
  * are renamed back (STATE_X -> X, status -> state, startedAt ->
  * executionStart, seconds -> executionDuration, worker -> agentID,
  * currentAction -> currentState), and what legacy cannot hold (task and
@@ -268,6 +269,20 @@ int kube_status_to_legacy(const json_t *status, json_t **ret, char *err, size_t 
  * does). 0, -EINVAL with err, -ENOMEM. */
 int kube_status_from_legacy(const json_t *legacy, const json_t *prev, json_t **ret, char *err,
 			    size_t errlen);
+/* The status the store keeps when an object comes from the cluster:
+ * cluster_status as the API server gave it (NULL: the object has none),
+ * prev what the store holds for the same object (NULL: none; the caller
+ * passes NULL when the cluster's object is not the one it mirrored last,
+ * e.g. its uid changed: a Workflow deleted and made again). When
+ * cluster_status is the echo of what the writer sends for prev (every
+ * member it has is there with the same value: the CRD's schema dropped
+ * the rest, such as the engine's retry bookkeeping, or prev only moved on
+ * since), *ret is a copy of prev. Otherwise a Workflow's goes through
+ * kube_status_from_legacy(cluster_status, prev), and another kind's is
+ * copied. *ret is NULL when both are absent. 0, -EINVAL with err (a
+ * legacy status that is not in shape), -ENOMEM. */
+int kube_status_mirror(enum store_kind k, const json_t *cluster_status, const json_t *prev,
+		       enum kube_status_schema schema, json_t **ret, char *err, size_t errlen);
 /* Parses a Go duration ("1m2s", "350ms", "-1.5h", "0") of len bytes into
  * nanoseconds. 0, -EINVAL (not a duration, longer than
  * KUBE_MAX_DURATION), -ERANGE (beyond int64 nanoseconds). */

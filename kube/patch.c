@@ -556,6 +556,38 @@ int kube_status_to_legacy(const json_t *status, json_t **ret, char *err, size_t 
 	return 0;
 }
 
+/* ---- what the cluster gives back ---- */
+
+/* Whether every member sub has is in sup with the same value, through
+ * objects and through arrays of the same length: sub is then what the API
+ * server keeps of sup once its schema dropped the fields it does not list
+ * (or an older sup that only gained fields since). */
+static bool subset(const json_t *sub, const json_t *sup, unsigned depth)
+{
+	if (depth >= KUBE_MERGE_MAX_DEPTH || !sup)
+		return false;
+	if (json_is_object(sub)) {
+		const char *k;
+		json_t *m;
+		if (!json_is_object(sup))
+			return false;
+		json_object_foreach ((json_t *)sub, k, m) {
+			if (!subset(m, json_object_get(sup, k), depth + 1))
+				return false;
+		}
+		return true;
+	}
+	if (json_is_array(sub)) {
+		if (!json_is_array(sup) || json_array_size(sub) != json_array_size(sup))
+			return false;
+		for (size_t i = 0; i < json_array_size(sub); i++)
+			if (!subset(json_array_get(sub, i), json_array_get(sup, i), depth + 1))
+				return false;
+		return true;
+	}
+	return json_equal((json_t *)sub, (json_t *)sup);
+}
+
 /* ---- legacy -> monorepo ---- */
 
 static bool is_legacy(const json_t *st)
@@ -762,8 +794,7 @@ int kube_status_from_legacy(const json_t *legacy, const json_t *prev, json_t **r
 	if (!is_legacy(legacy) || !json_is_object(prev) || is_legacy(prev))
 		return copy_out(legacy, ret);
 	json_t *pl = NULL;
-	bool echo =
-		kube_status_to_legacy(prev, &pl, NULL, 0) == 0 && json_equal(pl, (json_t *)legacy);
+	bool echo = kube_status_to_legacy(prev, &pl, NULL, 0) == 0 && subset(legacy, pl, 0);
 	json_decref(pl);
 	if (echo)
 		return copy_out(prev, ret);
@@ -787,6 +818,29 @@ int kube_status_from_legacy(const json_t *legacy, const json_t *prev, json_t **r
 	}
 	*ret = out;
 	return 0;
+}
+
+int kube_status_mirror(enum store_kind k, const json_t *cluster_status, const json_t *prev,
+		       enum kube_status_schema schema, json_t **ret, char *err, size_t errlen)
+{
+	json_t *sent = NULL;
+	if (json_is_object(prev) && k == STORE_KIND_WORKFLOW && schema == KUBE_STATUS_LEGACY &&
+	    kube_status_to_legacy(prev, &sent, NULL, 0) < 0)
+		sent = NULL;
+	const json_t *wire = sent ? sent : prev;
+	json_t *empty = json_object();
+	bool echo = prev && empty && subset(cluster_status ? cluster_status : empty, wire, 0);
+	json_decref(empty);
+	json_decref(sent);
+	if (echo)
+		return copy_out(prev, ret);
+	if (!cluster_status) {
+		*ret = NULL;
+		return 0;
+	}
+	if (k == STORE_KIND_WORKFLOW && json_is_object(cluster_status))
+		return kube_status_from_legacy(cluster_status, prev, ret, err, errlen);
+	return copy_out(cluster_status, ret);
 }
 
 /* ---- the schema the cluster's CRD describes ---- */

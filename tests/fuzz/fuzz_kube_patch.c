@@ -1,8 +1,9 @@
 /* fuzz_kube_patch — the write-back's pure core (kube/patch.c) over JSON
  * the API server could send. The input is two JSON texts separated by a
- * line "---": from and to. Beyond not crashing, two properties are
+ * line "---": from and to. Beyond not crashing, three properties are
  * checked: a merge patch that kube_merge_diff() gives applies back to to,
- * and kube_status_to_legacy() is idempotent. */
+ * kube_status_to_legacy() is idempotent, and a status mirrored over
+ * itself stays as it is. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -55,6 +56,17 @@ static void properties(json_t *from, json_t *to)
 		}
 	}
 	(void)kube_schema_from_crd(from);
+	/* a status is the echo of itself; from arriving over to must not crash */
+	json_t *mir = NULL;
+	if (kube_status_mirror(STORE_KIND_WORKFLOW, from, from, KUBE_STATUS_MONOREPO, &mir, err,
+			       sizeof(err)) != 0 ||
+	    !json_equal(mir, from))
+		abort();
+	json_decref(mir);
+	mir = NULL;
+	if (kube_status_mirror(STORE_KIND_WORKFLOW, from, to, KUBE_STATUS_LEGACY, &mir, err,
+			       sizeof(err)) == 0)
+		json_decref(mir);
 	json_decref(cw);
 	json_decref(lw);
 	json_decref(mono);

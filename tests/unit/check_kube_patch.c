@@ -461,6 +461,122 @@ START_TEST(test_from_legacy_kept)
 }
 END_TEST
 
+/* The echo of a legacy write through tink's oldest CRD, which lists only
+ * state, globalTimeout and tasks: what the API server dropped is not
+ * lost (bootOptions.allowNetboot says what the cleanup must undo). */
+START_TEST(test_from_legacy_pruned_echo)
+{
+	json_t *mono = json(monorepo_status), *leg, *back;
+	ck_assert_int_eq(kube_status_to_legacy(mono, &leg, NULL, 0), 0);
+	json_object_del(leg, "currentAction");
+	json_object_del(leg, "templateRending");
+	json_object_del(leg, "bootOptions");
+	json_object_del(leg, "conditions");
+	ck_assert_int_eq(kube_status_from_legacy(leg, mono, &back, NULL, 0), 0);
+	assert_json_eq(back, mono, "from_legacy(pruned echo, s)");
+	json_decref(back);
+	json_decref(leg);
+	json_decref(mono);
+}
+END_TEST
+
+/* Drops the engine's own fields from every action, as the monorepo's CRD
+ * (which does not list them) makes the API server do. */
+static void prune_engine_fields(json_t *status)
+{
+	json_t *tasks = json_object_get(status, "tasks");
+	for (size_t i = 0; i < json_array_size(tasks); i++) {
+		json_t *as = json_object_get(json_array_get(tasks, i), "actions");
+		for (size_t j = 0; j < json_array_size(as); j++) {
+			json_t *a = json_array_get(as, j);
+			json_object_del(a, "retries");
+			json_object_del(a, "attempts");
+			json_object_del(a, "deadline");
+			json_object_del(a, "retryAfter");
+		}
+	}
+}
+
+START_TEST(test_mirror)
+{
+	json_t *mono = json(monorepo_status), *out;
+	char err[256] = "";
+
+	/* monorepo: the pruned echo keeps the store's status whole */
+	json_t *pruned = json(monorepo_status);
+	prune_engine_fields(pruned);
+	ck_assert(!json_equal(pruned, mono));
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, pruned, mono, KUBE_STATUS_MONOREPO,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, mono, "pruned monorepo echo");
+	json_decref(out);
+
+	/* an older status (before the writer sent the newer one) keeps it too */
+	json_t *older = json(monorepo_status);
+	json_object_del(
+		json_array_get(json_object_get(json_array_get(json_object_get(older, "tasks"), 0),
+					       "actions"),
+			       2),
+		"executionStart");
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, older, mono, KUBE_STATUS_MONOREPO,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, mono, "older status");
+	json_decref(out);
+
+	/* another controller changed a value: the cluster's status wins */
+	json_object_set_new(pruned, "state", json_string("FAILED"));
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, pruned, mono, KUBE_STATUS_MONOREPO,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, pruned, "changed elsewhere");
+	json_decref(out);
+
+	/* legacy: the echo of the legacy write gives the store's status */
+	json_t *leg;
+	ck_assert_int_eq(kube_status_to_legacy(mono, &leg, NULL, 0), 0);
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, leg, mono, KUBE_STATUS_LEGACY,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, mono, "legacy echo");
+	json_decref(out);
+
+	/* nothing in the store: the cluster's, as it is (legacy included) */
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, leg, NULL, KUBE_STATUS_LEGACY,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, leg, "no prev");
+	json_decref(out);
+
+	/* no status in the cluster yet: the store's stays; neither: none */
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_WORKFLOW, NULL, mono, KUBE_STATUS_MONOREPO,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, mono, "no cluster status");
+	json_decref(out);
+	out = (json_t *)0x1;
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_MACHINE, NULL, NULL, KUBE_STATUS_MONOREPO,
+					    &out, err, sizeof(err)),
+			 0);
+	ck_assert_ptr_null(out);
+
+	/* another kind: copied when it is not an echo */
+	json_t *m_prev = json("{\"powerState\":\"on\"}"), *m_new = json("{\"powerState\":\"off\"}");
+	ck_assert_int_eq(kube_status_mirror(STORE_KIND_MACHINE, m_new, m_prev, KUBE_STATUS_LEGACY,
+					    &out, err, sizeof(err)),
+			 0);
+	assert_json_eq(out, m_new, "Machine status");
+	json_decref(out);
+	json_decref(m_new);
+	json_decref(m_prev);
+	json_decref(leg);
+	json_decref(older);
+	json_decref(pruned);
+	json_decref(mono);
+}
+END_TEST
+
 /* ---- the schema from the CRD ---- */
 
 static json_t *crd(const char *version, const char *status_props)
@@ -487,6 +603,11 @@ static const struct {
 	{ "v1alpha1",
 	  "{\"type\":\"object\",\"properties\":{\"state\":{},\"currentState\":{\"type\":\"object\"},"
 	  "\"templateRendering\":{},\"agentID\":{}}}",
+	  KUBE_STATUS_MONOREPO },
+	/* the monorepo's first CRDs: currentState, but tink's spelling kept */
+	{ "v1alpha1",
+	  "{\"properties\":{\"agentID\":{},\"currentState\":{},\"templateRending\":{},"
+	  "\"tasks\":{\"items\":{\"properties\":{\"agentID\":{},\"id\":{}}}}}}",
 	  KUBE_STATUS_MONOREPO },
 	/* tink v0.10-v0.12 */
 	{ "v1alpha1",
@@ -767,6 +888,8 @@ int main(void)
 	UNIT_TEST(tc, test_from_legacy_echo);
 	UNIT_TEST(tc, test_from_legacy_changed);
 	UNIT_TEST(tc, test_from_legacy_kept);
+	UNIT_TEST(tc, test_from_legacy_pruned_echo);
+	UNIT_TEST(tc, test_mirror);
 	UNIT_TEST(tc, test_schema_from_crd);
 	UNIT_TEST(tc, test_patches_hardware);
 	UNIT_TEST(tc, test_patches_workflow);
