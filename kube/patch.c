@@ -237,9 +237,13 @@ int kube_merge_apply(const json_t *target, const json_t *patch, json_t **ret)
 		return -EINVAL;
 	json_t *out;
 	int r = apply(target, patch, &out, 0);
-	if (r == 0)
-		*ret = out;
-	return r;
+	if (r < 0)
+		return r;
+	/* apply() shares the members it did not touch with target: the
+	 * caller gets a tree of its own. */
+	*ret = json_deep_copy(out);
+	json_decref(out);
+	return *ret ? 0 : -ENOMEM;
 }
 
 /* ---- Go durations ---- */
