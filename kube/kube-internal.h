@@ -201,3 +201,143 @@ bool kube_watchdec_partial(const struct kube_watchdec *d);
 int kube_list_parse(const char *data, size_t len, const char *api_version, const char *kind,
 		    json_t **ret_items, char rv[KUBE_MAX_RV + 1],
 		    char cont[KUBE_MAX_CONTINUE + 1], char *err, size_t errlen);
+
+/* ---- write-back (patch.c) ---- */
+
+/* The pure core of the status writer: what to send back for one object,
+ * as RFC 7386 merge patches, and the Workflow status in the shape the
+ * cluster's CRD expects. No I/O. */
+
+#include "kube/kube.h"
+#include "store/store.h"
+
+/* Deepest nesting of objects a merge patch is computed or applied over
+ * (Tinkerbell's objects nest about 8 deep); deeper is refused. */
+#define KUBE_MERGE_MAX_DEPTH 64
+/* Longest Go duration string read (executionDuration, "1h2m3.5s"). */
+#define KUBE_MAX_DURATION 64
+
+/* The RFC 7386 merge patch that turns from into to: a member of from that
+ * to lacks becomes null, objects present in both are compared member by
+ * member, anything else (arrays, scalars, a change of type) is replaced
+ * whole. from may be NULL (absent: the patch is to). Neither is changed.
+ * 0 with *ret_patch a new reference, or NULL when from and to are equal;
+ * -EINVAL when to holds a null as the value of an object member that the
+ * patch would carry (a merge patch cannot say "set to null": it would
+ * delete the member), with err naming it ("status.tasks.x: ..."); -E2BIG
+ * for objects nested deeper than KUBE_MERGE_MAX_DEPTH; -ENOMEM. *ret_patch
+ * is written only on success. */
+int kube_merge_diff(const json_t *from, const json_t *to, json_t **ret_patch, char *err,
+		    size_t errlen);
+/* Applies an RFC 7386 merge patch to target (NULL: absent) and returns the
+ * result as a new reference in *ret (neither input is changed). 0,
+ * -E2BIG (deeper than KUBE_MERGE_MAX_DEPTH) or -ENOMEM. The writer itself
+ * only computes patches: this is their check (tests, debug builds). */
+int kube_merge_apply(const json_t *target, const json_t *patch, json_t **ret);
+
+/* The patches for one object whose store copy the daemon's controllers
+ * changed: cluster is the object as the API server last gave it, local
+ * as the store holds it now (both borrowed). *ret_status: the merge patch
+ * for the /status subresource ({"metadata": {"resourceVersion": <rv>},
+ * "status": {...}}), NULL when the statuses are equal or local has none;
+ * *ret_main: the merge patch of metadata.labels, metadata.annotations
+ * and spec (the Hardware allowPXE toggles, the boot-mark annotations),
+ * with the same precondition, NULL when equal. Identity fields (uid,
+ * resourceVersion, generation, creationTimestamp, managedFields, ...) are
+ * never patched; a spec that local lacks is left alone, labels or
+ * annotations that it lacks are removed. The resourceVersion is cluster's:
+ * the API server answers 409 when the object changed since, and after one
+ * patch succeeds the other's precondition is stale (the answer is the new
+ * cluster: call again). A Workflow's status is first converted by
+ * kube_status_to_legacy() when schema is KUBE_STATUS_LEGACY (AUTO counts
+ * as MONOREPO: the caller resolves it with kube_schema_from_crd()). 0
+ * with both written (new references or NULL); -EINVAL (no
+ * resourceVersion in cluster, a Secret, a status that cannot be
+ * converted or expressed) with err; -E2BIG; -ENOMEM. */
+int kube_writeback_patches(enum store_kind k, const json_t *cluster, const json_t *local,
+			   enum kube_status_schema schema, json_t **ret_main, json_t **ret_status,
+			   char *err, size_t errlen);
+
+/* A Workflow status in the monorepo's shape (what the engine writes) in
+ * the shape of tinkerbell/tink <= v0.12's CRD: state PENDING ->
+ * STATE_PENDING (and each state so), currentState -> currentAction (its
+ * actionName), templateRendering -> templateRending (the CRD's spelling),
+ * tasks[].agentID -> worker, actions[].state -> status, executionStart ->
+ * startedAt, executionDuration (a Go duration) -> seconds (whole seconds,
+ * cut); bootOptions, globalTimeout and conditions as they are; everything
+ * the legacy CRD has no field for is dropped (IDs, agentID,
+ * globalExecutionStop, executionStop, namespaces, the engine's retry
+ * bookkeeping). A status already legacy keeps its fields: the conversion
+ * is idempotent. 0 with *ret a new reference; -EINVAL with err naming
+ * the field (a task that is not an object, a duration that does not
+ * parse); -ENOMEM. */
+int kube_status_to_legacy(const json_t *status, json_t **ret, char *err, size_t errlen);
+/* The reverse, for a legacy status mirrored from the cluster into the
+ * store. prev is the status the store holds for the object (NULL: none).
+ * When legacy is not in the legacy shape, or is what
+ * kube_status_to_legacy(prev) gives (the echo of the daemon's own write,
+ * less the fields an older CRD's schema does not list and the API server
+ * dropped), *ret is a copy of it, or of prev: nothing is lost. Otherwise its fields
+ * are renamed back (STATE_X -> X, status -> state, startedAt ->
+ * executionStart, seconds -> executionDuration, worker -> agentID,
+ * currentAction -> currentState), and what legacy cannot hold (task and
+ * action IDs, executionStop, globalExecutionStop, the engine's
+ * bookkeeping) is taken from prev's task and action of the same name at
+ * the same place; agentID is the agent of the first task not done. With
+ * no prev (or a legacy one), or when a task or an action gets no ID that
+ * way, the engine could not address it: *ret is then a copy of legacy
+ * unchanged, which the engine reads as a legacy status (it renders
+ * STATE_PENDING and STATE_RUNNING ones again, as Tinkerbell's controller
+ * does). 0, -EINVAL with err, -ENOMEM. */
+int kube_status_from_legacy(const json_t *legacy, const json_t *prev, json_t **ret, char *err,
+			    size_t errlen);
+/* The status the store keeps when an object comes from the cluster:
+ * cluster_status as the API server gave it (NULL: the object has none),
+ * prev what the store holds for the same object (NULL: none; the caller
+ * passes NULL when the cluster's object is not the one it mirrored last,
+ * e.g. its uid changed: a Workflow deleted and made again). When
+ * cluster_status is the echo of what the writer sends for prev (every
+ * member it has is there with the same value: the CRD's schema dropped
+ * the rest, such as the engine's retry bookkeeping, or prev only moved on
+ * since), *ret is a copy of prev. Otherwise a Workflow's goes through
+ * kube_status_from_legacy(cluster_status, prev), and another kind's is
+ * copied. *ret is NULL when both are absent. 0, -EINVAL with err (a
+ * legacy status that is not in shape), -ENOMEM. */
+int kube_status_mirror(enum store_kind k, const json_t *cluster_status, const json_t *prev,
+		       enum kube_status_schema schema, json_t **ret, char *err, size_t errlen);
+/* Parses a Go duration ("1m2s", "350ms", "-1.5h", "0") of len bytes into
+ * nanoseconds. 0, -EINVAL (not a duration, longer than
+ * KUBE_MAX_DURATION), -ERANGE (beyond int64 nanoseconds). */
+int kube_go_duration_ns(const char *s, size_t len, int64_t *ret_ns);
+
+/* Which Workflow status schema the cluster's CRD describes. crd is the
+ * CustomResourceDefinition workflows.tinkerbell.org
+ * (apiextensions.k8s.io/v1); the properties of
+ * spec.versions[name=v1alpha1].schema.openAPIV3Schema.properties.status
+ * decide: currentState, templateRendering or agentID -> MONOREPO;
+ * currentAction, templateRending, or tasks whose items have worker ->
+ * LEGACY (tink's CRDs before currentAction described only tasks);
+ * anything else (x-kubernetes-preserve-unknown-fields, no schema, NULL)
+ * -> MONOREPO, since such a schema keeps whatever is written and the
+ * monorepo's shape is what current Tinkerbell and CAPT read. Never AUTO. */
+enum kube_status_schema kube_schema_from_crd(const json_t *crd);
+
+/* Whether a failed write is a conflict (the object changed since it was
+ * read): HTTP 409 whose Status (status_obj, may be NULL) is not
+ * AlreadyExists. */
+bool kube_status_is_conflict(long http_status, const json_t *status_obj);
+
+/* What the writer does after an answer to a patch. */
+enum kube_wb_next {
+	KUBE_WB_DONE,   /* 2xx: the answer is the new cluster object */
+	KUBE_WB_REREAD, /* a conflict: read the object again, recompute the
+			 * patches from it (kube_writeback_patches()) and send
+			 * those, never the old patch */
+	KUBE_WB_RETRY,  /* no answer, 429, 5xx: the same patch after a
+			 * backoff (its precondition still guards it) */
+	KUBE_WB_DROP,   /* 404 (the object is gone), 422 and other 4xx: log
+			 * and give up this change */
+	KUBE_WB_NEXT_MAX
+};
+/* http_status 0 means no answer came. status_obj may be NULL. */
+enum kube_wb_next kube_writeback_next(long http_status, const json_t *status_obj);
