@@ -43,6 +43,7 @@ library: it runs under /usr/bin/python3.
 import argparse
 import base64
 import queue
+import select
 import json
 import os
 import signal
@@ -84,8 +85,13 @@ CONTROL = {
               'an event into the open watch streams of the resource, stored '
               'nowhere; without object, a Hardware whose spec.interfaces is '
               'a string',
-    "put": '{"resource": "workflows", "object": {...}}: store the object as '
-           'given, status included (ADDED or MODIFIED)',
+    "put": '{"resource": "workflows", "object": {...}} or "objects": '
+           '[...]: store the objects as given, status included (ADDED or '
+           'MODIFIED); answers the object, or {"count": N}',
+    "churn": '{"resource": "hardware", "count": N, "rate": R}: N changes '
+             '(R a second) to the resource\'s objects in turn, in the '
+             'background: each sets the annotation ironbell.test/churn to '
+             '"SEQ UNIX_NS" (the time of the change); answers {"count": N}',
     "revoke": '{"token": T}: T gets 401 from now on',
     "token": '{"token": T}: T authenticates from now on',
     "reset-stats": "zero the request counters",
@@ -514,11 +520,14 @@ class Handler(BaseHTTPRequestHandler):
             if now >= end:
                 self.chunk("")
                 return
-            wait = min(end, next_bm if bookmarks else end) - now
+            wait = min(end, next_bm if bookmarks else end, now + 1.0) - now
             try:
                 item = w.q.get(timeout=max(wait, 0.01))
             except queue.Empty:
                 item = None
+            if item is None and self.client_gone():
+                self.close_connection = True
+                return
             if item is None:
                 if bookmarks and time.monotonic() >= next_bm:
                     next_bm = time.monotonic() + interval
@@ -547,6 +556,15 @@ class Handler(BaseHTTPRequestHandler):
                 return
             elif item[0] == "raw":
                 self.chunk(item[1])
+
+    def client_gone(self):
+        """A watch's client sends nothing after its request: a socket that
+        turns readable is one the client closed (or is closing)."""
+        try:
+            r, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(r)
 
     @staticmethod
     def event_line(w, etype, old, new):
@@ -614,12 +632,23 @@ class Handler(BaseHTTPRequestHandler):
             out["streams"] = st.to_watches(("raw", line), kind.plural)
         elif name == "put":
             kind = kinds.by_plural(body.get("resource", ""))
-            obj = body.get("object")
-            if kind is None or not isinstance(obj, dict) or \
-                    not (obj.get("metadata") or {}).get("name"):
+            objs = body.get("objects", [body.get("object")])
+            if kind is None or not isinstance(objs, list) or \
+                    not all(isinstance(o, dict) and
+                            (o.get("metadata") or {}).get("name")
+                            for o in objs):
                 raise ApiError(400, "BadRequest", "put needs a resource and "
-                               "an object with metadata.name")
-            out = st.put_raw(kind, obj)
+                               "objects with metadata.name")
+            with st.lock:
+                saved, st.state_file = st.state_file, None
+                try:
+                    done = [st.put_raw(kind, o) for o in objs]
+                finally:
+                    st.state_file = saved
+                st.save()
+            out = done[0] if "object" in body else {"count": len(done)}
+        elif name == "churn":
+            out = self.churn(body)
         elif name in ("revoke", "token"):
             tok = body.get("token")
             if not isinstance(tok, str) or not tok:
@@ -634,6 +663,40 @@ class Handler(BaseHTTPRequestHandler):
                 emu.requests = {}
                 emu.watches_opened = 0
         self.reply(200, out)
+
+
+    def churn(self, body):
+        kind = kinds.by_plural(body.get("resource", "hardware"))
+        n, rate = body.get("count", 1), body.get("rate", 100)
+        if kind is None or not isinstance(n, int) or \
+                not isinstance(rate, (int, float)) or not 0 < n <= 10000000 \
+                or not 0 < rate <= 100000:
+            raise ApiError(400, "BadRequest", "churn needs a resource, "
+                           "count 1..10000000 and rate 1..100000")
+        st = self.emu.store
+
+        with st.lock:
+            keys = sorted(k for k in st.objects if k[0] == kind.plural)
+
+        def run():
+            t0 = time.monotonic()
+            for i in range(n if keys else 0):
+                delay = t0 + i / rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                with st.lock:
+                    o = st.objects.get(keys[i % len(keys)])
+                    if o is None:
+                        continue
+                    md = o["metadata"]
+                    mark = "%d %d" % (i, time.time_ns())
+                    new = kstore.merge_patch(o, {"metadata": {"annotations": {
+                        "ironbell.test/churn": mark}}})
+                    st.update(kind, md.get("namespace", ""), md["name"], new,
+                              None, None)
+
+        threading.Thread(target=run, daemon=True).start()
+        return {"count": n}
 
 
 class Server(ThreadingHTTPServer):

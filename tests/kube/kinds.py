@@ -35,7 +35,8 @@ class Kind:
 
     @property
     def group_resource(self):
-        """What the real server names in its messages: hardware.tinkerbell.org."""
+        """What the real server names in its messages:
+        hardware.tinkerbell.org."""
         return "%s.%s" % (self.plural, self.group) if self.group \
             else self.plural
 

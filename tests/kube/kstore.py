@@ -19,8 +19,6 @@ import threading
 import time
 import uuid
 
-import kinds
-
 
 class ApiError(Exception):
     """An answer other than success: a Status object."""
