@@ -14,8 +14,9 @@
 # with Retry-After, a line that is not JSON, an invalid object, a stream
 # cut mid-line, a dropped stream, an expired resourceVersion), the request
 # counters, and a restart that keeps the objects, the counter and the
-# history (--state). kubectl apply runs with --validate=false: the
-# emulator serves no OpenAPI.
+# history (--state). kubectl apply runs with --validate=false (the
+# emulator serves OpenAPI v3 for kubectl 1.29 and later, not v2), and once
+# without it where kubectl is new enough.
 # Needs kubectl, openssl and curl; python3-kubernetes for its part.
 set -u
 
@@ -68,8 +69,9 @@ kemu_kubeconfig "$IB_TMP/kc-cert" cert
 kc patch --help
 printf '%s\n' "$out" | grep -q -- '--subresource' || SUBRES=
 kc version
-like "$out" '^Server Version: v1\.30\.0' "kubectl version reads the emulator's /version"
-diag "$(printf '%s\n' "$out" | head -n 1)"
+like "$out" '^Server Version: (v1\.30\.0|version\.Info.*GitVersion:"v1\.30\.0")' "kubectl version reads the emulator's /version"
+KVERSION=$(printf '%s\n' "$out" | grep '^Client Version')
+diag "$KVERSION"
 
 objects() {
 	cat <<EOF
@@ -180,6 +182,21 @@ kubectl_suite() {
 
 kubectl_suite cert 1
 kubectl_suite token 2
+
+# kubectl 1.29 and later validate through the server with the emulator's
+# OpenAPI v3; older ones need OpenAPI v2, which it does not serve.
+KMINOR=$(printf '%s\n' "$KVERSION" | sed -n -e 's/^Client Version: v1\.\([0-9]*\)\..*/\1/p' \
+	-e 's/^Client Version: version\.Info.*Minor:"\([0-9]*\).*/\1/p')
+if [ "${KMINOR:-0}" -ge 29 ]; then
+	KUBECONFIG_FILE=$IB_TMP/kc-cert
+	objects val worker 3 >"$IB_TMP/objects-val.yaml"
+	kc apply -f "$IB_TMP/objects-val.yaml"
+	is "$rc/$(printf '%s\n' "$out" | grep -c ' created$')" 0/5 "kubectl 1.$KMINOR apply with validation (OpenAPI v3)"
+	[ "$rc" -eq 0 ] || diag "$err"
+	kc delete -f "$IB_TMP/objects-val.yaml" --wait=false
+else
+	skip "kubectl apply with validation" "kubectl 1.${KMINOR:-?} reads OpenAPI v2, which the emulator does not serve"
+fi
 
 kemu_kubeconfig "$IB_TMP/kc-wrongca" wrongca
 kc get hw

@@ -9,9 +9,10 @@ emulator, which is itself proven with those two clients
 It serves (kinds.py: the resources; kstore.py: the objects):
   /version, /api, /apis, /api/v1, /apis/G, /apis/G/V
                   legacy discovery (plain application/json, so that newer
-                  clients fall back from aggregated discovery); no OpenAPI
-                  (/openapi/*: 404): kubectl apply and create run with
-                  --validate=false
+                  clients fall back from aggregated discovery)
+  /openapi/v3[/GV] what kubectl 1.29+ reads to leave validation to the
+                  server (kinds.py); no OpenAPI v2: an older kubectl's
+                  apply and create need --validate=false
   tinkerbell.org/v1alpha1 hardware (hw), templates (tpl), workflows (wf);
   bmc.tinkerbell.org/v1alpha1 machines, jobs (j), tasks (t); v1 secrets,
   namespaces; coordination.k8s.io/v1 leases; apiextensions.k8s.io/v1
@@ -278,6 +279,14 @@ class Handler(BaseHTTPRequestHandler):
                 "127.0.0.1:%d" % self.server.server_address[1]))
         if path == "/apis":
             return self.reply(200, kinds.groups_doc())
+        if path == "/openapi/v3":
+            return self.reply(200, kinds.openapi_root())
+        if path.startswith("/openapi/v3/"):
+            doc = kinds.openapi_gv(path[len("/openapi/v3/"):])
+            if doc is None:
+                raise ApiError(404, "NotFound", "the server could not find "
+                               "the requested resource")
+            return self.reply(200, doc)
         if parts[0] == "api" and len(parts) >= 2:
             gv, rest = parts[1], parts[2:]
         elif parts[0] == "apis" and len(parts) == 2:

@@ -153,6 +153,52 @@ def resources_doc(api_version):
             "groupVersion": api_version, "resources": res}
 
 
+# ---- OpenAPI v3, only what kubectl 1.27+ reads before apply and create ----
+#
+# kubectl asks whether a kind's PATCH takes the fieldValidation parameter
+# (then it leaves validation to the server, which here validates nothing)
+# and whether its PATCH takes a strategic-merge body (not said here: a
+# custom resource gets a merge patch, a built-in kind the strategic one
+# kubectl knows from its own types). Without these documents kubectl
+# falls back to OpenAPI v2 (protobuf), which is not served: kubectl older
+# than 1.27 needs --validate=false.
+
+def _gv_path(api_version):
+    return ("apis/" if "/" in api_version else "api/") + api_version
+
+
+def openapi_root():
+    paths = {}
+    for gv in ["v1"] + group_versions():
+        paths[_gv_path(gv)] = {"serverRelativeURL": "/openapi/v3/%s?hash=%s"
+                               % (_gv_path(gv), GIT_VERSION)}
+    return {"paths": paths}
+
+
+def openapi_gv(path):
+    """The OpenAPI v3 document of a group-version ("apis/G/V" or
+    "api/v1"), or None."""
+    paths = {}
+    for k in KINDS:
+        if _gv_path(k.api_version) != path:
+            continue
+        gvk = {"group": k.group, "version": k.version, "kind": k.kind}
+        op = {"x-kubernetes-group-version-kind": gvk,
+              "parameters": [{"name": "fieldValidation", "in": "query",
+                              "schema": {"type": "string"}}],
+              "responses": {"200": {"description": "OK"}}}
+        base = "/" + path + ("/namespaces/{namespace}" if k.namespaced
+                             else "") + "/" + k.plural + "/{name}"
+        paths[base] = {"get": op, "put": op, "patch": op}
+        if k.status:
+            paths[base + "/status"] = {"get": op, "put": op, "patch": op}
+    if not paths:
+        return None
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes",
+                                         "version": GIT_VERSION},
+            "paths": paths, "components": {"schemas": {}}}
+
+
 # ---- the CRDs of Tinkerbell's kinds (what its Helm chart installs) ----
 
 def _obj(props=None, preserve=False):
