@@ -270,6 +270,7 @@ RV=$(code "$KEMU_URL$HW" >/dev/null; body metadata/resourceVersion)
 W w1 "resourceVersion=$RV&allowWatchBookmarks=true"
 W1=$wpid
 ok "a watch is open" wait_for 10 open_watches 1
+is "$(kemu_stat watchesOpenBy/hardware)" 1 "a watch of hardware"
 is "$(kemu_ctl garbage)" '{"streams": 1}' "a line that is not JSON, into one stream"
 kemu_ctl inject >/dev/null
 code -X DELETE "$KEMU_URL$HW/$G1" >/dev/null
@@ -317,6 +318,7 @@ is "$(code "$KEMU_URL$HW")" 200 "and the one after 200"
 kemu_ctl throttle '{"count":1,"retry_after":7}' >/dev/null
 is "$(code "$KEMU_URL$HW")" 429 "throttle: 429"
 like "$(cat "$IB_TMP/headers")" '^Retry-After: 7' "with Retry-After"
+is "$(kemu_stat 'requests/fault 500')/$(kemu_stat 'requests/fault 429')" 1/1 "the faults are counted"
 kemu_ctl delay '{"ms":100}' >/dev/null
 is "$(code "$KEMU_URL$HW")" 200 "a slow answer is an answer"
 kemu_ctl delay '{"ms":0}' >/dev/null

@@ -128,9 +128,13 @@ class Emulator:
         with self.lock, self.store.lock:
             lists = sum(n for k, n in self.requests.items()
                         if k.startswith("list "))
+            per = {}
+            for w in self.store.watches:
+                per[w.kind.plural] = per.get(w.kind.plural, 0) + 1
             return {"requests": dict(self.requests), "lists": lists,
                     "watchesOpened": self.watches_opened,
                     "watchesOpen": len(self.store.watches),
+                    "watchesOpenBy": per,
                     "resourceVersion": str(self.store.rv),
                     "historyStart": str(self.store.start)}
 
@@ -246,6 +250,7 @@ class Handler(BaseHTTPRequestHandler):
             if fault:
                 self.read_body()
                 code, hdr = fault
+                self.emu.count("fault %d" % code)
                 raise ApiError(code, "TooManyRequests" if code == 429 else
                                "InternalError", "injected by the emulator "
                                "(%d)" % code, headers=hdr)
