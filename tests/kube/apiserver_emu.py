@@ -361,6 +361,9 @@ class Handler(BaseHTTPRequestHandler):
         if m == "POST":
             self.emu.count("create " + kind.plural)
             obj = self.read_json()
+            if kind.namespaced and ns is None:
+                raise ApiError(405, "MethodNotAllowed", "a %s is created in "
+                               "a namespace" % kind.kind)
             self.check_object(kind, ns, obj)
             obj = self.emu.store.create(kind, ns or "", self.prepare(kind,
                                                                      obj))

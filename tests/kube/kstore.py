@@ -366,6 +366,8 @@ class Store:
             md.setdefault("uid", old["metadata"]["uid"] if old else
                           str(uuid.uuid4()))
             md.setdefault("creationTimestamp", now_rfc3339())
+            if kind.status and not kind.builtin:
+                md.setdefault("generation", 1)
             md["resourceVersion"] = self._next_rv()
             obj.setdefault("apiVersion", kind.api_version)
             obj.setdefault("kind", kind.kind)
