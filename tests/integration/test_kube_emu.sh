@@ -355,8 +355,11 @@ RV3=$(body metadata/resourceVersion)
 RV_D3=$(body items/0/metadata/resourceVersion)
 ib_kill "$A_PID" 10
 is "$IB_KILL_STATUS" 0 "SIGTERM stops the emulator cleanly"
-kemu_start a2 --bookmark-interval 1 --state "$IB_TMP/a.state" || bail_out "the emulator did not restart"
+A_PORT=$KEMU_PORT
+kemu_start a2 --port "$A_PORT" --bookmark-interval 1 --state "$IB_TMP/a.state" ||
+	bail_out "the emulator did not restart"
 A_PID=$KEMU_PID
+is "$KEMU_PORT" "$A_PORT" "it restarts on the same port (a kubeconfig's server stays right)"
 is "$(code "$KEMU_URL$HW/d3")/$(body metadata/resourceVersion)" "200/$RV_D3" "after the restart the object is there, as it was"
 code -X PATCH -H 'Content-Type: application/merge-patch+json' -d '{"spec":{"n":5}}' "$KEMU_URL$HW/d3" >/dev/null
 RV4=$(body metadata/resourceVersion)

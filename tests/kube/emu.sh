@@ -13,7 +13,9 @@
 #                          against KEMU_CA and the bearer token $KEMU_TOKEN,
 #                          on a free port (it binds port 0 and writes the
 #                          port it got), with ARGS; sets KEMU_PID, KEMU_PORT
-#                          and KEMU_URL; its log is $IB_TMP/NAME.log
+#                          and KEMU_URL; its log is $IB_TMP/NAME.log. A
+#                          restart (with --state) on the same port: ARGS
+#                          --port $KEMU_PORT
 #   kemu_kubeconfig FILE cert|token|wrongca
 #                          a kubeconfig for it: the client certificate, the
 #                          token, or the client certificate with the wrong
