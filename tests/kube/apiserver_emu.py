@@ -34,8 +34,13 @@ It serves (kinds.py: the resources; kstore.py: the objects):
   Errors are Status objects. Authentication (unless --plain): a client
   certificate signed by --client-ca (its CN is the user) or a bearer token
   of --token; otherwise 401. /version and /healthz need none.
-  /_emu/...       the tests' control API, without authentication
-                  (CONTROL below).
+  /_emu/...       the tests' control API, without authentication: GET
+                  /_emu/stats (requests counted as "VERB RESOURCE", e.g.
+                  "list hardware", "patch workflows/status", "fault 500";
+                  lists, watchesOpened, watchesOpen, watchesOpenBy,
+                  resourceVersion, historyStart), GET /_emu/dump (every
+                  object by resource), GET /_emu/ (the controls), POST
+                  /_emu/NAME (CONTROL below; answers 200 with JSON).
 --state FILE keeps the objects, the counter and the history across a
 restart. SIGTERM stops it within a second. Only the Python standard
 library: it runs under /usr/bin/python3.
@@ -43,10 +48,11 @@ library: it runs under /usr/bin/python3.
 
 import argparse
 import base64
-import queue
-import select
 import json
 import os
+import queue
+import re
+import select
 import signal
 import socket
 import ssl
@@ -774,8 +780,10 @@ def parse_args(argv):
     o = p.parse_args(argv)
     if o.history < 1 or o.bookmark_interval <= 0:
         p.error("--history and --bookmark-interval must be positive")
-    if (o.client_ca or o.cert) and not (o.cert and o.key):
-        p.error("--client-ca needs --cert and --key")
+    if o.client_ca and not o.cert:
+        p.error("--client-ca needs --cert")
+    if not re.match(r"^v1\.[0-9]+\.[0-9]+", o.server_version):
+        p.error("--server-version is v1.MINOR.PATCH")
     if not o.cert and not o.plain and not o.token:
         p.error("without --cert: --plain, or --token for plain HTTP")
     return o
