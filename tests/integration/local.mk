@@ -12,3 +12,6 @@ EXTRA_DIST += tests/integration/test_apply_memory.sh
 
 # Workflows and the worker protocol end to end.
 include tests/integration/workflow.mk
+
+# The Kubernetes API-server emulator and its proof with kubectl.
+include tests/integration/kube.mk
