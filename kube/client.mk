@@ -32,3 +32,8 @@ check_PROGRAMS += tests/kube/kube-call
 tests_kube_kube_call_SOURCES = tests/kube/kube-call.c
 tests_kube_kube_call_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_kube_kube_call_LDADD = $(KUBE_LIBS) $(COMMON_LIBS)
+
+# The client against a TLS server of the test's own (tests/kube/tls_echo.py):
+# client certificates, a wrong CA, bearer tokens, 401 and 429, streams.
+TESTS += tests/integration/test_kube_client.sh
+EXTRA_DIST += tests/integration/test_kube_client.sh tests/kube/tls_echo.py
