@@ -20,7 +20,11 @@
  * it. HTTP/2 is used when the server offers it over ALPN. A session is
  * cancelled from another thread by an atomic flag that the progress
  * callback reads (libcurl calls it at least once a second, so a cancel
- * takes effect within a second) and the rate-limit wait checks. Each
+ * takes effect within a second) and the rate-limit wait checks. A
+ * stream's idle time is libcurl's low-speed check (below 1 byte a second
+ * on average for that long), which a silent stream fails and a stream of
+ * watch events, hundreds of bytes each, passes. With tls-server-name the
+ * Host header carries that name too; the API server does not read it. Each
  * answer is counted in ironbell_kube_requests_total{verb,code}, and
  * non-stream requests timed in ironbell_kube_request_seconds{verb}. */
 #include "config.h"
