@@ -46,13 +46,22 @@
 #include "kube/kube-internal.h"
 
 #define KUBE_NS 1000000000ull
-#define KUBE_MAX_RETRY_AFTER 3600u   /* seconds of a Retry-After taken */
-#define KUBE_MAX_ERROR_BODY 200      /* bytes of a non-Status body quoted */
-#define KUBE_SLEEP_SLICE_MS 100      /* a rate-limit wait checks cancel this often */
+#define KUBE_MAX_RETRY_AFTER 3600u      /* seconds of a Retry-After taken */
+#define KUBE_MAX_ERROR_BODY 200         /* bytes of a non-Status body quoted */
+#define KUBE_SLEEP_SLICE_MS 100         /* a rate-limit wait checks cancel this often */
 #define KUBE_MAX_STATUS_BODY (1u << 20) /* bytes kept of a stream's non-200 answer */
 #define KUBE_USER_AGENT "ironbelld/" VERSION
 
-enum verb { V_GET, V_POST, V_PUT, V_PATCH, V_DELETE, V_WATCH, V_OTHER, V_MAX };
+enum verb {
+	V_GET,
+	V_POST,
+	V_PUT,
+	V_PATCH,
+	V_DELETE,
+	V_WATCH,
+	V_OTHER,
+	V_MAX
+};
 static const char *const verb_names[V_MAX] = { "GET",    "POST",  "PUT",  "PATCH",
 					       "DELETE", "WATCH", "OTHER" };
 
@@ -63,8 +72,8 @@ struct kube_api {
 	char *connect_to; /* for tls-server-name: "NAME:PORT:HOST:PORT" */
 	pthread_mutex_t lock;
 	/* the token bucket, in tokens x KUBE_NS */
-	uint64_t bucket_ns;     /* the last refill */
-	int64_t bucket_credit;  /* < 0: reserved ahead */
+	uint64_t bucket_ns;    /* the last refill */
+	int64_t bucket_credit; /* < 0: reserved ahead */
 	struct metric *m_seconds[V_MAX];
 };
 
@@ -142,8 +151,9 @@ static char *dup_opt(const char *s, bool *failed)
 int kube_api_new(const struct kube_conn *conn, const struct kube_api_opts *opts,
 		 struct kube_api **ret, char *err, size_t errlen)
 {
-	static const double bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-					 0.5,   1,    2.5,   5,    10,  30 };
+	static const double bounds[] = {
+		0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30
+	};
 	struct kube_api *a = NULL;
 	bool failed = false;
 	int rc = -ENOMEM;
@@ -184,7 +194,8 @@ int kube_api_new(const struct kube_conn *conn, const struct kube_api_opts *opts,
 	if (a->conn.tls_server_name) {
 		if ((rc = split_server(a)) < 0) {
 			if (rc == -EINVAL)
-				snprintf(err, errlen, "server %s: not an https:// URL", conn->server);
+				snprintf(err, errlen, "server %s: not an https:// URL",
+					 conn->server);
 			goto fail;
 		}
 	} else if (!(a->base_url = strdup(a->conn.server))) {
@@ -377,8 +388,7 @@ struct kube_session *kube_session_new(struct kube_api *a)
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(h, CURLOPT_USERAGENT, KUBE_USER_AGENT);
 	if (a->conn.ca_pem) {
-		blob = (struct curl_blob){ a->conn.ca_pem, strlen(a->conn.ca_pem),
-					   CURL_BLOB_COPY };
+		blob = (struct curl_blob){ a->conn.ca_pem, strlen(a->conn.ca_pem), CURL_BLOB_COPY };
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
 	}
@@ -531,8 +541,7 @@ static int curl_failure(struct kube_session *s, CURLcode cc, const char *method,
 	case CURLE_HTTP2_STREAM:
 		snprintf(e, n, "%s %s: connection lost: %s", method, url, why);
 		return -ECONNRESET;
-	default:
-		break;
+	default: break;
 	}
 	snprintf(e, n, "%s %s: %s", method, url, why);
 	return -EIO;
@@ -672,8 +681,8 @@ static void status_error(struct kube_response *resp)
 		snprintf(e, n, "HTTP %ld: %s", resp->status, msg);
 	} else if (resp->body.len) {
 		char quote[KUBE_MAX_ERROR_BODY + 1];
-		size_t q = resp->body.len < KUBE_MAX_ERROR_BODY ? resp->body.len :
-								 KUBE_MAX_ERROR_BODY;
+		size_t q =
+			resp->body.len < KUBE_MAX_ERROR_BODY ? resp->body.len : KUBE_MAX_ERROR_BODY;
 		for (size_t i = 0; i < q; i++) {
 			unsigned char ch = (unsigned char)resp->body.data[i];
 			quote[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : ' ';
@@ -726,7 +735,8 @@ static int call(struct kube_session *s, const struct call *c, struct kube_respon
 		rc = perform_once(s, c, resp);
 		count(s, c, resp, start);
 		if (rc == 0 && resp->status == 401 && attempt == 0 && token_reload(s->api) == 0) {
-			log_info("kube", "%s: 401 on %s %s: token file read again, trying once more",
+			log_info("kube",
+				 "%s: 401 on %s %s: token file read again, trying once more",
 				 s->api->conn.origin, c->method, c->path);
 			buf_reset(&resp->body);
 			resp->retry_after = 0;
@@ -742,8 +752,7 @@ static int call(struct kube_session *s, const struct call *c, struct kube_respon
 }
 
 int kube_request(struct kube_session *s, const char *method, const char *path,
-		 const char *content_type, const char *body, size_t len,
-		 struct kube_response *resp)
+		 const char *content_type, const char *body, size_t len, struct kube_response *resp)
 {
 	struct call c = { .verb = verb_of(method),
 			  .method = method,

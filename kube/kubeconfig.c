@@ -37,7 +37,7 @@
 #include "kube/kube-internal.h"
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
-#define KUBE_MAX_NAME 253   /* a context's, cluster's or user's name */
+#define KUBE_MAX_NAME 253    /* a context's, cluster's or user's name */
 #define KUBE_MAX_SERVER 2048 /* bytes of a server URL */
 
 /* ---- small helpers ---- */
@@ -358,8 +358,7 @@ static int resolve(struct walk *w, const char *field, const char *name, char **r
 
 /* PEM from `key` (a file) or `key-data` (base64) of obj at path, into
  * *ret (NULL when neither is there). */
-static int get_pem(struct walk *w, const json_t *obj, const char *path, const char *key,
-		   char **ret)
+static int get_pem(struct walk *w, const json_t *obj, const char *path, const char *key, char **ret)
 {
 	char field[256], dkey[64], tmp[128];
 	const char *file, *data;
@@ -385,8 +384,9 @@ static int get_pem(struct walk *w, const json_t *obj, const char *path, const ch
 			return fail(w, -ENOMEM, field, "out of memory");
 		rc = kube_base64_decode(data, dlen, text, KUBE_MAX_PEM, &len);
 		if (rc < 0) {
-			rc = fail(w, rc, field, rc == -E2BIG ? "larger than %u bytes decoded" :
-							       "not valid base64 (%u bytes at most)",
+			rc = fail(w, rc, field,
+				  rc == -E2BIG ? "larger than %u bytes decoded" :
+						 "not valid base64 (%u bytes at most)",
 				  KUBE_MAX_PEM);
 			goto out;
 		}
@@ -436,8 +436,8 @@ static int server_check(struct walk *w, const char *field, const char *s, char *
 	if (len > KUBE_MAX_SERVER)
 		return fail(w, -EINVAL, field, "longer than %u bytes", KUBE_MAX_SERVER);
 	if (strncasecmp(s, "https://", 8) != 0)
-		return fail(w, -EINVAL, field, "\"%.200s\" is not an https:// URL (only TLS is spoken)",
-			    s);
+		return fail(w, -EINVAL, field,
+			    "\"%.200s\" is not an https:// URL (only TLS is spoken)", s);
 	if (s[i] == '[') {
 		while (i < len && s[i] != ']') {
 			char c = s[i];
@@ -475,8 +475,8 @@ static int server_check(struct walk *w, const char *field, const char *s, char *
 		return fail(w, -ENOMEM, field, "out of memory");
 	return 0;
 bad:
-	return fail(w, -EINVAL, field, "\"%.200s\" is not a URL of the form https://host[:port][/path]",
-		    s);
+	return fail(w, -EINVAL, field,
+		    "\"%.200s\" is not a URL of the form https://host[:port][/path]", s);
 }
 
 static int walk_cluster(struct walk *w, const json_t *c, const char *path, struct kube_conn *k)
@@ -520,8 +520,8 @@ static int walk_cluster(struct walk *w, const json_t *c, const char *path, struc
 
 static int walk_user(struct walk *w, const json_t *u, const char *path, struct kube_conn *k)
 {
-	static const char *const refused[] = { "exec", "auth-provider", "username", "password",
-					       "as", "as-groups", "as-user-extra" };
+	static const char *const refused[] = { "exec", "auth-provider", "username",     "password",
+					       "as",   "as-groups",     "as-user-extra" };
 	const char *token, *token_file;
 	char field[256], tmp[512];
 	int rc;
@@ -531,10 +531,11 @@ static int walk_user(struct walk *w, const json_t *u, const char *path, struct k
 		if (!v || json_is_null(v))
 			continue;
 		snprintf(field, sizeof(field), "%s.%s", path, refused[i]);
-		return fail(w, -EPERM, field, i < 2 ? "credential plugins are not supported (no "
-						      "program is run): give a token, a tokenFile "
-						      "or a client certificate" :
-						      "not supported");
+		return fail(w, -EPERM, field,
+			    i < 2 ? "credential plugins are not supported (no "
+				    "program is run): give a token, a tokenFile "
+				    "or a client certificate" :
+				    "not supported");
 	}
 	if ((rc = get_pem(w, u, path, "client-certificate", &k->cert_pem)) < 0 ||
 	    (rc = get_pem(w, u, path, "client-key", &k->key_pem)) < 0)
@@ -687,8 +688,9 @@ static int in_cluster_server(char **ret, char *err, size_t errlen)
 	uint64_t p;
 
 	if (!host || !*host || !port || !*port) {
-		seterr(err, errlen, "in-cluster: KUBERNETES_SERVICE_HOST and "
-				    "KUBERNETES_SERVICE_PORT must be set (or give a kubeconfig)");
+		seterr(err, errlen,
+		       "in-cluster: KUBERNETES_SERVICE_HOST and "
+		       "KUBERNETES_SERVICE_PORT must be set (or give a kubeconfig)");
 		return -ENOENT;
 	}
 	if (strlen(host) > KUBE_MAX_NAME) {
@@ -697,8 +699,10 @@ static int in_cluster_server(char **ret, char *err, size_t errlen)
 	}
 	for (const char *c = host; *c; c++)
 		if (!host_char(*c) && *c != ':') {
-			seterr(err, errlen, "in-cluster: KUBERNETES_SERVICE_HOST \"%s\" is not a "
-					    "host name or address", host);
+			seterr(err, errlen,
+			       "in-cluster: KUBERNETES_SERVICE_HOST \"%s\" is not a "
+			       "host name or address",
+			       host);
 			return -EINVAL;
 		}
 	if (num_parse_u64_str(port, 65535, &p) < 0 || p == 0) {
@@ -761,7 +765,8 @@ int kube_conn_in_cluster(const char *dir, struct kube_conn *ret, char *err, size
 	}
 	rc = read_bounded(path, KUBE_MAX_NAME + 64, &data, &len);
 	if (rc == 0) {
-		while (len && (data[len - 1] == '\n' || data[len - 1] == ' ' || data[len - 1] == '\r'))
+		while (len &&
+		       (data[len - 1] == '\n' || data[len - 1] == ' ' || data[len - 1] == '\r'))
 			data[--len] = '\0';
 		if (len && memchr(data, '\0', len) == NULL && len <= KUBE_MAX_NAME) {
 			k.namespace_ = data;

@@ -33,8 +33,7 @@ static void check(const uint8_t *data, size_t size, const char *context)
 		return;
 	}
 	if (rc > 0 || err[0] == '\0' || strncmp(err, "fuzz.yaml", 9) != 0 ||
-	    memchr(err, '\0', sizeof(err)) == NULL || k.server || k.token || k.ca_pem ||
-	    k.origin)
+	    memchr(err, '\0', sizeof(err)) == NULL || k.server || k.token || k.ca_pem || k.origin)
 		abort();
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/metrics.h"
 #include "kube/kube-internal.h"
 #include "tests/unit/unit.h"
 
@@ -62,17 +63,17 @@ static int load(const char *text, const char *context, struct kube_conn *k, char
 	return kube_conn_from_kubeconfig(path, context, k, err, errlen);
 }
 
-#define HEAD                                 \
-	"apiVersion: v1\n"                   \
-	"kind: Config\n"                     \
-	"current-context: dev\n"             \
-	"contexts:\n"                        \
-	"- name: dev\n"                      \
+#define HEAD                                   \
+	"apiVersion: v1\n"                     \
+	"kind: Config\n"                       \
+	"current-context: dev\n"               \
+	"contexts:\n"                          \
+	"- name: dev\n"                        \
 	"  context: {cluster: c1, user: u1}\n" \
-	"- name: prod\n"                     \
-	"  context:\n"                       \
-	"    cluster: c2\n"                  \
-	"    user: u2\n"                     \
+	"- name: prod\n"                       \
+	"  context:\n"                         \
+	"    cluster: c2\n"                    \
+	"    user: u2\n"                       \
 	"    namespace: tink-system\n"
 
 START_TEST(test_cert_files)
@@ -214,13 +215,15 @@ static const struct bad bads[] = {
 	{ "missing context", CTX C1 U1, "nope", -ENOENT, "contexts: no entry named \"nope\"" },
 	{ "missing cluster", CTX U1, NULL, -ENOENT, "clusters: no entry named \"c1\"" },
 	{ "missing user", CTX C1, NULL, -ENOENT, "users: no entry named \"u1\"" },
-	{ "context without user", "current-context: dev\ncontexts:\n- {name: dev, context: "
-				  "{cluster: c1}}\n" C1 U1,
+	{ "context without user",
+	  "current-context: dev\ncontexts:\n- {name: dev, context: "
+	  "{cluster: c1}}\n" C1 U1,
 	  NULL, -EINVAL, "contexts[0].context.user: missing" },
-	{ "duplicate name", CTX C1 "- name: c1\n  cluster: {server: https://x}\n" U1, NULL,
-	  -EINVAL, "clusters[1]: the name \"c1\" is given twice" },
-	{ "insecure", CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
-			  "    insecure-skip-tls-verify: true\n" U1,
+	{ "duplicate name", CTX C1 "- name: c1\n  cluster: {server: https://x}\n" U1, NULL, -EINVAL,
+	  "clusters[1]: the name \"c1\" is given twice" },
+	{ "insecure",
+	  CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
+	      "    insecure-skip-tls-verify: true\n" U1,
 	  NULL, -EPERM, "clusters[0].cluster.insecure-skip-tls-verify: true is refused" },
 	{ "exec plugin", CTX C1 "users:\n- name: u1\n  user:\n    exec:\n      command: aws\n",
 	  NULL, -EPERM, "users[0].user.exec: credential plugins are not supported" },
@@ -228,29 +231,34 @@ static const struct bad bads[] = {
 	  NULL, -EPERM, "users[0].user.auth-provider" },
 	{ "http server", CTX "clusters:\n- {name: c1, cluster: {server: \"http://h:8080\"}}\n" U1,
 	  NULL, -EINVAL, "clusters[0].cluster.server: \"http://h:8080\" is not an https:// URL" },
-	{ "server with user info", CTX "clusters:\n- {name: c1, cluster: {server: "
-				       "\"https://u@h\"}}\n" U1,
+	{ "server with user info",
+	  CTX "clusters:\n- {name: c1, cluster: {server: "
+	      "\"https://u@h\"}}\n" U1,
 	  NULL, -EINVAL, "is not a URL of the form" },
 	{ "server missing", CTX "clusters:\n- {name: c1, cluster: {}}\n" U1, NULL, -EINVAL,
 	  "clusters[0].cluster.server: missing" },
-	{ "bad base64", CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
-			    "    certificate-authority-data: \"QQ=Q\"\n" U1,
+	{ "bad base64",
+	  CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
+	      "    certificate-authority-data: \"QQ=Q\"\n" U1,
 	  NULL, -EINVAL, "clusters[0].cluster.certificate-authority-data: not valid base64" },
-	{ "not pem", CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
-			 "    certificate-authority-data: " NOT_PEM_B64 "\n" U1,
+	{ "not pem",
+	  CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
+	      "    certificate-authority-data: " NOT_PEM_B64 "\n" U1,
 	  NULL, -EINVAL, "not PEM text" },
-	{ "cert without key", CTX C1 "users:\n- name: u1\n  user:\n    client-certificate-data: "
-				 CERT_B64 "\n",
-	  NULL, -EINVAL, "users[0].user.client-key: missing: a client certificate needs its key" },
-	{ "key without cert", CTX C1 "users:\n- name: u1\n  user:\n    client-key-data: " KEY_B64
-				 "\n",
-	  NULL, -EINVAL, "users[0].user.client-certificate: missing" },
-	{ "both file and data", CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
-				   "    certificate-authority: ca.crt\n"
-				   "    certificate-authority-data: " CA_B64 "\n" U1,
+	{ "cert without key",
+	  CTX C1 "users:\n- name: u1\n  user:\n    client-certificate-data: " CERT_B64 "\n", NULL,
+	  -EINVAL, "users[0].user.client-key: missing: a client certificate needs its key" },
+	{ "key without cert",
+	  CTX C1 "users:\n- name: u1\n  user:\n    client-key-data: " KEY_B64 "\n", NULL, -EINVAL,
+	  "users[0].user.client-certificate: missing" },
+	{ "both file and data",
+	  CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
+	      "    certificate-authority: ca.crt\n"
+	      "    certificate-authority-data: " CA_B64 "\n" U1,
 	  NULL, -EINVAL, "are both given" },
-	{ "missing file", CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
-			      "    certificate-authority: nothere.crt\n" U1,
+	{ "missing file",
+	  CTX "clusters:\n- name: c1\n  cluster:\n    server: https://h\n"
+	      "    certificate-authority: nothere.crt\n" U1,
 	  NULL, -ENOENT, "clusters[0].cluster.certificate-authority: cannot read" },
 	{ "token not a string", CTX C1 "users:\n- name: u1\n  user: {token: [a]}\n", NULL, -EINVAL,
 	  "users[0].user.token: not a string" },
@@ -432,7 +440,8 @@ END_TEST
  * request with a bad path fails before any. */
 START_TEST(test_api_new)
 {
-	struct kube_conn c = { .server = "https://127.0.0.1:1", .tls_server_name = "k.test",
+	struct kube_conn c = { .server = "https://127.0.0.1:1",
+			       .tls_server_name = "k.test",
 			       .token = "t" };
 	struct kube_api *a = NULL;
 	struct kube_response r;
@@ -456,6 +465,39 @@ START_TEST(test_api_new)
 }
 END_TEST
 
+/* No server (a refused connection): an error naming the URL, counted in
+ * the metrics as code "error"; the rate limit refuses at once a request
+ * that would wait longer than its timeout. */
+START_TEST(test_refused_and_rate_limit)
+{
+	struct kube_conn c = { .server = "https://127.0.0.1:1" };
+	struct kube_api_opts o = { .qps = 1, .burst = 1, .timeout_ms = 100 };
+	struct kube_api *a = NULL;
+	struct kube_response r;
+	struct buf m = BUF_INIT(1u << 20);
+	char err[256];
+	ck_assert_int_eq(kube_api_new(&c, &o, &a, err, sizeof(err)), 0);
+	struct kube_session *s = kube_session_new(a);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(kube_request(s, "GET", "/version", NULL, NULL, 0, &r), -ECONNREFUSED);
+	ck_assert_msg(strstr(r.error, "GET https://127.0.0.1:1/version: "), "%s", r.error);
+	ck_assert_int_eq(r.status, 0);
+	buf_free(&r.body);
+	ck_assert_int_eq(metrics_render(&m), 0);
+	ck_assert_msg(strstr(m.data, "ironbell_kube_requests_total{verb=\"GET\",code=\"error\"} 1"),
+		      "%s", m.data);
+	ck_assert_ptr_nonnull(
+		strstr(m.data, "ironbell_kube_request_seconds_count{verb=\"GET\"} 1"));
+	buf_free(&m);
+	/* the bucket is empty and refills in 1 s, over the 100 ms timeout */
+	ck_assert_int_eq(kube_request(s, "GET", "/version", NULL, NULL, 0, &r), -ETIMEDOUT);
+	ck_assert_msg(strstr(r.error, "client rate limit"), "%s", r.error);
+	buf_free(&r.body);
+	kube_session_free(s);
+	kube_api_free(a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("kube_client");
@@ -472,6 +514,7 @@ static Suite *suite(void)
 	UNIT_TEST(tc, test_base64);
 	UNIT_TEST(tc, test_in_cluster);
 	UNIT_TEST(tc, test_api_new);
+	UNIT_TEST(tc, test_refused_and_rate_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
