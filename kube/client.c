@@ -739,6 +739,7 @@ static int call(struct kube_session *s, const struct call *c, struct kube_respon
 				 "%s: 401 on %s %s: token file read again, trying once more",
 				 s->api->conn.origin, c->method, c->path);
 			buf_reset(&resp->body);
+			resp->status = 0;
 			resp->retry_after = 0;
 			continue;
 		}
