@@ -51,6 +51,21 @@ int kube_conn_from_kubeconfig(const char *path, const char *context, struct kube
 int kube_conn_in_cluster(const char *dir, struct kube_conn *ret, char *err, size_t errlen);
 /* Frees every member and zeroes c. Accepts NULL. */
 void kube_conn_clear(struct kube_conn *c);
+/* kube_conn_from_kubeconfig's work on the text (data, len) already read:
+ * file names the kubeconfig in messages; relative file names resolve
+ * under dir, and with dir NULL no file is read at all (a field naming
+ * one is refused with -EPERM: the fuzz target's mode). Same returns. */
+int kube_conn_parse(const char *data, size_t len, const char *file, const char *dir,
+		    const char *context, struct kube_conn *ret, char *err, size_t errlen);
+/* Reads a bearer token from the regular file path (at most KUBE_MAX_TOKEN
+ * bytes once the white space around it is trimmed; printable ASCII only,
+ * as it goes into a header) into a new heap string *ret. 0, or a
+ * negative errno with err naming the file. */
+int kube_token_read(const char *path, char **ret, char *err, size_t errlen);
+/* Decodes standard base64 (padding required; line breaks skipped, as
+ * Go's decoder does) of len bytes into out, at most cap bytes; the
+ * length in *ret_len. 0, -EINVAL for bad base64, -E2BIG when over cap. */
+int kube_base64_decode(const char *in, size_t len, char *out, size_t cap, size_t *ret_len);
 
 /* ---- the HTTP client (client.c) ---- */
 
