@@ -9,3 +9,4 @@ KUBE_LIBS = libkube.a $(CURL_LIBS) $(JANSSON_LIBS) $(YAML_LIBS)
 include kube/client.mk
 include kube/watchdec.mk
 include kube/watcher.mk
+include kube/leader.mk

@@ -1,0 +1,11 @@
+# kube/leader: leader election with a coordination.k8s.io/v1 Lease. The
+# decision core (lease.c) is pure and tested alone; the elector thread
+# (leader.c) runs it against the API through client.c.
+libkube_a_SOURCES += kube/lease.c kube/leader.c
+
+check_PROGRAMS += tests/unit/check_kube_leader
+TESTS += tests/unit/check_kube_leader
+tests_unit_check_kube_leader_SOURCES = tests/unit/check_kube_leader.c tests/unit/unit.h \
+	kube/lease.c kube/kube-internal.h
+tests_unit_check_kube_leader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_kube_leader_LDADD = $(COMMON_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
