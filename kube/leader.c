@@ -223,6 +223,16 @@ static void adopt(struct kube_elector *e, const struct buf *body, uint64_t now)
 	e->have_cur = true;
 }
 
+/* "what: HTTP 500: <the Status's message>", as kube_request puts it in
+ * resp->error, or the bare status when it gave none. */
+static void status_error(char *out, size_t cap, const char *what, const struct kube_response *resp)
+{
+	if (*resp->error)
+		snprintf(out, cap, "%s: %s", what, resp->error);
+	else
+		snprintf(out, cap, "%s: HTTP %ld", what, resp->status);
+}
+
 /* GETs the Lease into cur. 1 when found, 0 when absent (404), or a
  * negative errno (logged). */
 static int elector_read(struct kube_elector *e)
@@ -239,7 +249,7 @@ static int elector_read(struct kube_elector *e)
 		e->have_cur = false;
 		r = 0;
 	} else if (resp.status != 200) {
-		snprintf(why, sizeof(why), "read: HTTP %ld: %s", resp.status, resp.error);
+		status_error(why, sizeof(why), "read", &resp);
 		r = -EPROTO;
 	} else {
 		adopt(e, &resp.body, now);
@@ -283,7 +293,7 @@ static int elector_write(struct kube_elector *e, enum kube_lease_action action)
 		e->have_cur = false;
 		r = -EAGAIN;
 	} else {
-		snprintf(why, sizeof(why), "%s: HTTP %ld: %s", method, resp.status, resp.error);
+		status_error(why, sizeof(why), method, &resp);
 		elector_error(e, why);
 		r = -EPROTO;
 	}
