@@ -14,10 +14,12 @@
  * while not leading), or sooner when a watched lease expires sooner.
  * The leader that has not renewed for renew_deadline_s stops leading
  * (callback false) before the others, who wait lease_duration_s from
- * their own last sight of the record, can take over; a request in flight
- * when the deadline passes is not cut short, so the API's request timeout
- * should be shorter than renew_deadline_s. The thread has a session of its
- * own; its sleeps are waits on a condition variable (CLOCK_MONOTONIC), so
+ * their own last sight of the record, can take over. A request can take
+ * as long as the API's request timeout (30 s by default), longer than the
+ * deadline: a guard thread cancels the request in flight when the deadline
+ * passes, and the elector, back from it, stops leading and starts a new
+ * session (a cancelled one stays cancelled). The thread has a session of
+ * its own; its sleeps are waits on a condition variable (CLOCK_MONOTONIC), so
  * kube_elector_free() is prompt: it wakes the thread, which releases a
  * held Lease (holderIdentity "", leaseDurationSeconds 1: the next instance
  * takes over at once), and cancels the session when that takes longer
@@ -48,13 +50,17 @@ struct kube_elector {
 	void (*leading_fn)(bool, void *);
 	void *userdata;
 	struct kube_session *session;
-	pthread_t thread;
+	pthread_t thread, guard;
 	bool started;
 
-	pthread_mutex_t lock; /* guards stop and done */
-	pthread_cond_t cond;  /* signalled on stop and when the thread ends */
+	pthread_mutex_t lock; /* guards the members down to leading */
+	pthread_cond_t cond;  /* signalled on stop, when the thread ends and
+			       * when the deadline changes */
 	bool stop, done;
-	bool leading; /* written by the thread, read atomically by anyone */
+	bool in_request;      /* the elector is in kube_request() */
+	bool cancelled;       /* the session was cancelled */
+	uint64_t deadline_ns; /* leading: renew by then (monotonic), else 0 */
+	bool leading;         /* written by the thread, read atomically by anyone */
 
 	/* The thread's own. */
 	struct kube_lease cur; /* the Lease as last read or written */
@@ -179,8 +185,19 @@ static uint64_t jittered(struct kube_elector *e)
 	return base + (uint64_t)((double)base * 1.2 * ((double)rand_r(&e->seed) / RAND_MAX));
 }
 
+/* Sets the time by which the leader must have renewed (0: none). */
+static void set_deadline(struct kube_elector *e, uint64_t deadline_ns)
+{
+	pthread_mutex_lock(&e->lock);
+	e->deadline_ns = deadline_ns;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
 static void set_leading(struct kube_elector *e, bool leading)
 {
+	if (!leading)
+		set_deadline(e, 0);
 	__atomic_store_n(&e->leading, leading, __ATOMIC_RELEASE);
 	metric_set(e->m_leader, leading ? 1 : 0);
 	if (e->leading_fn)
@@ -190,6 +207,10 @@ static void set_leading(struct kube_elector *e, bool leading)
 /* Logs an error once (at warn) until another one, or a success, comes. */
 static void elector_error(struct kube_elector *e, const char *what)
 {
+	if (stopping(e)) {
+		log_debug(SUB, "lease %s/%s: %s", e->ns, e->name, what);
+		return;
+	}
 	if (strcmp(what, e->last_error)) {
 		log_warn(SUB, "lease %s/%s: %s", e->ns, e->name, what);
 		snprintf(e->last_error, sizeof(e->last_error), "%s", what);
@@ -223,6 +244,37 @@ static void adopt(struct kube_elector *e, const struct buf *body, uint64_t now)
 	e->have_cur = true;
 }
 
+/* kube_request() on the current session, which the guard may cancel
+ * meanwhile; a cancelled session is replaced (unless stopping). None is
+ * started past the leader's renewal deadline (-ETIMEDOUT). */
+static int elector_request(struct kube_elector *e, const char *method, const char *path,
+			   const char *body, size_t len, struct kube_response *resp)
+{
+	pthread_mutex_lock(&e->lock);
+	if (e->deadline_ns && now_mono_ns() >= e->deadline_ns) {
+		pthread_mutex_unlock(&e->lock);
+		*resp = (struct kube_response){ .body = BUF_INIT(0) };
+		snprintf(resp->error, sizeof(resp->error), "the renewal deadline passed");
+		return -ETIMEDOUT;
+	}
+	struct kube_session *s = e->session;
+	e->in_request = true;
+	pthread_mutex_unlock(&e->lock);
+	int r = kube_request(s, method, path, body ? "application/json" : NULL, body, len, resp);
+	pthread_mutex_lock(&e->lock);
+	e->in_request = false;
+	if (e->cancelled && !e->stop) {
+		struct kube_session *fresh = kube_session_new(e->api);
+		if (fresh) { /* else the next round tries again */
+			kube_session_free(e->session);
+			e->session = fresh;
+			e->cancelled = false;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return r;
+}
+
 /* "what: HTTP 500: <the Status's message>", as kube_request puts it in
  * resp->error, or the bare status when it gave none. */
 static void status_error(char *out, size_t cap, const char *what, const struct kube_response *resp)
@@ -240,7 +292,7 @@ static int elector_read(struct kube_elector *e)
 	struct kube_response resp;
 	char path[sizeof(e->path) + LEADER_MAX_NAME + 2], why[600];
 	snprintf(path, sizeof(path), "%s/%s", e->path, e->name);
-	int r = kube_request(e->session, "GET", path, NULL, NULL, 0, &resp);
+	int r = elector_request(e, "GET", path, NULL, 0, &resp);
 	uint64_t now = now_mono_ns();
 	if (r < 0) {
 		snprintf(why, sizeof(why), "read: %s", resp.error);
@@ -280,7 +332,7 @@ static int elector_write(struct kube_elector *e, enum kube_lease_action action)
 		snprintf(path, sizeof(path), "%s", e->path);
 	else
 		snprintf(path, sizeof(path), "%s/%s", e->path, e->name);
-	r = kube_request(e->session, method, path, "application/json", body.data, body.len, &resp);
+	r = elector_request(e, method, path, body.data, body.len, &resp);
 	if (r < 0) {
 		snprintf(why, sizeof(why), "%s: %s", method, resp.error);
 		elector_error(e, why);
@@ -306,6 +358,7 @@ out:
 static void became_leader(struct kube_elector *e, uint64_t now)
 {
 	e->last_renew_ns = now;
+	set_deadline(e, now + (uint64_t)e->cfg.renew_deadline_s * NS_PER_S);
 	e->last_holder[0] = '\0';
 	if (kube_elector_leading(e))
 		return;
@@ -315,15 +368,30 @@ static void became_leader(struct kube_elector *e, uint64_t now)
 	set_leading(e, true);
 }
 
+/* Stops leading when the last renewal is renew_deadline_s old. */
+static void check_overdue(struct kube_elector *e, uint64_t now)
+{
+	if (kube_elector_leading(e) && kube_lease_renew_overdue(&e->cfg, e->last_renew_ns, now)) {
+		char why[400];
+		snprintf(why, sizeof(why), "not renewed for %us: %s", e->cfg.renew_deadline_s,
+			 *e->last_error ? e->last_error : "conflicts");
+		lose(e, why);
+	}
+}
+
 /* One round: read (unless renewing from a fresh copy), decide, write.
  * Returns how long to sleep before the next one. */
 static uint64_t elector_round(struct kube_elector *e)
 {
 	struct kube_lease_decision d;
-	bool leading = kube_elector_leading(e);
-	uint64_t now, sleep = leading ? (uint64_t)e->cfg.retry_period_s * NS_PER_S : jittered(e);
+	uint64_t now = now_mono_ns();
 	int r = 0;
 
+	/* No request is started past the deadline (the guard only cuts the
+	 * one in flight short). */
+	check_overdue(e, now);
+	bool leading = kube_elector_leading(e);
+	uint64_t sleep = leading ? (uint64_t)e->cfg.retry_period_s * NS_PER_S : jittered(e);
 	if (!(leading && e->have_cur))
 		r = elector_read(e);
 	now = now_mono_ns();
@@ -356,12 +424,7 @@ static uint64_t elector_round(struct kube_elector *e)
 	became_leader(e, now);
 	return (uint64_t)e->cfg.retry_period_s * NS_PER_S;
 out:
-	if (kube_elector_leading(e) && kube_lease_renew_overdue(&e->cfg, e->last_renew_ns, now)) {
-		char why[400];
-		snprintf(why, sizeof(why), "not renewed for %us: %s", e->cfg.renew_deadline_s,
-			 *e->last_error ? e->last_error : "conflicts");
-		lose(e, why);
-	}
+	check_overdue(e, now_mono_ns());
 	return sleep;
 }
 
@@ -398,13 +461,55 @@ static void *elector_main(void *arg)
 	return NULL;
 }
 
+/* The guard: when the leader's renewal deadline passes while a request
+ * is in flight, cancels it, so that leading stops on time whatever the
+ * request's own timeout. */
+static void *guard_main(void *arg)
+{
+	struct kube_elector *e = arg;
+	uint64_t fired = 0; /* the deadline already acted on */
+	pthread_mutex_lock(&e->lock);
+	/* Bounded by stop: every pass waits for a signal or a deadline. */
+	while (!e->stop) {
+		if (!e->deadline_ns || e->deadline_ns == fired) {
+			pthread_cond_wait(&e->cond, &e->lock);
+			continue;
+		}
+		if (now_mono_ns() < e->deadline_ns) {
+			struct timespec ts = { .tv_sec = (time_t)(e->deadline_ns / NS_PER_S),
+					       .tv_nsec = (long)(e->deadline_ns % NS_PER_S) };
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			continue;
+		}
+		if (e->in_request) {
+			log_debug(SUB, "lease %s/%s: renewal deadline passed, cancelling", e->ns,
+				  e->name);
+			kube_session_cancel(e->session);
+			e->cancelled = true;
+		}
+		fired = e->deadline_ns; /* once; the elector sees the rest */
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
 int kube_elector_start(struct kube_elector *e)
 {
 	if (e->started)
 		return -EALREADY;
-	int r = pthread_create(&e->thread, NULL, elector_main, e);
+	int r = pthread_create(&e->guard, NULL, guard_main, e);
 	if (r)
 		return -r;
+	r = pthread_create(&e->thread, NULL, elector_main, e);
+	if (r) {
+		pthread_mutex_lock(&e->lock);
+		e->stop = true;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		pthread_join(e->guard, NULL);
+		e->stop = false;
+		return -r;
+	}
 	e->started = true;
 	return 0;
 }
@@ -432,6 +537,7 @@ void kube_elector_free(struct kube_elector *e)
 			kube_session_cancel(e->session);
 		pthread_mutex_unlock(&e->lock);
 		pthread_join(e->thread, NULL);
+		pthread_join(e->guard, NULL);
 	}
 	kube_session_free(e->session);
 	kube_lease_clear(&e->cur);

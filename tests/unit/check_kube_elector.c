@@ -23,6 +23,8 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static json_t *lease; /* the stored Lease, or NULL */
 static int rv;
 static bool fail_puts; /* PUTs answer 500 */
+static bool hang_puts; /* PUTs answer nothing until cancelled */
+static int cancels;
 static int n_gets, n_posts, n_puts;
 static int led, unled; /* leading(true), leading(false) calls */
 
@@ -45,6 +47,8 @@ void kube_session_cancel(struct kube_session *s)
 {
 	pthread_mutex_lock(&mu);
 	s->cancelled = true;
+	cancels++;
+	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
 }
 
@@ -93,7 +97,15 @@ int kube_request(struct kube_session *s, const char *method, const char *path,
 			json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
 		char have[16];
 		snprintf(have, sizeof(have), "%d", rv);
-		if (fail_puts) {
+		if (hang_puts) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += WAIT_S;
+			while (!s->cancelled)
+				ck_assert_int_ne(pthread_cond_timedwait(&cv, &mu, &ts), ETIMEDOUT);
+			snprintf(resp->error, sizeof(resp->error), "cancelled");
+			r = -ECANCELED;
+		} else if (fail_puts) {
 			resp->status = 500;
 			snprintf(resp->error, sizeof(resp->error), "HTTP 500: etcd is down");
 		} else if (!lease || !want || strcmp(want, have)) {
@@ -233,6 +245,27 @@ START_TEST(test_renew_fails_lost)
 }
 END_TEST
 
+START_TEST(test_renew_hangs_lost)
+{
+	struct kube_elector *e = elector();
+	pthread_mutex_lock(&mu);
+	wait_for(&led, 1);
+	/* A renewal that hangs longer than the deadline (a request timeout
+	 * is 30 s): cut short, and leading stops. */
+	hang_puts = true;
+	wait_for(&unled, 1);
+	ck_assert_int_ge(cancels, 1);
+	/* The server answers again: a new session renews the Lease, which
+	 * still names us. */
+	hang_puts = false;
+	wait_for(&led, 2);
+	ck_assert_str_eq(spec_str("holderIdentity"), "us-1");
+	pthread_mutex_unlock(&mu);
+	kube_elector_free(e);
+	ck_assert_int_eq(unled, 2);
+}
+END_TEST
+
 START_TEST(test_conflict_reads_again)
 {
 	struct kube_elector *e = elector();
@@ -287,6 +320,7 @@ int main(void)
 	UNIT_TEST(tc, test_create_renew_release);
 	UNIT_TEST(tc, test_wait_then_take_over);
 	UNIT_TEST(tc, test_renew_fails_lost);
+	UNIT_TEST(tc, test_renew_hangs_lost);
 	UNIT_TEST(tc, test_conflict_reads_again);
 	UNIT_TEST(tc, test_new_refused);
 	suite_add_tcase(s, tc);
