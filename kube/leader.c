@@ -432,12 +432,18 @@ out:
  * it to expire. */
 static void elector_release(struct kube_elector *e)
 {
-	if (!e->have_cur && elector_read(e) <= 0)
-		return;
-	if (strcmp(e->cur.holder, e->identity))
-		return; /* no longer ours */
-	if (!elector_write(e, KUBE_LEASE_RELEASE))
-		log_info(SUB, "released the lease %s/%s", e->ns, e->name);
+	/* Twice at most: a 409 (our copy was stale) reads again. */
+	for (int tries = 0; tries < 2; tries++) {
+		if (!e->have_cur && elector_read(e) <= 0)
+			return;
+		if (!e->cur.spec_valid || strcmp(e->cur.holder, e->identity))
+			return; /* no longer ours */
+		int r = elector_write(e, KUBE_LEASE_RELEASE);
+		if (!r)
+			log_info(SUB, "released the lease %s/%s", e->ns, e->name);
+		if (r != -EAGAIN)
+			return;
+	}
 }
 
 static void *elector_main(void *arg)

@@ -286,6 +286,25 @@ START_TEST(test_conflict_reads_again)
 }
 END_TEST
 
+START_TEST(test_release_stale_copy)
+{
+	struct kube_elector *e = elector();
+	pthread_mutex_lock(&mu);
+	wait_for(&led, 1);
+	int p = n_puts;
+	wait_for(&n_puts, p + 1);
+	/* Right after a renewal (the next is a retry period away), another
+	 * writer bumps the resourceVersion: the release's PUT gets a 409,
+	 * reads again and releases. */
+	json_object_set_new(json_object_get(lease, "metadata"), "resourceVersion",
+			    json_sprintf("%d", ++rv));
+	pthread_mutex_unlock(&mu);
+	kube_elector_free(e);
+	ck_assert_str_eq(spec_str("holderIdentity"), "");
+	ck_assert_int_eq(unled, 1);
+}
+END_TEST
+
 START_TEST(test_new_refused)
 {
 	struct kube_elector *e;
@@ -322,6 +341,7 @@ int main(void)
 	UNIT_TEST(tc, test_renew_fails_lost);
 	UNIT_TEST(tc, test_renew_hangs_lost);
 	UNIT_TEST(tc, test_conflict_reads_again);
+	UNIT_TEST(tc, test_release_stale_copy);
 	UNIT_TEST(tc, test_new_refused);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
