@@ -298,7 +298,9 @@ struct kube_elector *kube_elector_new(struct kube_api *api, const char *ns, cons
 				      const char *identity, unsigned lease_duration_s,
 				      unsigned renew_deadline_s, unsigned retry_period_s,
 				      void (*leading)(bool, void *), void *userdata);
-/* Starts the elector's thread. 0 or a negative errno. */
+/* Starts the elector's thread and its guard (which cancels a request
+ * still in flight when a renewal deadline passes). 0 or a negative
+ * errno. */
 int kube_elector_start(struct kube_elector *e);
 /* True while this instance holds the Lease (from any thread). */
 bool kube_elector_leading(const struct kube_elector *e);

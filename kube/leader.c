@@ -86,6 +86,8 @@ static bool name_ok(const char *s)
 	return true;
 }
 
+/* What kube_lease_parse() takes as a holder: UTF-8 (JSON's), no control
+ * characters, at most KUBE_LEASE_MAX_HOLDER bytes. */
 static bool identity_ok(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
@@ -94,7 +96,9 @@ static bool identity_ok(const char *s)
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return false;
-	return true;
+	json_t *j = json_string(s); /* NULL when not UTF-8 */
+	json_decref(j);
+	return j != NULL;
 }
 
 struct kube_elector *kube_elector_new(struct kube_api *api, const char *ns, const char *name,

@@ -321,6 +321,8 @@ START_TEST(test_new_refused)
 	ck_assert_ptr_null(kube_elector_new(fake_api, "default", "l", "", 15, 10, 2, NULL, NULL));
 	ck_assert_ptr_null(
 		kube_elector_new(fake_api, "default", "l", "a\nb", 15, 10, 2, NULL, NULL));
+	ck_assert_ptr_null(
+		kube_elector_new(fake_api, "default", "l", "a\xff", 15, 10, 2, NULL, NULL));
 	ck_assert_ptr_null(kube_elector_new(NULL, "default", "l", "me", 15, 10, 2, NULL, NULL));
 	/* Never started: freed without a thread. */
 	e = kube_elector_new(fake_api, "default", "l", "me", 15, 10, 2, NULL, NULL);
