@@ -356,3 +356,134 @@ enum kube_wb_next {
 };
 /* http_status 0 means no answer came. status_obj may be NULL. */
 enum kube_wb_next kube_writeback_next(long http_status, const json_t *status_obj);
+
+/* ---- leader election (lease.c, leader.c) ---- */
+
+/* The decision core (lease.c, pure: no network, no clock of its own) and
+ * the elector thread around it (leader.c), as client-go's leaderelection
+ * does with a coordination.k8s.io/v1 Lease: the holder renews the Lease
+ * every retry period; another instance takes it over only when it has
+ * seen the Lease's record unchanged for a whole leaseDurationSeconds by
+ * its own monotonic clock (never by the Lease's renewTime: clocks of
+ * different hosts differ). */
+
+#define KUBE_LEASE_MAX_HOLDER 253      /* bytes of a holderIdentity we take */
+#define KUBE_LEASE_MAX_DURATION_S 3600 /* longest leaseDurationSeconds honoured */
+#define KUBE_LEASE_MAX_TIME 40         /* bytes of an acquireTime kept as read */
+#define KUBE_LEASE_TIME_LEN 27         /* "2026-11-26T03:12:27.123456Z" */
+
+/* A Lease as read from the API server (untrusted). */
+struct kube_lease {
+	json_t *object;           /* the whole object (owned): its metadata is kept
+			     * in what is written back */
+	char rv[KUBE_MAX_RV + 1]; /* metadata.resourceVersion */
+	bool spec_valid;          /* every spec field present has the right type
+			     * and range; when false, invalid says why */
+	char invalid[160];
+	char holder[KUBE_LEASE_MAX_HOLDER + 1];     /* "": nobody holds it */
+	int64_t duration_s;                         /* leaseDurationSeconds (0 when absent) */
+	int64_t transitions;                        /* leaseTransitions (0 when absent) */
+	char acquire_time[KUBE_LEASE_MAX_TIME + 1]; /* as read, or "" */
+	char renew_time[KUBE_LEASE_MAX_TIME + 1];   /* as read, or "" */
+};
+
+/* Parses the answer to GET .../leases/NAME. The object must be a JSON
+ * object with metadata.resourceVersion (1 to KUBE_MAX_RV characters):
+ * without it nothing can be written safely, and the answer is refused
+ * with -EBADMSG and err saying why. A spec that is absent, null or
+ * malformed (holderIdentity not a string or too long, leaseDurationSeconds
+ * not an integer in 1..KUBE_LEASE_MAX_DURATION_S, leaseTransitions not an
+ * integer >= 0, a time not a string) is not an error: spec_valid is false
+ * and invalid says what is wrong; kube_lease_decide() then treats the
+ * Lease as held by an unknown holder for this instance's own lease
+ * duration. On success *ret holds a new reference (kube_lease_clear() it);
+ * on failure *ret is zeroed. */
+int kube_lease_parse(const char *data, size_t len, struct kube_lease *ret, char *err,
+		     size_t errlen);
+/* Drops the object and zeroes l. Accepts NULL. */
+void kube_lease_clear(struct kube_lease *l);
+/* True when a and b hold the same record (the spec's fields, or both
+ * invalid for the same reason): what client-go compares to decide whether
+ * the holder is still alive. */
+bool kube_lease_same_record(const struct kube_lease *a, const struct kube_lease *b);
+
+struct kube_lease_cfg {
+	const char *identity; /* this instance's holderIdentity, not "" */
+	unsigned lease_duration_s, renew_deadline_s, retry_period_s;
+};
+
+enum kube_lease_action {
+	KUBE_LEASE_CREATE,  /* no Lease (404): POST one held by us */
+	KUBE_LEASE_TAKE,    /* free or expired: PUT it as ours (rv precondition,
+			    * leaseTransitions + 1, acquireTime now) */
+	KUBE_LEASE_RENEW,   /* ours: PUT with renewTime now */
+	KUBE_LEASE_WAIT,    /* held by another, not expired by our observation */
+	KUBE_LEASE_RELEASE, /* (kube_lease_body only) give it up on stop */
+	KUBE_LEASE_ACTION_MAX
+};
+
+struct kube_lease_decision {
+	enum kube_lease_action action;
+	uint64_t wait_ns;    /* WAIT: read again after this (the retry period,
+			      * or less when the lease expires sooner) */
+	uint64_t expires_ns; /* WAIT: the lease expires, by our observation,
+			      * this long from now */
+	const char *holder;  /* WAIT: who holds it ("an unknown holder" for
+			      * an invalid spec); borrowed from the lease */
+};
+
+/* Decides what to do with lease as just read (NULL: the API answered 404)
+ * at monotonic time now_ns, when this instance has seen its record
+ * unchanged since observed_ns (the time of the read that first showed the
+ * record as it is). Never fails. */
+void kube_lease_decide(const struct kube_lease_cfg *cfg, const struct kube_lease *lease,
+		       uint64_t observed_ns, uint64_t now_ns, struct kube_lease_decision *ret);
+/* True when this instance, leading, last renewed at last_renew_ns and has
+ * not managed to since for renew_deadline_s: it must stop leading now,
+ * before the lease (lease_duration_s > renew_deadline_s) can expire for
+ * the others. */
+bool kube_lease_renew_overdue(const struct kube_lease_cfg *cfg, uint64_t last_renew_ns,
+			      uint64_t now_ns);
+/* Writes the wall-clock time real_ns (ns since the epoch) as the Lease's
+ * MicroTime, RFC 3339 in UTC with microseconds. */
+void kube_lease_time(uint64_t real_ns, char out[static KUBE_LEASE_TIME_LEN + 1]);
+/* Appends to out the JSON body of the request that action sends (CREATE:
+ * a POST; TAKE, RENEW, RELEASE: a PUT of the Lease old as read, its
+ * metadata kept, resourceVersion included as the precondition, the spec
+ * replaced). The spec: holderIdentity (cfg's identity; "" for RELEASE),
+ * leaseDurationSeconds (cfg's; 1 for RELEASE, as client-go's
+ * ReleaseOnCancel does), acquireTime (now, or old's when renewing),
+ * renewTime (now), leaseTransitions (old's, + 1 for TAKE, 0 for CREATE).
+ * now_real_ns is the wall clock. 0, -EINVAL (old missing for a PUT, or
+ * WAIT), -ENOMEM or -E2BIG. */
+int kube_lease_body(const struct kube_lease_cfg *cfg, enum kube_lease_action action, const char *ns,
+		    const char *name, const struct kube_lease *old, uint64_t now_real_ns,
+		    struct buf *out);
+
+/* The elector: a thread with a session of its own that runs the core
+ * above against the API. */
+struct kube_elector;
+
+/* Makes an elector for the Lease ns/name, held as identity (not ""),
+ * with client-go's timings (lease_duration_s > renew_deadline_s >
+ * retry_period_s > 0, else NULL with errno EINVAL). leading is called
+ * from the elector's thread with true when this instance becomes the
+ * leader and with false when it stops (a lost lease, a renewal overdue,
+ * or kube_elector_free()); it may be NULL. api is borrowed and must
+ * outlive the elector. Starts nothing. NULL on failure. */
+struct kube_elector *kube_elector_new(struct kube_api *api, const char *ns, const char *name,
+				      const char *identity, unsigned lease_duration_s,
+				      unsigned renew_deadline_s, unsigned retry_period_s,
+				      void (*leading)(bool, void *), void *userdata);
+/* Starts the elector's thread and its guard (which cancels a request
+ * still in flight when a renewal deadline passes). 0 or a negative
+ * errno. */
+int kube_elector_start(struct kube_elector *e);
+/* True while this instance holds the Lease (from any thread). */
+bool kube_elector_leading(const struct kube_elector *e);
+/* Stops the thread: when it holds the Lease it releases it (holderIdentity
+ * "", leaseDurationSeconds 1) so that another instance takes over at
+ * once, waiting for that at most KUBE_ELECTOR_STOP_MS, and calls
+ * leading(false); then frees. Accepts NULL and an elector never started. */
+#define KUBE_ELECTOR_STOP_MS 3000
+void kube_elector_free(struct kube_elector *e);

@@ -10,3 +10,4 @@ include kube/client.mk
 include kube/watchdec.mk
 include kube/watcher.mk
 include kube/wback.mk
+include kube/leader.mk
