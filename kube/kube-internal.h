@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/jsonmerge.h"
 
 /* ---- where the API server is and who we are (kubeconfig.c) ---- */
 
@@ -226,29 +227,10 @@ int kube_list_parse(const char *data, size_t len, const char *api_version, const
 #include "kube/kube.h"
 #include "store/store.h"
 
-/* Deepest nesting of objects a merge patch is computed or applied over
- * (Tinkerbell's objects nest about 8 deep); deeper is refused. */
-#define KUBE_MERGE_MAX_DEPTH 64
 /* Longest Go duration string read (executionDuration, "1h2m3.5s"). */
 #define KUBE_MAX_DURATION 64
 
-/* The RFC 7386 merge patch that turns from into to: a member of from that
- * to lacks becomes null, objects present in both are compared member by
- * member, anything else (arrays, scalars, a change of type) is replaced
- * whole. from may be NULL (absent: the patch is to). Neither is changed.
- * 0 with *ret_patch a new reference, or NULL when from and to are equal;
- * -EINVAL when to holds a null as the value of an object member that the
- * patch would carry (a merge patch cannot say "set to null": it would
- * delete the member), with err naming it ("status.tasks.x: ..."); -E2BIG
- * for objects nested deeper than KUBE_MERGE_MAX_DEPTH; -ENOMEM. *ret_patch
- * is written only on success. */
-int kube_merge_diff(const json_t *from, const json_t *to, json_t **ret_patch, char *err,
-		    size_t errlen);
-/* Applies an RFC 7386 merge patch to target (NULL: absent) and returns the
- * result as a new reference in *ret (neither input is changed). 0,
- * -E2BIG (deeper than KUBE_MERGE_MAX_DEPTH) or -ENOMEM. The writer itself
- * only computes patches: this is their check (tests, debug builds). */
-int kube_merge_apply(const json_t *target, const json_t *patch, json_t **ret);
+/* Merge patches are made and applied by common/jsonmerge.h. */
 
 /* The patches for one object whose store copy the daemon's controllers
  * changed: cluster is the object as the API server last gave it, local

@@ -36,6 +36,7 @@
 
 #include "common/common.h"
 #include "common/cursor.h"
+#include "common/jsonmerge.h"
 #include "kube/kube-internal.h"
 
 /* ---- a field path for messages ("status.tasks[1].actions[0].x") ---- */
@@ -87,163 +88,25 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- RFC 7386 ---- */
 
-/* A null member in v's objects, reached without crossing an array (inside
- * an array a null travels as it is): -EINVAL with p at it. */
-static int find_null(const json_t *v, struct path *p, unsigned depth)
-{
-	if (!json_is_object(v))
-		return 0;
-	if (depth >= KUBE_MERGE_MAX_DEPTH)
-		return -E2BIG;
-	const char *k;
-	json_t *m;
-	json_object_foreach ((json_t *)v, k, m) {
-		size_t old = path_key(p, k);
-		if (json_is_null(m))
-			return -EINVAL;
-		int r = find_null(m, p, depth + 1);
-		if (r < 0)
-			return r;
-		path_pop(p, old);
-	}
-	return 0;
-}
-
-static int set_member(json_t **patch, const char *k, json_t *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (!*patch && !(*patch = json_object())) {
-		json_decref(v);
-		return -ENOMEM;
-	}
-	return json_object_set_new(*patch, k, v) < 0 ? -ENOMEM : 0;
-}
-
-static int diff(const json_t *from, const json_t *to, json_t **ret, struct path *p, unsigned depth)
-{
-	*ret = NULL;
-	if (depth >= KUBE_MERGE_MAX_DEPTH)
-		return -E2BIG;
-	if (!json_is_object(from) || !json_is_object(to)) {
-		if (from && json_equal((json_t *)from, (json_t *)to))
-			return 0;
-		int r = find_null(to, p, depth);
-		if (r < 0)
-			return r;
-		*ret = json_deep_copy(to);
-		return *ret ? 0 : -ENOMEM;
-	}
-	json_t *patch = NULL, *m;
-	const char *k;
-	int r = 0;
-	json_object_foreach ((json_t *)from, k, m) {
-		if (!json_object_get(to, k) && (r = set_member(&patch, k, json_null())) < 0)
-			goto out;
-	}
-	json_object_foreach ((json_t *)to, k, m) {
-		const json_t *f = json_object_get(from, k);
-		size_t old = path_key(p, k);
-		if (json_is_null(m)) {
-			if (json_is_null(f)) {
-				path_pop(p, old);
-				continue;
-			}
-			r = -EINVAL;
-			goto out;
-		}
-		json_t *sub;
-		if ((r = diff(f, m, &sub, p, depth + 1)) < 0)
-			goto out;
-		path_pop(p, old);
-		if (sub && (r = set_member(&patch, k, sub)) < 0)
-			goto out;
-	}
-out:
-	if (r < 0) {
-		json_decref(patch);
-		return r;
-	}
-	*ret = patch;
-	return 0;
-}
-
-/* diff() under a path prefix, with its errors said in err. */
+/* The merge patch from from to to (common/jsonmerge.c), its errors said
+ * in err under a path prefix ("status.tasks...: ..."). */
 static int diff_at(const char *prefix, const json_t *from, const json_t *to, json_t **ret,
 		   char *err, size_t errlen)
 {
-	struct path p = { .len = 0 };
-	p.s[0] = '\0';
-	if (prefix)
-		path_key(&p, prefix);
-	json_t *patch;
-	int r = diff(from, to, &patch, &p, 0);
+	char e2[256];
+	json_t *patch = NULL;
+	int r = json_merge_diff(from, to, &patch, e2, sizeof(e2));
 	if (r == -EINVAL)
-		errf(err, errlen,
-		     "%s: null cannot be said in a merge patch (it deletes the member)",
-		     p.len ? p.s : "(top)");
+		errf(err, errlen, "%s%s%s", prefix ? prefix : "", prefix && *e2 != ':' ? "." : "",
+		     e2);
 	else if (r == -E2BIG)
-		errf(err, errlen, "%s: nested deeper than %d objects", p.len ? p.s : "(top)",
-		     KUBE_MERGE_MAX_DEPTH);
+		errf(err, errlen, "%s: nested deeper than %d objects", prefix ? prefix : "(top)",
+		     JSON_MERGE_MAX_DEPTH);
 	else if (r < 0)
 		errf(err, errlen, "out of memory");
 	else
 		*ret = patch;
 	return r;
-}
-
-int kube_merge_diff(const json_t *from, const json_t *to, json_t **ret_patch, char *err,
-		    size_t errlen)
-{
-	if (!to) {
-		errf(err, errlen, "no object to patch to");
-		return -EINVAL;
-	}
-	return diff_at(NULL, from, to, ret_patch, err, errlen);
-}
-
-static int apply(const json_t *target, const json_t *patch, json_t **ret, unsigned depth)
-{
-	if (depth >= KUBE_MERGE_MAX_DEPTH)
-		return -E2BIG;
-	if (!json_is_object(patch)) {
-		*ret = json_deep_copy(patch);
-		return *ret ? 0 : -ENOMEM;
-	}
-	/* A shallow copy: members the patch does not touch are shared. */
-	json_t *out = json_is_object(target) ? json_copy((json_t *)target) : json_object(), *m;
-	const char *k;
-	if (!out)
-		return -ENOMEM;
-	json_object_foreach ((json_t *)patch, k, m) {
-		if (json_is_null(m)) {
-			json_object_del(out, k);
-			continue;
-		}
-		json_t *sub;
-		int r = apply(json_object_get(out, k), m, &sub, depth + 1);
-		if (r < 0 || json_object_set_new(out, k, sub) < 0) {
-			json_decref(out);
-			return r < 0 ? r : -ENOMEM;
-		}
-	}
-	*ret = out;
-	return 0;
-}
-
-int kube_merge_apply(const json_t *target, const json_t *patch, json_t **ret)
-{
-	if (!patch)
-		return -EINVAL;
-	json_t *out;
-	int r = apply(target, patch, &out, 0);
-	if (r < 0)
-		return r;
-	/* apply() shares the members it did not touch with target: the
-	 * caller gets a tree of its own. */
-	*ret = json_deep_copy(out);
-	json_decref(out);
-	return *ret ? 0 : -ENOMEM;
 }
 
 /* ---- Go durations ---- */
@@ -568,7 +431,7 @@ int kube_status_to_legacy(const json_t *status, json_t **ret, char *err, size_t 
  * (or an older sup that only gained fields since). */
 static bool subset(const json_t *sub, const json_t *sup, unsigned depth)
 {
-	if (depth >= KUBE_MERGE_MAX_DEPTH || !sup)
+	if (depth >= JSON_MERGE_MAX_DEPTH || !sup)
 		return false;
 	if (json_is_object(sub)) {
 		const char *k;

@@ -1,7 +1,7 @@
 /* fuzz_kube_patch — the write-back's pure core (kube/patch.c) over JSON
  * the API server could send. The input is two JSON texts separated by a
  * line "---": from and to. Beyond not crashing, three properties are
- * checked: a merge patch that kube_merge_diff() gives applies back to to,
+ * checked: a merge patch that json_merge_diff() gives applies back to to,
  * kube_status_to_legacy() is idempotent, and a status mirrored over
  * itself stays as it is. */
 #include "config.h"
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonmerge.h"
 #include "kube/kube-internal.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -32,11 +33,11 @@ static void properties(json_t *from, json_t *to)
 {
 	json_t *patch = NULL, *back = NULL, *leg = NULL, *leg2 = NULL, *mono = NULL;
 	char err[256];
-	if (kube_merge_diff(from, to, &patch, err, sizeof(err)) == 0) {
+	if (json_merge_diff(from, to, &patch, err, sizeof(err)) == 0) {
 		/* no patch: from and to are equal */
 		if (!patch && !json_equal(from, to))
 			abort();
-		if (patch && kube_merge_apply(from, patch, &back) == 0 && !json_equal(back, to))
+		if (patch && json_merge_apply(from, patch, &back) == 0 && !json_equal(back, to))
 			abort();
 	}
 	if (kube_status_to_legacy(from, &leg, err, sizeof(err)) == 0) {

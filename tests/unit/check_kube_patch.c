@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonmerge.h"
 #include "kube/kube-internal.h"
 #include "tests/unit/unit.h"
 
@@ -64,7 +65,7 @@ START_TEST(test_diff_round_trip)
 	for (size_t i = 0; i < sizeof(diffs) / sizeof(diffs[0]); i++) {
 		json_t *from = json(diffs[i].from), *to = json(diffs[i].to), *patch, *back;
 		char err[256] = "";
-		ck_assert_msg(kube_merge_diff(from, to, &patch, err, sizeof(err)) == 0, "%zu: %s",
+		ck_assert_msg(json_merge_diff(from, to, &patch, err, sizeof(err)) == 0, "%zu: %s",
 			      i, err);
 		if (!diffs[i].patch) {
 			ck_assert_msg(patch == NULL, "%zu: a patch between equal objects", i);
@@ -74,7 +75,7 @@ START_TEST(test_diff_round_trip)
 			json_decref(want);
 		}
 		if (patch) {
-			ck_assert_int_eq(kube_merge_apply(from, patch, &back), 0);
+			ck_assert_int_eq(json_merge_apply(from, patch, &back), 0);
 			assert_json_eq(back, to, "apply(from, diff(from, to))");
 			json_decref(back);
 		} else {
@@ -90,9 +91,9 @@ END_TEST
 START_TEST(test_diff_from_absent)
 {
 	json_t *to = json("{\"a\":{\"b\":1}}"), *patch, *back;
-	ck_assert_int_eq(kube_merge_diff(NULL, to, &patch, NULL, 0), 0);
+	ck_assert_int_eq(json_merge_diff(NULL, to, &patch, NULL, 0), 0);
 	assert_json_eq(patch, to, "diff(NULL, to)");
-	ck_assert_int_eq(kube_merge_apply(NULL, patch, &back), 0);
+	ck_assert_int_eq(json_merge_apply(NULL, patch, &back), 0);
 	assert_json_eq(back, to, "apply(NULL, patch)");
 	json_decref(back);
 	json_decref(patch);
@@ -116,7 +117,7 @@ START_TEST(test_diff_null_refused)
 		json_t *from = json(nulls[i].from), *to = json(nulls[i].to);
 		json_t *patch = (json_t *)0x1;
 		char err[256] = "";
-		ck_assert_int_eq(kube_merge_diff(from, to, &patch, err, sizeof(err)), -EINVAL);
+		ck_assert_int_eq(json_merge_diff(from, to, &patch, err, sizeof(err)), -EINVAL);
 		ck_assert_msg(patch == (json_t *)0x1, "ret_patch written on failure");
 		ck_assert_msg(strstr(err, nulls[i].path) == err, "%zu: %s", i, err);
 		json_decref(from);
@@ -138,14 +139,14 @@ static json_t *nested(int depth)
 
 START_TEST(test_depth_limit)
 {
-	json_t *deep = nested(KUBE_MERGE_MAX_DEPTH + 4), *shallow = json_object(), *out;
+	json_t *deep = nested(JSON_MERGE_MAX_DEPTH + 4), *shallow = json_object(), *out;
 	char err[256] = "";
-	ck_assert_int_eq(kube_merge_diff(shallow, deep, &out, err, sizeof(err)), -E2BIG);
+	ck_assert_int_eq(json_merge_diff(shallow, deep, &out, err, sizeof(err)), -E2BIG);
 	ck_assert_ptr_nonnull(strstr(err, "deeper"));
-	ck_assert_int_eq(kube_merge_apply(shallow, deep, &out), -E2BIG);
-	json_t *ok = nested(KUBE_MERGE_MAX_DEPTH - 2), *back;
-	ck_assert_int_eq(kube_merge_diff(shallow, ok, &out, NULL, 0), 0);
-	ck_assert_int_eq(kube_merge_apply(shallow, out, &back), 0);
+	ck_assert_int_eq(json_merge_apply(shallow, deep, &out), -E2BIG);
+	json_t *ok = nested(JSON_MERGE_MAX_DEPTH - 2), *back;
+	ck_assert_int_eq(json_merge_diff(shallow, ok, &out, NULL, 0), 0);
+	ck_assert_int_eq(json_merge_apply(shallow, out, &back), 0);
 	assert_json_eq(back, ok, "deep but within the limit");
 	json_decref(back);
 	json_decref(out);
@@ -182,7 +183,7 @@ START_TEST(test_apply_rfc7386)
 		json_t *t = json(rfc[i].target), *p = json(rfc[i].patch),
 		       *want = json(rfc[i].result);
 		json_t *out;
-		ck_assert_int_eq(kube_merge_apply(t, p, &out), 0);
+		ck_assert_int_eq(json_merge_apply(t, p, &out), 0);
 		assert_json_eq(out, want, rfc[i].patch);
 		json_t *t2 = json(rfc[i].target);
 		assert_json_eq(t, t2, "the target is not changed");
@@ -741,7 +742,7 @@ static void check_status_patch(const json_t *cluster, const json_t *local,
 							   "resourceVersion")));
 	ck_assert_int_eq(json_object_size(status_p), 2);
 	const json_t *cs = json_object_get(cluster, "status");
-	ck_assert_int_eq(kube_merge_apply(cs, json_object_get(status_p, "status"), &out), 0);
+	ck_assert_int_eq(json_merge_apply(cs, json_object_get(status_p, "status"), &out), 0);
 	if (schema == KUBE_STATUS_LEGACY)
 		ck_assert_int_eq(
 			kube_status_to_legacy(json_object_get(local, "status"), &want, NULL, 0), 0);
