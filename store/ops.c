@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/jsonmerge.h"
 #include "store/store-internal.h"
 
 #define RV_TEXT_LEN 24
@@ -102,6 +103,9 @@ static const char *const wstmt_sql[W_IDX_DEL] = {
 	[W_EVENT] = "INSERT INTO events (time, kind, namespace, name, type, reason, message) "
 		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[W_TRIM_EVENTS] = "DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?1",
+	[W_MIRROR_GET] = "SELECT json FROM mirrors WHERE obj = ?1",
+	[W_MIRROR_SET] = "INSERT OR REPLACE INTO mirrors (obj, json) VALUES (?1, ?2)",
+	[W_MIRROR_DEL] = "DELETE FROM mirrors WHERE obj = ?1",
 	[W_SAVEPOINT_OP] = "SAVEPOINT op",
 	[W_SAVEPOINT_REQ] = "SAVEPOINT req",
 	[W_ROLLBACK_OP] = "ROLLBACK TO op",
@@ -633,6 +637,10 @@ static int do_delete(struct store *s, struct store_op *op, const struct opctx *c
 	sqlite3_bind_int64(st, 1, cur->id);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return db_error(s, op, c);
+	st = ws(s, W_MIRROR_DEL);
+	sqlite3_bind_int64(st, 1, cur->id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return db_error(s, op, c);
 	if (c->kind == STORE_KIND_HARDWARE) {
 		for (int ix = 0; ix < STORE_INDEX_MAX; ix++) {
 			st = ws(s, W_IDX_DEL + ix);
@@ -669,6 +677,129 @@ static int do_delete(struct store *s, struct store_op *op, const struct opctx *c
 	op->object = gone;
 	op->result = STORE_RESULT_DELETED;
 	return 0;
+}
+
+/* What the daemon may change in a Kubernetes object besides its status:
+ * {"metadata": {"labels", "annotations"}, "spec"}; a new reference. */
+static json_t *main_fields(const json_t *obj)
+{
+	const json_t *m = json_object_get(obj, "metadata");
+	json_t *out = json_object(), *meta = json_object();
+	if (!out || !meta) {
+		json_decref(out);
+		json_decref(meta);
+		return NULL;
+	}
+	if (json_object_get(m, "labels"))
+		json_object_set(meta, "labels", json_object_get(m, "labels"));
+	if (json_object_get(m, "annotations"))
+		json_object_set(meta, "annotations", json_object_get(m, "annotations"));
+	json_object_set_new(out, "metadata", meta);
+	if (json_object_get(obj, "spec"))
+		json_object_set(out, "spec", json_object_get(obj, "spec"));
+	return out;
+}
+
+/* Keeps in next (the cluster's newer version) what the daemon changed in
+ * cur's labels, annotations and spec since the cluster's version the
+ * store mirrored last (the merge patch from that one to cur), so that a
+ * change not yet written back is not undone by a newer version from the
+ * cluster: kube/ writes it back from there. */
+static int keep_changes(struct store *s, struct store_op *op, const struct opctx *c, json_t *next,
+			const struct current *cur)
+{
+	sqlite3_stmt *st = ws(s, W_MIRROR_GET);
+	json_t *old = NULL, *a = NULL, *b = NULL, *delta = NULL, *base = NULL, *merged = NULL;
+	char err[256];
+	int e = 0;
+	sqlite3_bind_int64(st, 1, cur->id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		old = json_loadb((const char *)sqlite3_column_blob(st, 0),
+				 (size_t)sqlite3_column_bytes(st, 0), 0, NULL);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(s, op, c);
+	if (!old)
+		return 0; /* the store's object was not the cluster's */
+	a = main_fields(old);
+	b = main_fields(cur->obj);
+	if (!a || !b) {
+		e = FAIL(op, c, -ENOMEM, "out of memory");
+		goto out;
+	}
+	e = json_merge_diff(a, b, &delta, err, sizeof(err));
+	if (e < 0 || !delta) {
+		if (e < 0)
+			log_warn("store", "%s %s/%s: the daemon's change is not kept over the "
+					  "cluster's newer version: %s",
+				 c->ki->singular, c->ns, c->name, err);
+		e = 0;
+		goto out;
+	}
+	base = main_fields(next);
+	e = base ? json_merge_apply(base, delta, &merged) : -ENOMEM;
+	if (e < 0) {
+		e = FAIL(op, c, e, "the daemon's changes cannot be kept");
+		goto out;
+	}
+	json_t *mm = json_object_get(merged, "metadata"), *nm = json_object_get(next, "metadata");
+	static const char *const keys[] = { "labels", "annotations" };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		json_t *v = json_object_get(mm, keys[i]);
+		if (v)
+			json_object_set(nm, keys[i], v);
+		else
+			json_object_del(nm, keys[i]);
+	}
+	if (json_object_get(merged, "spec"))
+		json_object_set(next, "spec", json_object_get(merged, "spec"));
+	else
+		json_object_del(next, "spec");
+out:
+	json_decref(old);
+	json_decref(a);
+	json_decref(b);
+	json_decref(delta);
+	json_decref(base);
+	json_decref(merged);
+	return e;
+}
+
+/* Records op's body as the cluster's version of the object (for kube/'s
+ * write-back, store_get_mirror()); cur is NULL when the op created it. */
+static int mirror_set(struct store *s, struct store_op *op, const struct opctx *c,
+		      const struct current *cur)
+{
+	sqlite3_int64 id;
+	if (cur) {
+		id = cur->id;
+	} else {
+		sqlite3_stmt *g = ws(s, W_GET);
+		sqlite3_bind_text(g, 1, c->ki->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(g, 2, c->ns, -1, SQLITE_STATIC);
+		sqlite3_bind_text(g, 3, c->name, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(g);
+		id = rc == SQLITE_ROW ? sqlite3_column_int64(g, 0) : -1;
+		sqlite3_reset(g);
+		if (id < 0)
+			return db_error(s, op, c);
+	}
+	/* Defaulted as the store's object is, so that the difference between
+	 * them is only what the daemon changed. */
+	json_t *m = json_deep_copy(op->body);
+	if (m)
+		store_default(c->kind, m);
+	char *text = m ? json_dumps(m, JSON_COMPACT) : NULL;
+	json_decref(m);
+	if (!text)
+		return FAIL(op, c, -ENOMEM, "out of memory");
+	sqlite3_stmt *st = ws(s, W_MIRROR_SET);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	free(text);
+	return rc == SQLITE_DONE ? 0 : db_error(s, op, c);
 }
 
 /* The metadata members a MIRROR takes from the cluster's object as they
@@ -723,14 +854,24 @@ static int do_mirror(struct store *s, struct store_op *op, const struct opctx *c
 		json_decref(next);
 		return FAIL(op, c, -ENOMEM, "out of memory");
 	}
-	if (!cur)
-		return write_object(s, op, c, next, NULL, false);
-	if (op->keep_status)
+	if (!cur) {
+		e = write_object(s, op, c, next, NULL, false);
+		return e < 0 ? e : mirror_set(s, op, c, NULL);
+	}
+	e = keep_changes(s, op, c, next, cur);
+	if (e < 0) {
+		json_decref(next);
+		return e;
+	}
+	/* A status of another object of the same name (deleted and made
+	 * again in the cluster) is not kept. */
+	if (op->keep_status &&
+	    strcmp(store_meta_str(next, "uid") ?: "", store_meta_str(cur->obj, "uid") ?: "") == 0)
 		keep_status(next, cur);
 	set_rv(next, cur->rv);
-	if (unchanged(op, c, next, cur))
-		return 0;
-	return write_object(s, op, c, next, cur, false);
+	if (!unchanged(op, c, next, cur))
+		e = write_object(s, op, c, next, cur, false);
+	return e < 0 ? e : mirror_set(s, op, c, cur);
 }
 
 /* Resolves kind, namespace, name and source; checks what every op needs. */

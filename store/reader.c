@@ -38,6 +38,7 @@ enum rstmt {
 	R_CHANGES_HEAD,
 	R_CHANGE_TEXT,
 	R_EVENTS,
+	R_MIRROR,
 	R_BEGIN,
 	R_COMMIT,
 	R_BY_KEY, /* + index */
@@ -68,6 +69,8 @@ static const char *const rstmt_sql[R_BY_KEY] = {
 		"SELECT id, time, kind, namespace, name, type, reason, message FROM events "
 		"WHERE id > ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR namespace = ?3) "
 		"AND (?4 IS NULL OR name = ?4) ORDER BY id LIMIT ?5",
+	[R_MIRROR] = "SELECT m.json FROM objects o JOIN mirrors m ON m.obj = o.id "
+		     "WHERE o.kind = ?1 AND o.namespace = ?2 AND o.name = ?3",
 	[R_BEGIN] = "BEGIN",
 	[R_COMMIT] = "COMMIT",
 };
@@ -194,6 +197,21 @@ int store_get(struct store_reader *r, enum store_kind k, const char *ns, const c
 	if (!ki || !ns || !name)
 		return -EINVAL;
 	sqlite3_stmt *st = rs(r, R_GET);
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+	return get_one(st, ret);
+}
+
+int store_get_mirror(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
+		     json_t **ret)
+{
+	const struct store_kind_info *ki = store_kind_info(k);
+	if (!ki || !ns || !name)
+		return -EINVAL;
+	sqlite3_stmt *st = rs(r, R_MIRROR);
 	if (!st)
 		return -EIO;
 	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);

@@ -35,6 +35,11 @@
  *       walk the text's overflow pages to reach it. A C step that rebuilds
  *       only when the column is missing, so that a database whose
  *       user_version was set back can run it again.
+ *   v7  mirrors: for an object from Kubernetes, the cluster's version as
+ *       the watcher last wrote it (STORE_OP_MIRROR), keyed by the
+ *       object's row. A table of its own, so that the frequent status
+ *       writes of those objects do not rewrite it; deleted with the
+ *       object.
  *
  * Objects keep their JSON whole; index tables point at objects.id, and
  * are rewritten by the writer whenever a Hardware's keys may change.
@@ -156,6 +161,8 @@ static const struct migration migrations[] = {
 	{ v4_sql, NULL },
 	{ "DROP INDEX IF EXISTS leases_expires;", NULL },
 	{ "", add_changes_source },
+	{ "CREATE TABLE IF NOT EXISTS mirrors (obj INTEGER PRIMARY KEY, json TEXT NOT NULL);",
+	  NULL },
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))

@@ -110,6 +110,9 @@ enum store_wstmt {
 	W_TRIM_CHANGES,
 	W_EVENT,
 	W_TRIM_EVENTS,
+	W_MIRROR_GET,
+	W_MIRROR_SET,
+	W_MIRROR_DEL,
 	/* the savepoints of writer.c: "op" (one op), "req" (an atomic request) */
 	W_SAVEPOINT_OP,
 	W_SAVEPOINT_REQ,

@@ -143,7 +143,15 @@ enum store_op_type {
 				* object keeps its stored .status. Defaulted,
 				* validated and indexed as a CREATE; an unchanged
 				* object keeps its resourceVersion (UNCHANGED, no
-				* change-log row); the object becomes "kube" */
+				* change-log row); the object becomes "kube".
+				* The labels, annotations and spec that the daemon
+				* changed since the last MIRROR (the merge patch
+				* from that body to the stored object) are kept
+				* over body's, until kube/ has written them back
+				* and the cluster sends them; keep_status keeps
+				* the status only of the same object (same uid).
+				* body is kept as the cluster's version
+				* (store_get_mirror()) */
 	STORE_OP_MAX
 };
 
@@ -273,6 +281,13 @@ void store_reader_free(struct store_reader *r);
 /* Gets one object. 0 and a new reference, or -ENOENT. */
 int store_get(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
 	      json_t **ret);
+
+/* The cluster's version of an object from Kubernetes, as the watcher last
+ * mirrored it (STORE_OP_MIRROR's body: the cluster's resourceVersion,
+ * status and all), while the store holds the object. 0 and a new
+ * reference, or -ENOENT (no such object, or not from the cluster). */
+int store_get_mirror(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
+		     json_t **ret);
 
 /* Lists objects of a kind, sorted by namespace then name. ns NULL means all
  * namespaces. selector is a parsed label selector or NULL. Returns 0, a new

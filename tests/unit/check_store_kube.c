@@ -423,6 +423,119 @@ START_TEST(test_mirror_status)
 }
 END_TEST
 
+static json_t *get_mirror_a(void)
+{
+	json_t *o = NULL;
+	ck_assert_int_eq(store_get_mirror(rd, STORE_KIND_HARDWARE, "default", "a", &o), 0);
+	return o;
+}
+
+static json_t *allow_pxe(const json_t *o)
+{
+	return json_object_get(
+		json_object_get(
+			json_array_get(json_object_get(json_object_get(o, "spec"), "interfaces"), 0),
+			"netboot"),
+		"allowPXE");
+}
+
+/* A daemon's change of a kube object is kept over the cluster's newer
+ * versions until the cluster has it; the cluster's version is kept beside
+ * the object (store_get_mirror()), defaulted like it; a local object has
+ * none, and a deleted one's goes with it. */
+START_TEST(test_mirror_keeps_daemon_changes)
+{
+	json_t *o;
+	ck_assert_int_eq(store_get_mirror(rd, STORE_KIND_HARDWARE, "default", "a", &o), -ENOENT);
+	run_a(STORE_OP_MIRROR, cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1), STORE_SOURCE_KUBE,
+	      false, 0);
+	o = get_mirror_a();
+	ck_assert_str_eq(meta(o, "resourceVersion"), "777"); /* the cluster's */
+	json_decref(o);
+	/* the daemon turns allowPXE off and marks the machine */
+	o = get_a();
+	json_t *ifs = json_deep_copy(json_object_get(json_object_get(o, "spec"), "interfaces"));
+	json_decref(o);
+	json_t *nb = json_object_get(json_array_get(ifs, 0), "netboot");
+	if (!nb)
+		json_object_set_new(json_array_get(ifs, 0), "netboot", nb = json_object());
+	json_object_set_new(nb, "allowPXE", json_false());
+	run_a(STORE_OP_MERGE_PATCH,
+	      json_pack("{s:{s:{s:s}}, s:{s:o}}", "metadata", "annotations", "ironbell.dev/mark",
+			"x", "spec", "interfaces", ifs),
+	      STORE_SOURCE_DAEMON, false, 0);
+	/* the cluster changes a label meanwhile: both are kept */
+	json_t *body = cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1);
+	json_object_set_new(json_object_get(json_object_get(body, "metadata"), "labels"), "rack",
+			    json_string("r2"));
+	json_object_set_new(json_object_get(body, "metadata"), "resourceVersion",
+			    json_string("778"));
+	run_a(STORE_OP_MIRROR, body, STORE_SOURCE_KUBE, true, 0);
+	o = get_a();
+	ck_assert(json_is_false(allow_pxe(o)));
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(o, "metadata"), "annotations"),
+				 "ironbell.dev/mark")),
+			 "x");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(o, "metadata"), "labels"), "rack")),
+			 "r2");
+	json_decref(o);
+	o = get_mirror_a();
+	ck_assert_str_eq(meta(o, "resourceVersion"), "778");
+	ck_assert(json_is_true(allow_pxe(o))); /* the cluster does not have it yet */
+	json_decref(o);
+	/* once the cluster has the change, nothing is left to keep: a later
+	 * version that turns it off again wins */
+	body = cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1);
+	json_object_set_new(json_object_get(json_object_get(body, "metadata"), "annotations"),
+			    "ironbell.dev/mark", json_string("x"));
+	json_object_set_new(json_object_get(json_array_get(json_object_get(
+							   json_object_get(body, "spec"),
+							   "interfaces"),
+						   0),
+					    "netboot"),
+			    "allowPXE", json_false());
+	run_a(STORE_OP_MIRROR, body, STORE_SOURCE_KUBE, true, 0);
+	body = cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1);
+	json_object_set_new(json_object_get(json_array_get(json_object_get(
+							   json_object_get(body, "spec"),
+							   "interfaces"),
+						   0),
+					    "netboot"),
+			    "allowPXE", json_true());
+	run_a(STORE_OP_MIRROR, body, STORE_SOURCE_KUBE, true, 0);
+	o = get_a();
+	ck_assert(json_is_true(allow_pxe(o)));
+	ck_assert_ptr_null(json_object_get(
+		json_object_get(json_object_get(o, "metadata"), "annotations"), "ironbell.dev/mark"));
+	json_decref(o);
+	/* deleted: the mirror goes too, and a local object has none */
+	run_a(STORE_OP_DELETE, NULL, STORE_SOURCE_KUBE, false, 0);
+	run_a(STORE_OP_CREATE, hw("default", "a", "aa:bb:cc:dd:ee:01"), NULL, false, 0);
+	ck_assert_int_eq(store_get_mirror(rd, STORE_KIND_HARDWARE, "default", "a", &o), -ENOENT);
+}
+END_TEST
+
+/* keep_status keeps the status of the same object only: one deleted and
+ * made again in the cluster under the same name (another uid) takes the
+ * cluster's. */
+START_TEST(test_mirror_new_uid_status)
+{
+	run_a(STORE_OP_MIRROR, cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1), STORE_SOURCE_KUBE,
+	      false, 0);
+	run_a(STORE_OP_STATUS_PATCH, json_pack("{s:{s:s}}", "status", "state", "provisioning"),
+	      STORE_SOURCE_DAEMON, false, 0);
+	json_t *body = cluster_hw("aa:bb:cc:dd:ee:01", "fresh", 1);
+	json_object_set_new(json_object_get(body, "metadata"), "uid",
+			    json_string("11111111-2222-4333-8444-555555555555"));
+	run_a(STORE_OP_MIRROR, body, STORE_SOURCE_KUBE, true, 0);
+	json_t *o = get_a();
+	ck_assert_str_eq(status_state(o), "fresh");
+	json_decref(o);
+}
+END_TEST
+
 START_TEST(test_mirror_refused)
 {
 	run_a(STORE_OP_MIRROR, cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1), STORE_SOURCE_KUBE,
@@ -537,6 +650,8 @@ static Suite *store_kube_suite(void)
 	UNIT_TEST(tc, test_mirror_identity);
 	UNIT_TEST(tc, test_mirror_status);
 	UNIT_TEST(tc, test_mirror_refused);
+	UNIT_TEST(tc, test_mirror_keeps_daemon_changes);
+	UNIT_TEST(tc, test_mirror_new_uid_status);
 	UNIT_TEST(tc, test_mirror_takes_local);
 	UNIT_TEST(tc, test_names);
 	suite_add_tcase(s, tc);
