@@ -16,7 +16,7 @@ ironbelld_SOURCES = daemon/main.c daemon/privilege.c daemon/privilege.h
 ironbelld_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(CAP_CFLAGS)
 # libpsx before libcap: its psx_load_syscalls() is the one libcap finds, so
 # that a capability change reaches every thread (daemon/privilege.c).
-ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) $(TFTP_LIBS) $(SYSLOG_LIBS) $(BMC_LIBS) $(WFGRPC_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(PSX_LIBS) $(CAP_LIBS)
+ironbelld_LDADD = libdaemon.a $(DHCP_LIBS) $(TFTP_LIBS) $(SYSLOG_LIBS) $(BMC_LIBS) $(WFGRPC_LIBS) $(KUBE_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) $(STORE_LIBS) $(COMMON_LIBS) $(MHD_LIBS) $(SYSTEMD_LIBS) $(PSX_LIBS) $(CAP_LIBS)
 
 # Admin API unit tests: the route, query, status and header helpers.
 check_PROGRAMS += tests/unit/check_api

@@ -11,7 +11,11 @@
  * the listeners (daemon/http/http.c), the BMC thread (bmc/, when
  * bmc.enabled), the workflow controller (workflow/, when
  * workflow.enabled) and the DHCP thread (which loads every
- * Hardware before it returns), and tells systemd READY=1. Then it sleeps in
+ * Hardware before it returns), and tells systemd READY=1. In Kubernetes
+ * mode (kube.enabled) the kubeconfig is read before the privileges go,
+ * the watchers start instead of the acting parts (BMC, workflow, worker
+ * API), which start when this instance leads (struct acting), and
+ * /readyz answers 200 only once every kind has been listed. Then it sleeps in
  * poll() on a signalfd and, when the service manager asks for a watchdog,
  * a timerfd that fires every WATCHDOG_USEC/2:
  *   SIGHUP           RELOADING=1, read the config again; a bad file is
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -52,6 +57,7 @@
 #include "daemon/privilege.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp.h"
+#include "kube/kube.h"
 #include "syslog/syslog.h"
 #include "tftp/tftp.h"
 #include "store/store.h"
@@ -315,6 +321,66 @@ out:
 	sd_notify(0, "READY=1\nSTATUS=Running");
 }
 
+/* The parts that act (BMC jobs, the workflow controller, the worker API).
+ * Standalone they start with the others; in Kubernetes mode when this
+ * instance starts leading (kube/, on its elector's thread). Losing the
+ * lead stops the daemon with a failure, so that the service manager
+ * starts it again as a follower: no controller is ever left half
+ * stopped. */
+struct acting {
+	struct bmc_server *bmc;
+	struct wf_server *wf;
+	struct wf_grpc *grpc;
+	/* In Kubernetes mode with a Lease the worker API binds its port only
+	 * when this instance leads: an agent that reaches a follower is
+	 * refused at once rather than left waiting. */
+	struct store *store;
+	const struct wf_grpc_settings *grpc_set; /* when grpc is made late */
+	bool started; /* atomic */
+	int lost_fd;  /* eventfd: the lead was lost */
+};
+
+static int acting_start(struct acting *a, char *err, size_t errlen)
+{
+	if (a->bmc && bmc_server_start(a->bmc, err, errlen) < 0)
+		return -1;
+	if (a->wf && wf_server_start(a->wf, err, errlen) < 0)
+		return -1;
+	if (!a->grpc && a->grpc_set && wf_grpc_new(a->store, a->grpc_set, &a->grpc, err, errlen) < 0)
+		return -1;
+	if (a->grpc && wf_grpc_start(a->grpc, err, errlen) < 0)
+		return -1;
+	__atomic_store_n(&a->started, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void on_leading(bool leading, void *userdata)
+{
+	struct acting *a = userdata;
+	char err[1024];
+	uint64_t one = 1;
+	bool started = __atomic_load_n(&a->started, __ATOMIC_ACQUIRE);
+	if (leading && !started) {
+		log_info("daemon", "leading: the BMC jobs, the workflows and the worker API start");
+		if (acting_start(a, err, sizeof(err)) < 0) {
+			log_error("daemon", "%s", err);
+			if (write(a->lost_fd, &one, sizeof(one)) < 0)
+				log_error("daemon", "eventfd: %s", strerror(errno));
+		}
+	} else if (!leading && started) {
+		log_error("daemon", "no longer leading: stopping, to start again as a follower");
+		if (write(a->lost_fd, &one, sizeof(one)) < 0)
+			log_error("daemon", "eventfd: %s", strerror(errno));
+	}
+}
+
+static bool kube_ready(struct buf *out, void *userdata)
+{
+	struct kube *k = userdata;
+	kube_sync_state(k, out);
+	return kube_synced(k);
+}
+
 static int watchdog_timer(void)
 {
 	uint64_t usec = 0;
@@ -337,19 +403,23 @@ static int watchdog_timer(void)
 	return fd;
 }
 
-/* Sleeps on signals and the watchdog until asked to stop. */
-static void main_loop(struct api *api, const struct opts *o, int sfd, int wfd)
+/* Sleeps on signals and the watchdog until asked to stop: 0, or -1 when
+ * the lead was lost (lfd readable). */
+static int main_loop(struct api *api, const struct opts *o, int sfd, int wfd, int lfd)
 {
 	for (;;) {
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = lfd, .events = POLLIN },
 					 { .fd = wfd, .events = POLLIN } };
-		if (poll(pfd, wfd >= 0 ? 2 : 1, -1) < 0) {
+		if (poll(pfd, wfd >= 0 ? 3 : 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("daemon", "poll: %s", strerror(errno));
-			return;
+			return 0;
 		}
-		if (wfd >= 0 && (pfd[1].revents & POLLIN)) {
+		if (pfd[1].revents & POLLIN)
+			return -1;
+		if (wfd >= 0 && (pfd[2].revents & POLLIN)) {
 			uint64_t n;
 			if (read(wfd, &n, sizeof(n)) > 0)
 				sd_notify(0, "WATCHDOG=1");
@@ -363,7 +433,7 @@ static void main_loop(struct api *api, const struct opts *o, int sfd, int wfd)
 			reload(api, o);
 		} else {
 			log_info("daemon", "stopping on %s", strsignal((int)si.ssi_signo));
-			return;
+			return 0;
 		}
 	}
 }
@@ -391,6 +461,8 @@ int main(int argc, char **argv)
 	struct bmc_server *bmc = NULL;
 	struct wf_server *wf = NULL;
 	struct wf_grpc *grpc = NULL;
+	struct kube *kube = NULL;
+	struct acting acting = { .lost_fd = -1 };
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	struct dhcp_settings dhcp_set;
 	struct tftp_settings tftp_set;
@@ -398,6 +470,7 @@ int main(int argc, char **argv)
 	struct bmc_settings bmc_set;
 	struct wf_settings wf_set;
 	struct wf_grpc_settings grpc_set;
+	struct kube_settings kube_set;
 	char err[1024], db[4096];
 	int sfd = -1, wfd = -1, status = EXIT_FAILURE;
 	sigset_t mask;
@@ -496,9 +569,30 @@ int main(int argc, char **argv)
 	/* The worker API binds its port (and reads its TLS files) here,
 	 * before the privileges go. */
 	settings_grpc(dhcp_cfg, &grpc_set);
-	if (dhcp_cfg->grpc.enabled && wf_grpc_new(store, &grpc_set, &grpc, err, sizeof(err)) < 0) {
+	bool grpc_late = dhcp_cfg->kube.enabled && dhcp_cfg->kube.leader_election;
+	if (dhcp_cfg->grpc.enabled && !grpc_late &&
+	    wf_grpc_new(store, &grpc_set, &grpc, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
+	}
+	/* Kubernetes mode: the kubeconfig and its files are read here, and a
+	 * bad one stops the start. */
+	acting = (struct acting){ .bmc = bmc, .wf = wf, .grpc = grpc, .store = store,
+				  .grpc_set = dhcp_cfg->grpc.enabled && grpc_late ? &grpc_set : NULL,
+				  .lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
+	if (acting.lost_fd < 0) {
+		log_error("daemon", "eventfd: %s", strerror(errno));
+		goto out;
+	}
+	if (dhcp_cfg->kube.enabled) {
+		settings_kube(dhcp_cfg, &kube_set);
+		kube_set.leading = on_leading;
+		kube_set.userdata = &acting;
+		if (kube_new(store, &kube_set, &kube, err, sizeof(err)) < 0) {
+			log_error("daemon", "%s", err);
+			goto out;
+		}
+		api_set_ready_check(api, kube_ready, kube);
 	}
 	/* Every socket is bound now: give up every privilege before the
 	 * listeners' and the servers' threads start. */
@@ -520,15 +614,11 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
-	if (bmc && bmc_server_start(bmc, err, sizeof(err)) < 0) {
+	if (!kube && acting_start(&acting, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
-	if (wf && wf_server_start(wf, err, sizeof(err)) < 0) {
-		log_error("daemon", "%s", err);
-		goto out;
-	}
-	if (grpc && wf_grpc_start(grpc, err, sizeof(err)) < 0) {
+	if (kube && kube_start(kube, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
 	}
@@ -540,11 +630,12 @@ int main(int argc, char **argv)
 	api_config_put(api, c);
 	wfd = watchdog_timer();
 
-	main_loop(api, &o, sfd, wfd);
-
+	if (main_loop(api, &o, sfd, wfd, acting.lost_fd) == 0)
+		status = EXIT_SUCCESS;
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
-	status = EXIT_SUCCESS;
 out:
+	/* First: the Lease is released, and no part is started after this. */
+	kube_free(kube);
 	/* Before the store closes: DHCP sends the ACKs whose leases are being
 	 * committed, and frees its reader. */
 	dhcp_server_free(dhcp);
@@ -552,7 +643,7 @@ out:
 	syslog_server_free(syslogd); /* before the store: it queues events */
 	wf_server_free(wf);          /* before the store: it writes status, Jobs and events */
 	bmc_server_free(bmc);        /* before the store: it writes status and events */
-	wf_grpc_free(grpc);          /* before the store: its writes in flight complete */
+	wf_grpc_free(acting.grpc);   /* before the store: its writes in flight complete */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */
@@ -562,6 +653,8 @@ out:
 		close(sfd);
 	if (wfd >= 0)
 		close(wfd);
+	if (acting.lost_fd >= 0)
+		close(acting.lost_fd);
 	if (status == EXIT_SUCCESS)
 		log_info("daemon", "stopped");
 	return status;

@@ -22,6 +22,7 @@
 #include "daemon/settings.h"
 #include "dhcp/dhcp.h"
 #include "ipxe/ipxe.h"
+#include "kube/kube.h"
 #include "metadata/metadata.h"
 #include "syslog/syslog.h"
 #include "tftp/tftp.h"
@@ -234,5 +235,33 @@ void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret)
 		.action_grace_s = c->workflow.action_grace_s,
 		.retry_base_s = c->workflow.retry_base_s,
 		.retry_max_s = c->workflow.retry_max_s,
+	};
+}
+
+void settings_kube(const struct ib_config *c, struct kube_settings *ret)
+{
+	const char *sch = c->kube.status_schema ? c->kube.status_schema : "auto";
+	*ret = (struct kube_settings){
+		.kubeconfig = c->kube.kubeconfig,
+		.context = c->kube.context,
+		.namespace_ = c->kube.namespace_,
+		.qps = c->kube.qps,
+		.burst = c->kube.burst,
+		.page_size = c->kube.page_size,
+		.watch_timeout_s = c->kube.watch_timeout_s,
+		.backoff_min_ms = c->kube.backoff_min_ms,
+		.backoff_max_ms = c->kube.backoff_max_ms,
+		.request_timeout_ms = c->kube.request_timeout_ms,
+		.write_delay_ms = c->kube.write_delay_ms,
+		.no_leader_election = !c->kube.leader_election,
+		.lease_namespace = c->kube.lease_namespace,
+		.lease_name = c->kube.lease_name,
+		.identity = c->kube.identity,
+		.lease_duration_s = c->kube.lease_duration_s,
+		.renew_deadline_s = c->kube.renew_deadline_s,
+		.retry_period_s = c->kube.retry_period_s,
+		.status_schema = strcmp(sch, "legacy") == 0	 ? KUBE_STATUS_LEGACY :
+				 strcmp(sch, "monorepo") == 0 ? KUBE_STATUS_MONOREPO :
+								KUBE_STATUS_AUTO,
 	};
 }

@@ -16,6 +16,7 @@ struct md_settings;
 struct bmc_settings;
 struct wf_settings;
 struct wf_grpc_settings;
+struct kube_settings;
 
 #define SETTINGS_URL_MAX 512 /* a base URL of the public listener */
 #define SETTINGS_GRPC_MAX 64 /* "a.b.c.d:port" */
@@ -49,6 +50,9 @@ void settings_workflow(const struct ib_config *c, struct wf_settings *ret);
 /* The grpc: section of c (the worker API). The strings point into c
  * (wf_grpc_new copies them). */
 void settings_grpc(const struct ib_config *c, struct wf_grpc_settings *ret);
+/* The kube: section of c. The strings point into c (kube_new copies
+ * them); leading and userdata are left for the caller. */
+void settings_kube(const struct ib_config *c, struct kube_settings *ret);
 
 /* The metadata: section of c. Points into c: valid while c is. */
 void settings_metadata(const struct ib_config *c, struct md_settings *ret);

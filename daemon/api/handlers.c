@@ -68,6 +68,25 @@ void api_reply_text(struct api_reply *rep, int code, const char *text)
 	rep->content_type = "text/plain; charset=utf-8";
 }
 
+/* /readyz: ready once the daemon said so and the further check (the
+ * cluster synced, in Kubernetes mode) agrees; its lines follow. */
+static void handle_readyz(const struct api_ctx *ctx, struct api_reply *rep)
+{
+	struct buf out = BUF_INIT(64 * 1024);
+	void *ud;
+	api_ready_fn fn = api_ready_check(ctx->api, &ud);
+	bool ready = api_is_ready(ctx->api);
+	buf_puts(&out, ready ? "ok\n" : "not ready\n");
+	if (fn && !fn(&out, ud) && ready) {
+		buf_reset(&out);
+		buf_puts(&out, "not ready\n");
+		fn(&out, ud);
+		ready = false;
+	}
+	api_reply_text(rep, ready ? 200 : 503, out.data ? out.data : "");
+	buf_free(&out);
+}
+
 static void reply_errno(struct api_reply *rep, int err, const char *message)
 {
 	int code;
@@ -552,12 +571,7 @@ void api_handle(const struct api_ctx *ctx, struct api_reply *rep)
 	case API_ROUTE_LEASES: handle_leases(ctx, rep); break;
 	case API_ROUTE_VERSION: handle_version(ctx, rep); break;
 	case API_ROUTE_HEALTHZ: api_reply_text(rep, 200, "ok"); break;
-	case API_ROUTE_READYZ:
-		if (api_is_ready(ctx->api))
-			api_reply_text(rep, 200, "ok");
-		else
-			api_reply_text(rep, 503, "not ready\n");
-		break;
+	case API_ROUTE_READYZ: handle_readyz(ctx, rep); break;
 	case API_ROUTE_METRICS: handle_metrics(ctx, rep); break;
 	case API_ROUTE_MAX:
 		api_reply_error(rep, 404, NULL, NULL,

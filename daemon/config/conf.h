@@ -209,6 +209,34 @@ struct ib_config {
 		unsigned retry_max_s;              /* workflow.retry_backoff_max, 1..86400,
 						    * default 300 */
 	} workflow;
+
+	/* Kubernetes mode (kube/): struct kube_settings, read at start.
+	 * Durations carry their unit in the field's name. */
+	struct {
+		bool enabled;             /* kube.enabled, default false */
+		char *kubeconfig;         /* kube.kubeconfig; NULL: in-cluster */
+		char *context;            /* kube.context; NULL: current-context */
+		char *namespace_;         /* kube.namespace; NULL: every namespace */
+		unsigned qps;             /* kube.qps, 1..10000, default 5 */
+		unsigned burst;           /* kube.burst, 1..10000, default 10 */
+		unsigned page_size;       /* kube.page_size, 1..10000, default 500 */
+		unsigned watch_timeout_s; /* kube.watch_timeout, 10..3600, default 300 */
+		unsigned backoff_min_ms;  /* kube.backoff_min, 10..60000, default 800 */
+		unsigned backoff_max_ms;  /* kube.backoff_max, 100..600000, default 30000 */
+		unsigned request_timeout_ms; /* kube.request_timeout, 1000..600000, default 30000 */
+		unsigned write_delay_ms;  /* kube.write_delay, 1..60000, default 100 */
+		bool leader_election;     /* kube.leader_election, default true */
+		char *lease_name;         /* kube.lease_name, default "ironbelld" */
+		char *lease_namespace;    /* kube.lease_namespace; NULL: kube.namespace,
+					   * the context's, or "default" */
+		char *identity;           /* kube.identity; NULL: host name and pid */
+		unsigned lease_duration_s; /* kube.lease_duration, 2..3600, default 15 */
+		unsigned renew_deadline_s; /* kube.renew_deadline, 1..3600, default 10,
+					    * less than lease_duration */
+		unsigned retry_period_s;   /* kube.retry_period, 1..3600, default 2,
+					    * less than renew_deadline */
+		char *status_schema;       /* kube.status_schema: auto, monorepo or legacy */
+	} kube;
 };
 
 /* Reads and checks the file at path. On success returns 0 and a new

@@ -313,9 +313,34 @@ static int check_grpc(struct cfg_ctx *ctx, struct ib_config *c)
 	return 0;
 }
 
+/* kube: the Lease's timings nest (a holder stops acting before others
+ * may take the Lease, and tries again before it gives up), and
+ * kube.status_schema is one of its three words. */
+static int check_kube(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	const char *s = c->kube.status_schema;
+	if (s && strcmp(s, "auto") != 0 && strcmp(s, "monorepo") != 0 && strcmp(s, "legacy") != 0)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_kube_keys, "status_schema"),
+				 "kube.status_schema: \"%s\" is not auto, monorepo or legacy", s);
+	if (c->kube.renew_deadline_s >= c->kube.lease_duration_s)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_kube_keys, "renew_deadline"),
+				 "kube.renew_deadline: %u must be less than kube.lease_duration "
+				 "(%u)",
+				 c->kube.renew_deadline_s, c->kube.lease_duration_s);
+	if (c->kube.retry_period_s >= c->kube.renew_deadline_s)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_kube_keys, "retry_period"),
+				 "kube.retry_period: %u must be less than kube.renew_deadline (%u)",
+				 c->kube.retry_period_s, c->kube.renew_deadline_s);
+	if (c->kube.backoff_min_ms > c->kube.backoff_max_ms)
+		return cfg_error(ctx, cfg_value_mark(ctx, cfg_kube_keys, "backoff_min"),
+				 "kube.backoff_min: %u is longer than kube.backoff_max (%u)",
+				 c->kube.backoff_min_ms, c->kube.backoff_max_ms);
+	return 0;
+}
+
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api, check_store, check_ipxe, check_bmc,
-					   check_workflow, check_grpc };
+static const cfg_check_fn cfg_checks[] = { check_api,	   check_store, check_ipxe, check_bmc,
+					   check_workflow, check_grpc,	check_kube };
 
 /* See config-internal.h: each rule in turn, the first error stops. */
 int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c)

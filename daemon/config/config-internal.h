@@ -122,6 +122,7 @@ extern const struct cfg_key cfg_bmc_ipmi_keys[];
 extern const struct cfg_key cfg_bmc_redfish_keys[];
 extern const struct cfg_key cfg_workflow_keys[];
 extern const struct cfg_key cfg_grpc_keys[];
+extern const struct cfg_key cfg_kube_keys[];
 
 /* Formats into err (errlen bytes, NUL-terminated); nothing when err is
  * NULL or errlen 0. */

@@ -262,6 +262,50 @@ const struct cfg_key cfg_grpc_keys[] = {
 	{ 0 }
 };
 
+const struct cfg_key cfg_kube_keys[] = {
+	{ "enabled", CFG_BOOL, FIELD(kube.enabled), 0, 0, "false", NULL,
+	  "Kubernetes mode: the cluster's Tinkerbell objects are the source of truth" },
+	{ "kubeconfig", CFG_PATH, FIELD(kube.kubeconfig), 0, 0, NULL, NULL,
+	  "kubeconfig file of the cluster; unset: in-cluster (service account)" },
+	{ "context", CFG_TEXT, FIELD(kube.context), 0, 253, NULL, NULL,
+	  "context of the kubeconfig; unset: its current-context" },
+	{ "namespace", CFG_TEXT, FIELD(kube.namespace_), 0, 63, NULL, NULL,
+	  "the one namespace watched; unset: every namespace" },
+	{ "qps", CFG_UINT, FIELD(kube.qps), 1, 10000, "5", NULL,
+	  "requests per second to the API server" },
+	{ "burst", CFG_UINT, FIELD(kube.burst), 1, 10000, "10", NULL,
+	  "requests at once above kube.qps" },
+	{ "page_size", CFG_UINT, FIELD(kube.page_size), 1, 10000, "500", NULL,
+	  "objects asked for in one page of a list" },
+	{ "watch_timeout", CFG_UINT, FIELD(kube.watch_timeout_s), 10, 3600, "300", NULL,
+	  "seconds after which the server ends a watch (with jitter); it is resumed" },
+	{ "backoff_min", CFG_UINT, FIELD(kube.backoff_min_ms), 10, 60000, "800", NULL,
+	  "milliseconds before the first retry after an error; doubled each time" },
+	{ "backoff_max", CFG_UINT, FIELD(kube.backoff_max_ms), 100, 600000, "30000", NULL,
+	  "longest wait before a retry, in milliseconds" },
+	{ "request_timeout", CFG_UINT, FIELD(kube.request_timeout_ms), 1000, 600000, "30000",
+	  NULL, "milliseconds one request other than a watch may take" },
+	{ "write_delay", CFG_UINT, FIELD(kube.write_delay_ms), 1, 60000, "100", NULL,
+	  "milliseconds within which changes of one object are sent back as one" },
+	{ "leader_election", CFG_BOOL, FIELD(kube.leader_election), 0, 0, "true", NULL,
+	  "hold a Lease: only its holder runs the BMC jobs, the workflows and the worker API" },
+	{ "lease_name", CFG_TEXT, FIELD(kube.lease_name), 0, 253, "ironbelld", NULL,
+	  "name of the coordination.k8s.io Lease" },
+	{ "lease_namespace", CFG_TEXT, FIELD(kube.lease_namespace), 0, 63, NULL, NULL,
+	  "namespace of the Lease; unset: kube.namespace, the context's, or default" },
+	{ "identity", CFG_TEXT, FIELD(kube.identity), 0, 253, NULL, NULL,
+	  "this instance's name in the Lease; unset: the host name and the pid" },
+	{ "lease_duration", CFG_UINT, FIELD(kube.lease_duration_s), 2, 3600, "15", NULL,
+	  "seconds others wait after the last renewal before they take the Lease" },
+	{ "renew_deadline", CFG_UINT, FIELD(kube.renew_deadline_s), 1, 3600, "10", NULL,
+	  "seconds the holder tries to renew before it stops acting" },
+	{ "retry_period", CFG_UINT, FIELD(kube.retry_period_s), 1, 3600, "2", NULL,
+	  "seconds between two tries to take or renew the Lease" },
+	{ "status_schema", CFG_TEXT, FIELD(kube.status_schema), 0, 16, "auto", NULL,
+	  "Workflow status written back: auto (from the CRD), monorepo or legacy" },
+	{ 0 }
+};
+
 static const struct cfg_key cfg_top_keys[] = {
 	{ "log_level", CFG_LOG_LEVEL, FIELD(log_level), 0, 0, "info", NULL,
 	  "least severe level logged: error, warn, info or debug" },
@@ -278,6 +322,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ "bmc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_bmc_keys, "BMC power and boot control" },
 	{ "workflow", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_workflow_keys, "the workflow controller" },
 	{ "grpc", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_grpc_keys, "the worker API (gRPC)" },
+	{ "kube", CFG_SECTION, 0, 0, 0, 0, NULL, cfg_kube_keys, "Kubernetes mode" },
 	{ 0 }
 };
 

@@ -95,6 +95,8 @@ struct api {
 	ino_t socket_ino;
 	int stop_efd;
 	bool ready;    /* atomic */
+	api_ready_fn ready_fn; /* set before the listeners start */
+	void *ready_ud;
 	bool stopping; /* atomic */
 	bool stopped;  /* main thread only */
 	int watches;   /* atomic: open watch streams */
@@ -160,6 +162,18 @@ bool api_is_ready(struct api *api)
 void api_set_ready(struct api *api, bool ready)
 {
 	__atomic_store_n(&api->ready, ready, __ATOMIC_RELEASE);
+}
+
+void api_set_ready_check(struct api *api, api_ready_fn fn, void *userdata)
+{
+	api->ready_fn = fn;
+	api->ready_ud = userdata;
+}
+
+api_ready_fn api_ready_check(struct api *api, void **ret_ud)
+{
+	*ret_ud = api->ready_ud;
+	return api->ready_fn;
 }
 
 int api_stop_fd(struct api *api)

@@ -38,6 +38,15 @@ int api_bind(struct api *api, char *err, size_t errlen);
 int api_start(struct api *api, char *err, size_t errlen);
 /* Marks the API ready (/readyz 200) or not. */
 void api_set_ready(struct api *api, bool ready);
+/* A further readiness check, asked at each /readyz once the API is ready:
+ * fn appends lines that say why (they follow "ok" or "not ready") and
+ * returns whether it is ready. Set before api_start(); fn runs on the
+ * listener threads. */
+struct buf;
+typedef bool (*api_ready_fn)(struct buf *out, void *userdata);
+void api_set_ready_check(struct api *api, api_ready_fn fn, void *userdata);
+/* The check set, if any: *ret_ud gets its userdata. */
+api_ready_fn api_ready_check(struct api *api, void **ret_ud);
 /* Replaces the config snapshot (ownership taken). Requests in flight keep
  * the snapshot they started with; the old one is freed when the last of
  * them ends. Applies what can change live (max body, token, socket mode). */

@@ -358,7 +358,28 @@ START_TEST(test_every_key)
 		 "  max_message: 64MiB\n"
 		 "  max_streams: 1024\n"
 		 "  long_poll: 3600\n"
-		 "  idle_timeout: 1\n",
+		 "  idle_timeout: 1\n"
+		 "kube:\n"
+		 "  enabled: true\n"
+		 "  kubeconfig: /etc/ironbell/kubeconfig\n"
+		 "  context: prod\n"
+		 "  namespace: tink-system\n"
+		 "  qps: 10000\n"
+		 "  burst: 1\n"
+		 "  page_size: 10000\n"
+		 "  watch_timeout: 3600\n"
+		 "  backoff_min: 10\n"
+		 "  backoff_max: 600000\n"
+		 "  request_timeout: 1000\n"
+		 "  write_delay: 60000\n"
+		 "  leader_election: false\n"
+		 "  lease_name: ib\n"
+		 "  lease_namespace: leases\n"
+		 "  identity: host-a\n"
+		 "  lease_duration: 3600\n"
+		 "  renew_deadline: 3599\n"
+		 "  retry_period: 3598\n"
+		 "  status_schema: legacy\n",
 		 tok, cert, key, tmpl, cert, cert, key);
 	struct ib_config *c = load_ok(text);
 	ck_assert_str_eq(c->path, NAME);
@@ -450,6 +471,12 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->grpc.max_streams, 1024);
 	ck_assert_uint_eq(c->grpc.long_poll_s, 3600);
 	ck_assert_uint_eq(c->grpc.idle_timeout_s, 1);
+	ck_assert(c->kube.enabled && !c->kube.leader_election);
+	ck_assert_str_eq(c->kube.kubeconfig, "/etc/ironbell/kubeconfig");
+	ck_assert_str_eq(c->kube.namespace_, "tink-system");
+	ck_assert_uint_eq(c->kube.qps, 10000);
+	ck_assert_uint_eq(c->kube.renew_deadline_s, 3599);
+	ck_assert_str_eq(c->kube.status_schema, "legacy");
 	/* Every row differs from its default, so the test above saw them all. */
 	struct ib_config *d = config_new_default();
 	static struct leaf leaves[MAX_LEAVES];
@@ -682,7 +709,7 @@ static const struct {
 	/* unknown keys */
 	{ "foo: 1\n",
 	  NAME ":1:1: unknown key \"foo\" (valid keys: log_level, state_dir, api, http, store, dhcp, "
-	       "tftp, ipxe, metadata, syslog, bmc, workflow, grpc)" },
+	       "tftp, ipxe, metadata, syslog, bmc, workflow, grpc, kube)" },
 	{ "api:\n  socket: /run/x.sock\n  foo: 1\n",
 	  NAME ":3:3: unknown key \"foo\" in \"api\" (valid keys: socket, socket_mode, listen, token_file, "
 	       "tls_cert, tls_key)" },
@@ -692,10 +719,11 @@ static const struct {
 	{ "store:\n  commit_delay: 100001\n",
 	  NAME ":2:17: store.commit_delay: 100001 is out of range 0..100000" },
 	{ "\"a\\0b\": 1\n", NAME ":1:1: unknown key \"a\\x00b\" (valid keys: log_level, state_dir, "
-			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow, grpc)" },
+			      "api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, workflow, grpc, "
+			      "kube)" },
 	{ "<<: {log_level: info}\n", NAME ":1:1: unknown key \"<<\" (valid keys: log_level, "
 				       "state_dir, api, http, store, dhcp, tftp, ipxe, metadata, syslog, bmc, "
-				       "workflow, grpc)" },
+				       "workflow, grpc, kube)" },
 	/* the worker API's certificate without its key */
 	{ "grpc:\n  tls_cert: /etc/x.pem\n",
 	  NAME ":2:13: grpc.tls_cert and grpc.tls_key go together: set both or neither" },
