@@ -174,9 +174,6 @@ struct bmc_server {
  * password in err. */
 int bmc_creds_read(struct store_reader *r, const char *ns, const char *name,
 		   struct bmc_endpoint *ep, char *err, size_t errlen);
-/* Decodes standard base64 (padding required) of len bytes into out
- * (cap bytes). Returns the decoded length, or -EINVAL / -ENOSPC. */
-int bmc_base64_decode(const char *in, size_t len, uint8_t *out, size_t cap);
 
 /* ---- machine.c ---- */
 

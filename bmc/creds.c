@@ -16,50 +16,8 @@
 #include <string.h>
 
 #include "bmc/bmc-internal.h"
+#include "common/base64.h"
 #include "store/store.h"
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-int bmc_base64_decode(const char *in, size_t len, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-	if (len % 4)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i += 4) {
-		int v[4];
-		int pad = 0;
-		for (int j = 0; j < 4; j++) {
-			if (in[i + j] == '=' && i + 4 == len && j >= 2) {
-				v[j] = 0;
-				pad++;
-				continue;
-			}
-			if (pad || (v[j] = b64_value(in[i + j])) < 0)
-				return -EINVAL;
-		}
-		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-			     (uint32_t)v[3];
-		uint8_t b[3] = { (uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w };
-		if (n + 3 - (size_t)pad > cap)
-			return -ENOSPC;
-		memcpy(out + n, b, 3 - (size_t)pad);
-		n += 3 - (size_t)pad;
-	}
-	return (int)n;
-}
 
 /* Key key of secret into out (cap bytes, NUL-terminated). */
 static int secret_key(const json_t *secret, const char *ns, const char *name, const char *key,
@@ -68,12 +26,15 @@ static int secret_key(const json_t *secret, const char *ns, const char *name, co
 	const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), key));
 	const char *plain =
 		json_string_value(json_object_get(json_object_get(secret, "stringData"), key));
-	uint8_t buf[BMC_PASSWORD_MAX + 4];
+	char buf[BMC_PASSWORD_MAX + 4];
+	size_t len = 0;
 	int n;
 
 	if (b64) {
-		n = bmc_base64_decode(b64, strlen(b64), buf, sizeof(buf));
-		if (n == -ENOSPC || (n >= 0 && (size_t)n >= cap)) {
+		n = base64_decode(b64, strlen(b64), buf, sizeof(buf), &len);
+		if (n == 0)
+			n = (int)len;
+		if (n == -E2BIG || (n >= 0 && (size_t)n >= cap)) {
 			snprintf(err, errlen, "secret %s/%s: key \"%s\" is longer than %zu bytes",
 				 ns, name, key, cap - 1);
 			n = -EINVAL;

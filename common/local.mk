@@ -3,7 +3,7 @@ libcommon_a_SOURCES = \
 	common/common.h common/buf.c common/buf.h common/cursor.h \
 	common/file.c common/file.h common/log.c common/log.h common/metrics.c common/metrics.h \
 	common/net.c common/net.h common/num.c common/num.h common/time.c \
-	common/jsonarr.c common/jsonarr.h common/jsonmerge.c common/jsonmerge.h common/yamljson.c common/yamljson.h \
+	common/jsonarr.c common/jsonarr.h common/jsonmerge.c common/jsonmerge.h common/base64.c common/base64.h common/yamljson.c common/yamljson.h \
 	common/bootfile.c common/bootfile.h common/mac.c common/mac.h \
 	common/ratelimit.c common/ratelimit.h \
 	common/timerheap.c common/timerheap.h common/bootmark.c common/bootmark.h

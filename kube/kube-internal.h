@@ -63,10 +63,6 @@ int kube_conn_parse(const char *data, size_t len, const char *file, const char *
  * as it goes into a header) into a new heap string *ret. 0, or a
  * negative errno with err naming the file. */
 int kube_token_read(const char *path, char **ret, char *err, size_t errlen);
-/* Decodes standard base64 (padding required; line breaks skipped, as
- * Go's decoder does) of len bytes into out, at most cap bytes; the
- * length in *ret_len. 0, -EINVAL for bad base64, -E2BIG when over cap. */
-int kube_base64_decode(const char *in, size_t len, char *out, size_t cap, size_t *ret_len);
 
 /* ---- the HTTP client (client.c) ---- */
 

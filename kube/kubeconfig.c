@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base64.h"
 #include "common/buf.h"
 #include "common/num.h"
 #include "common/yamljson.h"
@@ -120,69 +121,6 @@ static const char *read_error(int rc, size_t max, char *tmp, size_t tmplen)
 	return tmp;
 }
 
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-int kube_base64_decode(const char *in, size_t len, char *out, size_t cap, size_t *ret_len)
-{
-	uint32_t quad = 0;
-	size_t n = 0, got = 0, pad = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = in[i];
-		int v;
-		if (c == '\r' || c == '\n')
-			continue; /* Go's StdEncoding skips them too */
-		if (c == '=') {
-			if (got < 2)
-				return -EINVAL;
-			pad++;
-			got++;
-			quad <<= 6;
-			if (got == 4)
-				goto group;
-			continue;
-		}
-		if (pad || (v = b64_value(c)) < 0)
-			return -EINVAL;
-		quad = quad << 6 | (uint32_t)v;
-		if (++got < 4)
-			continue;
-group:
-		if (n + 3 - pad > cap)
-			return -E2BIG;
-		out[n++] = (char)(quad >> 16);
-		if (pad < 2)
-			out[n++] = (char)(quad >> 8);
-		if (pad < 1)
-			out[n++] = (char)quad;
-		got = 0;
-		quad = 0;
-		if (pad) {
-			/* only line breaks may follow the padding */
-			for (size_t j = i + 1; j < len; j++)
-				if (in[j] != '\r' && in[j] != '\n')
-					return -EINVAL;
-			break;
-		}
-	}
-	if (got)
-		return -EINVAL;
-	*ret_len = n;
-	return 0;
-}
 
 /* A token's text: surrounding white space trimmed (client-go's
  * strings.TrimSpace), then 1 to KUBE_MAX_TOKEN printable ASCII bytes (it
@@ -382,7 +320,7 @@ static int get_pem(struct walk *w, const json_t *obj, const char *path, const ch
 			return fail(w, -E2BIG, field, "larger than %u bytes", KUBE_MAX_PEM);
 		if (!(text = malloc(KUBE_MAX_PEM + 1)))
 			return fail(w, -ENOMEM, field, "out of memory");
-		rc = kube_base64_decode(data, dlen, text, KUBE_MAX_PEM, &len);
+		rc = base64_decode(data, dlen, text, KUBE_MAX_PEM, &len);
 		if (rc < 0) {
 			rc = fail(w, rc, field,
 				  rc == -E2BIG ? "larger than %u bytes decoded" :

@@ -1178,22 +1178,6 @@ START_TEST(test_creds)
 }
 END_TEST
 
-START_TEST(test_base64)
-{
-	uint8_t out[16];
-	ck_assert_int_eq(bmc_base64_decode("YWRtaW4=", 8, out, sizeof(out)), 5);
-	ck_assert_int_eq(memcmp(out, "admin", 5), 0);
-	ck_assert_int_eq(bmc_base64_decode("", 0, out, sizeof(out)), 0);
-	ck_assert_int_eq(bmc_base64_decode("YQ==", 4, out, sizeof(out)), 1);
-	ck_assert_int_eq(bmc_base64_decode("YWRtaW4", 7, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(bmc_base64_decode("YW=t", 4, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(bmc_base64_decode("Y===", 4, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(bmc_base64_decode("YQ==YQ==", 8, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(bmc_base64_decode("YW*t", 4, out, sizeof(out)), -EINVAL);
-	ck_assert_int_eq(bmc_base64_decode("YWRtaW4=", 8, out, 4), -ENOSPC);
-}
-END_TEST
-
 START_TEST(test_engine_unavailable)
 {
 	char m[512];
@@ -1259,7 +1243,6 @@ int main(void)
 	tcase_add_test(tc, test_many_machines);
 	suite_add_tcase(s, tc);
 	TCase *tb = tcase_create("credentials");
-	tcase_add_test(tb, test_base64);
 	tcase_add_test(tb, test_poll_delay);
 	tcase_add_checked_fixture(tb, setup, teardown);
 	tcase_add_test(tb, test_creds);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/metrics.h"
+#include "common/base64.h"
 #include "kube/kube-internal.h"
 #include "tests/unit/unit.h"
 
@@ -358,23 +359,23 @@ START_TEST(test_base64)
 {
 	char out[16];
 	size_t n = 99;
-	ck_assert_int_eq(kube_base64_decode("YWRtaW4=", 8, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(base64_decode("YWRtaW4=", 8, out, sizeof(out), &n), 0);
 	ck_assert_uint_eq(n, 5);
 	ck_assert_int_eq(memcmp(out, "admin", 5), 0);
-	ck_assert_int_eq(kube_base64_decode("YW\nRt\r\naW4=\n", 12, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(base64_decode("YW\nRt\r\naW4=\n", 12, out, sizeof(out), &n), 0);
 	ck_assert_uint_eq(n, 5);
-	ck_assert_int_eq(kube_base64_decode("", 0, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(base64_decode("", 0, out, sizeof(out), &n), 0);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(kube_base64_decode("YQ==", 4, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(base64_decode("YQ==", 4, out, sizeof(out), &n), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_int_eq(kube_base64_decode("YWI=", 4, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(base64_decode("YWI=", 4, out, sizeof(out), &n), 0);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_int_eq(kube_base64_decode("YWRtaW4", 7, out, sizeof(out), &n), -EINVAL);
-	ck_assert_int_eq(kube_base64_decode("YW=t", 4, out, sizeof(out), &n), -EINVAL);
-	ck_assert_int_eq(kube_base64_decode("Y===", 4, out, sizeof(out), &n), -EINVAL);
-	ck_assert_int_eq(kube_base64_decode("YQ==YQ==", 8, out, sizeof(out), &n), -EINVAL);
-	ck_assert_int_eq(kube_base64_decode("YW*t", 4, out, sizeof(out), &n), -EINVAL);
-	ck_assert_int_eq(kube_base64_decode("YWRtaW4=", 8, out, 4, &n), -E2BIG);
+	ck_assert_int_eq(base64_decode("YWRtaW4", 7, out, sizeof(out), &n), -EINVAL);
+	ck_assert_int_eq(base64_decode("YW=t", 4, out, sizeof(out), &n), -EINVAL);
+	ck_assert_int_eq(base64_decode("Y===", 4, out, sizeof(out), &n), -EINVAL);
+	ck_assert_int_eq(base64_decode("YQ==YQ==", 8, out, sizeof(out), &n), -EINVAL);
+	ck_assert_int_eq(base64_decode("YW*t", 4, out, sizeof(out), &n), -EINVAL);
+	ck_assert_int_eq(base64_decode("YWRtaW4=", 8, out, 4, &n), -E2BIG);
 }
 END_TEST
 
