@@ -588,6 +588,16 @@ struct watch_ctx {
 	int error;            /* why the stream was stopped by us */
 };
 
+/* The watch resumes from rv from now on (its events up to rv are in the
+ * store); /readyz says so. */
+static void resume_at(struct kube_watch *w, const char *rv)
+{
+	pthread_mutex_lock(&w->lock);
+	snprintf(w->rv, sizeof(w->rv), "%s", rv);
+	snprintf(w->state, sizeof(w->state), "synced, watching from rv %s", w->rv);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static int on_event(const struct kube_event *ev, void *ud)
 {
 	struct watch_ctx *c = ud;
@@ -614,9 +624,7 @@ static int on_event(const struct kube_event *ev, void *ud)
 		int e = batch_write(c->w, c->b);
 		if (e < 0)
 			return e;
-		pthread_mutex_lock(&c->w->lock);
-		snprintf(c->w->rv, sizeof(c->w->rv), "%s", it->rv);
-		pthread_mutex_unlock(&c->w->lock);
+		resume_at(c->w, it->rv);
 		batch_clear(c->b);
 	}
 	return 0;
@@ -634,16 +642,11 @@ static int on_bytes(const char *data, size_t len, void *ud)
 		snprintf(last, sizeof(last), "%s", c->b->items[c->b->n - 1].rv);
 		e2 = batch_write(c->w, c->b);
 		batch_clear(c->b);
-		if (!e2) {
-			pthread_mutex_lock(&c->w->lock);
-			snprintf(c->w->rv, sizeof(c->w->rv), "%s", last);
-			pthread_mutex_unlock(&c->w->lock);
-		}
+		if (!e2)
+			resume_at(c->w, last);
 	}
 	if (!e && !e2 && *c->bookmark) {
-		pthread_mutex_lock(&c->w->lock);
-		snprintf(c->w->rv, sizeof(c->w->rv), "%s", c->bookmark);
-		pthread_mutex_unlock(&c->w->lock);
+		resume_at(c->w, c->bookmark);
 		c->bookmark[0] = '\0';
 	}
 	if (e < 0 && !c->error)

@@ -4,7 +4,8 @@
 # ironbelld with a kubeconfig (client certificate), objects made, changed
 # and deleted with the real kubectl. Asserted: every kind is listed in
 # pages and then watched (create, update, delete of each reach the store;
-# a Machine's Secret is fetched, another Secret is not stored); /readyz
+# a Machine's Secret is fetched, another Secret is not stored); bookmarks
+# move a quiet kind's resume point on; /readyz
 # says each kind is synced; the admin API refuses to change a kube
 # object; a dropped stream resumes without a list; a stream cut mid-line
 # resumes and is counted; a resourceVersion that is too old (410) lists
@@ -205,6 +206,15 @@ kc delete hardware hw-c
 ok "a deletion reaches the store" wait_for $WAIT gone $HW hw-c
 eventually_equal "after create, update and delete the store equals the API"
 
+# ---- bookmarks: a quiet kind's watch moves on with the others' changes ----
+kc label template tpl-a bookmark=1
+trv=$(kemu_stat resourceVersion)
+# hw_rv: the resourceVersion the Hardware watch would resume from
+hw_rv() { api /readyz | sed -n 's/^hardware: synced, watching from rv \([0-9]*\)$/\1/p'; }
+ok "a bookmark moves the Hardware watch past a Template's change (rv $trv)" \
+	wait_for $WAIT sh -c "[ \"\$(curl -s --unix-socket '$IB_SOCK' http://localhost/readyz | sed -n 's/^hardware: synced, watching from rv \\([0-9]*\\)\$/\\1/p')\" -ge $trv ] 2>/dev/null"
+diag "the Hardware watch would resume from rv $(hw_rv)"
+
 # ---- a dropped stream resumes from where it was, without a list ----
 lists0=$(kemu_stat lists)
 kemu_ctl drop-watches >/dev/null
@@ -227,23 +237,19 @@ grep "hardware: watch failed" "$IB_LOG" | head -n 3 | diag "$(cat)"
 eventually_equal "after the cut the store equals the API"
 
 # ---- 410 Gone: too old a resourceVersion lists again ----
-# The next resume waits 2 s at least: the deletion and the compaction
-# happen while no watch is open.
-ib_stop_daemon
-sed -i 's/backoff_min: 100/backoff_min: 2000/; s/backoff_max: 2000/backoff_max: 4000/' "$IB_CONFIG"
-ib_start_daemon || bail_out "ironbelld did not start again"
+# The daemon is stopped (SIGSTOP) while its streams are cut, a Hardware is
+# deleted and the history compacted: it can only resume from before both.
+kill -STOP "$IB_DAEMON_PID"
 kemu_ctl cut-watches >/dev/null
 kc delete hardware hw-d
 kemu_ctl compact >/dev/null
+kill -CONT "$IB_DAEMON_PID"
 ok "a Hardware deleted while the watch was gone is deleted by the relist" \
 	wait_for $WAIT gone $HW hw-d
 ok "the relist is counted" \
 	wait_for $WAIT sh -c "[ \"\$(curl -s --unix-socket '$IB_SOCK' http://localhost/metrics | sed -n 's/^ironbell_kube_relists_total{kind=\"Hardware\"} //p')\" -ge 1 ]"
 ok "410 is logged" file_has "$IB_LOG" "too old \\(410 Gone\\): listing again"
 eventually_equal "after the relist the store equals the API"
-sed -i 's/backoff_min: 2000/backoff_min: 100/; s/backoff_max: 4000/backoff_max: 2000/' "$IB_CONFIG"
-ib_stop_daemon
-ib_start_daemon || bail_out "ironbelld did not start again"
 
 # ---- the emulator restarts, its objects kept ----
 kill -TERM "$KEMU_PID" 2>/dev/null
