@@ -40,6 +40,14 @@ MAX_WAIT_S = 120
 
 
 class Handler(BaseHTTPRequestHandler):
+    def setup(self):
+        super().setup()
+        # The handshake runs in the connection's own thread: one client
+        # that stalls in it (a cancelled test client) must not stop the
+        # accept loop for the others.
+        if isinstance(self.connection, ssl.SSLSocket):
+            self.connection.do_handshake()
+
     protocol_version = "HTTP/1.1"
     server_version = "tls_echo"
 
@@ -139,6 +147,17 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    ctx = None
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        sock.settimeout(MAX_WAIT_S)
+        return self.ctx.wrap_socket(sock, server_side=True,
+                                    do_handshake_on_connect=False), addr
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cert", required=True)
@@ -153,9 +172,8 @@ def main():
     if a.client_ca:
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_verify_locations(a.client_ca)
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv = Server(("127.0.0.1", 0), Handler)
+    srv.ctx = ctx
     srv.token_file = a.token_file
     srv.log_path = a.log
     srv.log_lock = threading.Lock()
