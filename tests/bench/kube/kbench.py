@@ -39,6 +39,7 @@ HZ = os.sysconf("SC_CLK_TCK")
 NS = "default"
 CHURN_KEY = "ironbell.test/churn"
 LAG_METRIC = "ironbell_kube_event_lag_seconds"
+WRITE_METRIC = "ironbell_store_write_seconds"
 BATCH = 500                 # objects per /_emu/put
 RECV = 1 << 20              # bytes one recv() of the watch may take
 MAX_HEAD = 64 * 1024        # bytes of a response head read at most
@@ -148,7 +149,7 @@ def metrics_hist(sock, name, kind):
     if code != 200:
         return None
     buckets, count, total = [], None, None
-    kl = 'kind="%s"' % kind
+    kl = 'kind="%s"' % kind if kind else ""
     for line in body.decode("utf-8", "replace").splitlines():
         if not line.startswith(name) or kl not in line:
             continue
@@ -490,10 +491,15 @@ class Stream:
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        r, _, _ = select.select([self.sock], [], [], min(left, 0.5))
-        if not r:
+        pending = self.sock.pending() if isinstance(self.sock, ssl.SSLSocket) else 0
+        if not pending:
+            r, _, _ = select.select([self.sock], [], [], min(left, 0.5))
+            if not r:
+                return True
+        try:
+            data = self.sock.recv(RECV)
+        except (ssl.SSLWantReadError, BlockingIOError):
             return True
-        data = self.sock.recv(RECV)
         if not data:
             self.ended = True
             return False
@@ -533,7 +539,7 @@ class Stream:
         return out
 
 
-MARK = re.compile(rb'"ironbell\.test/churn":"(\d+) (\d+)"')
+MARK = re.compile(rb'"ironbell\.test/churn": ?"(\d+) (\d+)"')
 
 
 def cmd_follow(o):
@@ -541,6 +547,7 @@ def cmd_follow(o):
     code, body = admin_get(o.sock, "/apis/tinkerbell.org/v1alpha1/templates")
     rv = json.loads(body)["metadata"]["resourceVersion"]
     lag_before = metrics_hist(o.sock, LAG_METRIC, "Hardware")
+    wr_before = metrics_hist(o.sock, WRITE_METRIC, None)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(o.sock)
     s.sendall(("GET /apis/tinkerbell.org/v1alpha1/hardware?watch=1&resourceVersion=%s "
@@ -555,6 +562,7 @@ def cmd_follow(o):
     emu_post(emu, "churn", {"resource": "hardware", "count": o.count, "rate": o.rate})
     emu.close()
     seen = bytearray(o.count)
+    series = [] if o.series else None
     nseen = dups = other = 0
     lags = []
     first_mark = last_mark = None
@@ -577,6 +585,8 @@ def cmd_follow(o):
         seen[seq] = 1
         nseen += 1
         lags.append((t - ns) / 1e6)
+        if series is not None:
+            series.append("%d %d %.3f\n" % (seq, ns, (t - ns) / 1e6))
         last_rx = time.monotonic()
         if seq == 0:
             first_mark = ns
@@ -589,6 +599,11 @@ def cmd_follow(o):
     s.close()
     # Give the daemon's histogram the commits the events above came from.
     lag_after = metrics_hist(o.sock, LAG_METRIC, "Hardware")
+    wr_after = metrics_hist(o.sock, WRITE_METRIC, None)
+    if series is not None:
+        with open(o.series, "w") as f:
+            f.write("# seq change_unix_ns latency_ms\n")
+            f.writelines(series)
     lags.sort()
     missing = [i for i in range(o.count) if not seen[i]]
     out.update(seen=nseen, missing=len(missing), missing_first=missing[:10],
@@ -618,8 +633,67 @@ def cmd_follow(o):
             lag_after[1] > lag_before[1]:
         out["daemon_lag_mean_ms"] = round((lag_after[2] - lag_before[2]) * 1e3 /
                                           (lag_after[1] - lag_before[1]), 3)
+    # The store's transactions over the churn: how many, and how long from
+    # BEGIN to COMMIT (the disk's flush included).
+    for q, key in ((0.5, "p50"), (0.99, "p99")):
+        le, n = hist_quantile_bucket(wr_before, wr_after, q)
+        out.setdefault("store_commit_bucket_s", {})[key] = le if le != float("inf") else "+Inf"
+        out["store_commits"] = n
+    if wr_before and wr_after and wr_after[1] > wr_before[1]:
+        out["store_commit_mean_ms"] = round((wr_after[2] - wr_before[2]) * 1e3 /
+                                            (wr_after[1] - wr_before[1]), 3)
     out["vmhwm_kib"] = proc_status(o.pid, "VmHWM")
     out["vmrss_kib"] = proc_status(o.pid, "VmRSS")
+    with open(o.out, "w") as f:
+        json.dump(out, f)
+    return 0
+
+
+def lag_figures(out, lags, seen_n, count):
+    lags.sort()
+    out["seen"] = seen_n
+    out["missing"] = count - seen_n
+    if lags:
+        out["lag_ms"] = {k: round(pct(lags, q), 2) for k, q in
+                         (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))}
+
+
+def cmd_emuwatch(o):
+    """The same churn watched on the emulator itself (TLS, the client
+    certificate): how late the emulator hands its changes to a client,
+    the floor under the daemon's figures."""
+    out = {}
+    u = o.url.split("://", 1)[1]
+    host, port = u.rsplit(":", 1)
+    ctx = ssl.create_default_context(cafile=o.ca)
+    ctx.load_cert_chain(o.cert, o.key)
+    s = ctx.wrap_socket(socket.create_connection((host, int(port)), timeout=10),
+                        server_hostname=host)
+    s.sendall(("GET /apis/tinkerbell.org/v1alpha1/hardware?watch=1&resourceVersion=%s"
+               "&timeoutSeconds=%d HTTP/1.1\r\nHost: %s\r\n\r\n"
+               % (o.rv, o.timeout + int(o.count / o.rate) + 10, u)).encode())
+    s.setblocking(False)
+    st = Stream(s)
+    deadline = time.monotonic() + o.timeout + o.count / o.rate
+    code, _ = st.head(deadline)
+    with open(o.out + ".started", "w") as f:
+        f.write("%d\n" % code)
+    seen = bytearray(o.count)
+    n = 0
+    lags = []
+    for ln, t in st.lines(deadline):
+        if ln is None:
+            continue
+        m = MARK.search(ln)
+        if not m or int(m.group(1)) >= o.count or seen[int(m.group(1))]:
+            continue
+        seen[int(m.group(1))] = 1
+        n += 1
+        lags.append((t - int(m.group(2))) / 1e6)
+        if n == o.count:
+            break
+    s.close()
+    lag_figures(out, lags, n, o.count)
     with open(o.out, "w") as f:
         json.dump(out, f)
     return 0
@@ -645,7 +719,9 @@ def cmd_report(o):
         except (OSError, ValueError):
             return {}
     seed, sync, churn = load(o.seed), load(o.sync), load(o.churn)
-    res = {"benchmark": "kube", "machine": {"cpus": os.cpu_count(),
+    direct = load(o.direct) if o.direct else {}
+    churn["emulator_direct"] = direct
+    res = {"benchmark": "kube", "qps": o.qps, "machine": {"cpus": os.cpu_count(),
                                             "load_before": o.load_before,
                                             "load_after": loadavg()},
            "seed": seed, "sync": sync, "churn": churn,
@@ -675,10 +751,22 @@ def cmd_report(o):
     rows.append(("  change-to-store p50/p90/p99/max", "%s / %s / %s / %s ms" % (
         fmt(lag.get("p50")), fmt(lag.get("p90")), fmt(lag.get("p99")), fmt(lag.get("max"))),
                  "p99 < 50 ms"))
+    dl = direct.get("lag_ms", {})
+    rows.append(("  change-to-client, emulator direct", "%s / %s / %s / %s ms (seen %s)" % (
+        fmt(dl.get("p50")), fmt(dl.get("p90")), fmt(dl.get("p99")), fmt(dl.get("max")),
+        fmt(direct.get("seen"))), ""))
     b = churn.get("daemon_lag_bucket_s", {})
     rows.append(("  arrival-to-commit (daemon)", "p50 <= %s s, p99 <= %s s, mean %s ms (%s events)" % (
         fmt(b.get("p50")), fmt(b.get("p99")), fmt(churn.get("daemon_lag_mean_ms")),
         fmt(churn.get("daemon_lag_events"))), ""))
+    sc = churn.get("store_commit_bucket_s", {})
+    per = None
+    if churn.get("store_commits") and churn.get("seen"):
+        per = round(churn["seen"] / churn["store_commits"], 2)
+    rows.append(("  store commits (all writers)", "%s (%s changes each), p50 <= %s s, p99 <= %s s, "
+                 "mean %s ms" % (
+        fmt(churn.get("store_commits")), fmt(per), fmt(sc.get("p50")), fmt(sc.get("p99")),
+        fmt(churn.get("store_commit_mean_ms"))), ""))
     rows.append(("  CPU over the churn", "ironbelld %s s (%s core), emulator %s s (%s), "
                  "follower %s s (%s)" % (
                      fmt(churn.get("daemon_cpu_s")), fmt(churn.get("daemon_core_share")),
@@ -703,8 +791,8 @@ def cmd_report(o):
         notes.append("sync: " + sync["error"])
     res["notes"] = notes
     w = max(len(r[0]) for r in rows)
-    print("== kube benchmark (load %s -> %s, %s CPUs)" % (
-        o.load_before, res["machine"]["load_after"], res["machine"]["cpus"]))
+    print("== kube benchmark (kube.qps/burst %s; load %s -> %s, %s CPUs)" % (
+        o.qps, o.load_before, res["machine"]["load_after"], res["machine"]["cpus"]))
     for name, val, target in rows:
         print("%-*s  %s%s" % (w, name, val, ("   [target %s]" % target) if target else ""))
     for n in notes:
@@ -744,16 +832,29 @@ def main(argv):
     f.add_argument("--count", type=int, default=30000)
     f.add_argument("--rate", type=float, default=1000)
     f.add_argument("--timeout", type=int, default=60)
+    f.add_argument("--series", help="each change's latency, one a line")
     f.add_argument("--out", required=True)
+    e = sub.add_parser("emuwatch")
+    e.add_argument("--url", required=True)
+    e.add_argument("--ca", required=True)
+    e.add_argument("--cert", required=True)
+    e.add_argument("--key", required=True)
+    e.add_argument("--rv", required=True)
+    e.add_argument("--count", type=int, default=30000)
+    e.add_argument("--rate", type=float, default=1000)
+    e.add_argument("--timeout", type=int, default=60)
+    e.add_argument("--out", required=True)
     t = sub.add_parser("report")
     t.add_argument("--seed", required=True)
     t.add_argument("--sync", required=True)
     t.add_argument("--churn", required=True)
     t.add_argument("--load-before")
+    t.add_argument("--direct")
+    t.add_argument("--qps", default="default")
     t.add_argument("--out", required=True)
     o = p.parse_args(argv)
     return {"seed": cmd_seed, "ready": cmd_ready, "follow": cmd_follow,
-            "report": cmd_report}[o.cmd](o)
+            "report": cmd_report, "emuwatch": cmd_emuwatch}[o.cmd](o)
 
 
 if __name__ == "__main__":
