@@ -17,8 +17,10 @@ API, and the report. Standard library only; it runs under /usr/bin/python3.
           (each change stamps the annotation ironbell.test/churn with
           "SEQ UNIX_NS") and reads every event as it comes: receive time -
           UNIX_NS per change; the CPU of the emulator, of ironbelld and of
-          itself over the churn; ironbell_kube_event_lag_seconds before
-          and after
+          itself over the churn; ironbell_kube_event_lag_seconds and
+          ironbell_store_write_seconds before and after
+  emuwatch  the same churn watched on the emulator itself, with the
+          client certificate: the floor under the daemon's figures
   report  the table, and the same as JSON
 
 Every wait is bounded; a figure that could not be measured is null."""

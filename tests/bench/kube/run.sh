@@ -154,7 +154,8 @@ wait_for 10 test -s "$IB_TMP/direct.json.started" || fail_out "the direct watch 
 	--timeout "$WAIT" --series "$IB_TMP/latency.txt" --out "$IB_TMP/churn.json" || fail_out "following the churn failed"
 
 curl -s --max-time 10 --unix-socket "$IB_SOCK" http://localhost/metrics >"$IB_TMP/metrics.txt"
-wait_for "$WAIT" sh -c "! kill -0 $dpid 2>/dev/null"
+direct_done() { ! ib_alive "$dpid"; }
+wait_for "$WAIT" direct_done
 wait "$dpid" 2>/dev/null
 mkdir -p "$(dirname "$OUT")"
 "$PY" "$KB" report --seed "$IB_TMP/seed.json" --sync "$IB_TMP/sync.json" \
