@@ -88,6 +88,7 @@ struct kube_session {
 	kube_stream_fn fn;
 	void *userdata;
 	bool streaming;
+	bool stream_unflushed; /* fn got bytes since its last NULL call */
 	bool too_big;
 	int cb_rc;
 };
@@ -336,6 +337,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata)
 	if (s->streaming) {
 		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
 		if (status == 200) {
+			s->stream_unflushed = true;
 			int rc = s->fn(p, len, s->userdata);
 			if (rc < 0) {
 				s->cb_rc = rc;
@@ -361,6 +363,16 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
+	/* libcurl calls this after each round of reads: what the stream has
+	 * brought so far is all there is for now. */
+	if (s->streaming && s->stream_unflushed) {
+		s->stream_unflushed = false;
+		int rc = s->fn(NULL, 0, s->userdata);
+		if (rc < 0) {
+			s->cb_rc = rc;
+			return 1;
+		}
+	}
 	return atomic_load_explicit(&s->cancelled, memory_order_relaxed) ? 1 : 0;
 }
 
@@ -505,6 +517,10 @@ static int curl_failure(struct kube_session *s, CURLcode cc, const char *method,
 		snprintf(e, n, "TLS: the client certificate for %s: %s", url, why);
 		return -EPROTO;
 	case CURLE_ABORTED_BY_CALLBACK:
+		if (s->cb_rc < 0) { /* the stream's fn, called from on_progress */
+			snprintf(e, n, "%s %s: stopped: %s", method, url, strerror(-s->cb_rc));
+			return s->cb_rc;
+		}
 		snprintf(e, n, "%s %s: cancelled", method, url);
 		return -ECANCELED;
 	case CURLE_WRITE_ERROR:
@@ -775,9 +791,17 @@ int kube_stream(struct kube_session *s, const char *path, unsigned idle_timeout_
 	int rc;
 
 	s->streaming = true;
+	s->stream_unflushed = false;
 	s->fn = fn;
 	s->userdata = userdata;
 	rc = call(s, &c, resp);
+	if (s->stream_unflushed) {
+		/* the end of the stream: what its last read brought */
+		s->stream_unflushed = false;
+		int e = fn(NULL, 0, userdata);
+		if (e < 0 && rc == 0)
+			rc = e;
+	}
 	s->streaming = false;
 	s->fn = NULL;
 	s->userdata = NULL;

@@ -121,7 +121,10 @@ int kube_request(struct kube_session *s, const char *method, const char *path,
 		 struct kube_response *resp);
 
 /* A GET whose answer is a stream (a watch): fn gets the body's bytes as
- * they arrive, in pieces of any size; it returns 0 to go on or a negative
+ * they arrive, in pieces of any size, and then, once what has arrived is
+ * all given (after each round of reads, and at the end), a call with data
+ * NULL and len 0: the moment to act on what the pieces brought, so that a
+ * backlog is handled as one; it returns 0 to go on or a negative
  * errno, which ends the stream and is returned. The stream has no
  * timeout of its own (the path carries timeoutSeconds) but ends with
  * -ETIMEDOUT when no byte came for idle_timeout_s. Returns 0 when the

@@ -633,8 +633,18 @@ static int on_event(const struct kube_event *ev, void *ud)
 static int on_bytes(const char *data, size_t len, void *ud)
 {
 	struct watch_ctx *c = ud;
-	c->b->arrived_ns = now_mono_ns();
-	int e = kube_watchdec_feed(&c->dec, data, len, on_event, c, c->err, sizeof(c->err));
+	int e = 0;
+	/* The events of every piece that came in one round of reads are
+	 * gathered and written together when the round ends (data NULL):
+	 * libcurl gives one HTTP chunk, an event, at a time, and a backlog
+	 * written event by event would never catch up. */
+	if (data) {
+		if (!c->b->n)
+			c->b->arrived_ns = now_mono_ns();
+		e = kube_watchdec_feed(&c->dec, data, len, on_event, c, c->err, sizeof(c->err));
+		if (!e)
+			return 0;
+	}
 	/* What came before an error is written all the same. */
 	int e2 = 0;
 	if (c->b->n) {

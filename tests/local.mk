@@ -22,3 +22,4 @@ include tests/bench/metadata/local.mk
 include tests/bench/bmc/local.mk
 include tests/bench/workflow/local.mk
 include tests/bench/provision/local.mk
+include tests/bench/kube/local.mk

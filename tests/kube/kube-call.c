@@ -57,6 +57,8 @@ static unsigned num_arg(const char *s)
 static int print_bytes(const char *data, size_t len, void *userdata)
 {
 	(void)userdata;
+	if (!data)
+		return 0;
 	fwrite(data, 1, len, stdout);
 	fflush(stdout);
 	return 0;
