@@ -164,8 +164,9 @@ static int db_error(struct store *s, struct store_op *op, const struct opctx *c)
 }
 
 /* The current row: its id, rv and source, and its object from the
- * object cache when it holds this version, else decoded (and then held). */
-static int load_current(struct store *s, const struct opctx *c, struct current *cur)
+ * object cache when it holds this version, else decoded (and then held,
+ * unless a MIRROR reads it: see write_object()). */
+static int load_current(struct store *s, const struct opctx *c, struct current *cur, bool mirror)
 {
 	sqlite3_stmt *st = ws(s, W_GET);
 	sqlite3_bind_text(st, 1, c->ki->kind, -1, SQLITE_STATIC);
@@ -192,7 +193,8 @@ static int load_current(struct store *s, const struct opctx *c, struct current *
 	sqlite3_reset(st);
 	if (!cur->obj)
 		return -EIO;
-	store_objcache_put(s, c->kind, c->ns, c->name, cur->id, cur->rv, cur->obj, len);
+	if (!mirror)
+		store_objcache_put(s, c->kind, c->ns, c->name, cur->id, cur->rv, cur->obj, len);
 	return 0;
 }
 
@@ -420,8 +422,15 @@ static int write_object(struct store *s, struct store_op *op, const struct opctx
 		goto out;
 	s->rv = rv;
 	s->changed |= 1u << c->kind;
-	/* from here next is shared (objcache.c): nobody changes it */
-	store_objcache_put(s, c->kind, c->ns, c->name, id, rv, next, strlen(text));
+	/* from here next is shared (objcache.c): nobody changes it. What the
+	 * Kubernetes watcher mirrors is not kept: a list of the cluster
+	 * passes every object through here once, and nobody asks for most of
+	 * them again soon (a tree is several times its text: ten thousand
+	 * Workflows would fill the cache with trees, twice the daemon's size) */
+	if (op->type == STORE_OP_MIRROR)
+		store_objcache_del(s, c->kind, c->ns, c->name);
+	else
+		store_objcache_put(s, c->kind, c->ns, c->name, id, rv, next, strlen(text));
 	op->object = next;
 	next = NULL;
 	op->result = cur ? STORE_RESULT_CONFIGURED : STORE_RESULT_CREATED;
@@ -942,7 +951,7 @@ int store_op_exec(struct store *s, struct store_op *op)
 	e = resolve(op, &c);
 	if (e < 0)
 		goto out;
-	e = load_current(s, &c, &cur);
+	e = load_current(s, &c, &cur, op->type == STORE_OP_MIRROR);
 	if (e == -EIO) {
 		e = db_error(s, op, &c);
 		goto out;
