@@ -3,3 +3,5 @@
 # sequence Cluster API's Tinkerbell provider performs.
 TESTS += tests/integration/test_kube_writeback.sh
 EXTRA_DIST += tests/integration/test_kube_writeback.sh
+TESTS += tests/integration/test_kube_lease.sh
+EXTRA_DIST += tests/integration/test_kube_lease.sh
