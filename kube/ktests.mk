@@ -5,3 +5,5 @@ TESTS += tests/integration/test_kube_writeback.sh
 EXTRA_DIST += tests/integration/test_kube_writeback.sh
 TESTS += tests/integration/test_kube_lease.sh
 EXTRA_DIST += tests/integration/test_kube_lease.sh
+TESTS += tests/integration/test_kube_capt.sh
+EXTRA_DIST += tests/integration/test_kube_capt.sh
