@@ -469,18 +469,20 @@ static void flush(struct kube_writer *w)
 			dequeue(w, i);
 			continue;
 		}
+		if (st == -EAGAIN && it->tries + 1 < WAIT_TRIES) { /* wait for the watcher */
+			it->tries++;
+			it->due_ns = now + (uint64_t)w->p->set.write_delay_ms * 1000000u;
+			log_debug(SUB, "%s %s/%s: not yet: %s", kind, it->ns, it->name, why);
+			continue;
+		}
 		metric_inc(w->m_errors, 1);
-		if (st == -EAGAIN || st == 404 || st == 422 || (st >= 400 && st < 500 && st != 409 && st != 429)) {
+		if (st == 404 || st == 422 || (st >= 400 && st < 500 && st != 409 && st != 429)) {
 			log_warn(SUB, "%s %s/%s: the cluster refused the change (%ld): %s", kind,
 				 it->ns, it->name, st, why);
 			store_event(w->p->store, it->kind, it->ns, it->name, "Warning",
 				    "WriteBackRefused", "the cluster refused the change (%ld): %s",
 				    st, why);
 			dequeue(w, i);
-			continue;
-		}
-		if (st == -EAGAIN && ++it->tries < WAIT_TRIES) { /* wait for the watcher */
-			it->due_ns = now + (uint64_t)w->p->set.write_delay_ms * 1000000u;
 			continue;
 		}
 		unsigned ms = w->p->set.backoff_min_ms << (it->tries < 10 ? it->tries : 10);

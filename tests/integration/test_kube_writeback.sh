@@ -14,7 +14,8 @@
 # control, and a label changed with kubectl meanwhile) read again and
 # written, counted in /metrics with the other write-backs, the label kept;
 # a Workflow with bootMode netboot has its bmc Job created in the API,
-# owned by the Workflow's uid in the cluster. Then an emulator whose
+# owned by the Workflow's uid in the cluster; a Hardware patch that gets
+# 409 is sent again rather than dropped. Then an emulator whose
 # Workflow CRD has tink v0.12's status schema gets that shape (STATE_*,
 # currentAction) and the Workflow still runs to the end. Prints TAP.
 set -u
@@ -34,6 +35,7 @@ WAIT=30 # seconds a change may take to reach the API
 MAC=52:54:00:6b:00:01
 MAC2=52:54:00:6b:00:02
 MAC3=52:54:00:6b:00:03
+MAC4=52:54:00:6b:00:04
 
 api() { curl -s --max-time 10 --unix-socket "$IB_SOCK" "http://localhost$1"; }
 metric() {
@@ -217,6 +219,20 @@ ok "wf-2's bmc Job is created in the API, owned by the Workflow's uid there" \
 	wait_for $WAIT job_of_wf2
 diag "wf-2's Job: $JOB"
 like "$JOB" "netboot-wf-2" "the Job is named for wf-2"
+
+# ---- a Hardware patch that gets 409 is sent again ----
+f0=$(kemu_stat 'requests/fault 409')
+kemu_ctl conflict '{"resource": "hardware", "count": 1}' >/dev/null
+{
+	hw_kube hw-4 "$MAC4"
+	echo ---
+	wf_yaml wf-4 tpl-3 hw-4 "$MAC4" true
+} >"$IB_TMP/wf4.yaml"
+kc apply --validate=false -f "$IB_TMP/wf4.yaml"
+is "$rc" 0 "kubectl applies a Hardware and a Workflow that toggles it ($err)"
+keventually hardware hw-4 "$PXE" True "hw-4: after a 409, allowPXE still turned on in the API"
+is "$(kemu_stat 'requests/fault 409')" "$((f0 + 1))" "the emulator answered the Hardware's patch with 409"
+ok "the conflict is not logged as a refusal" sh -c "! grep -q 'hardware default/hw-4: the cluster refused' '$IB_LOG'"
 
 # ---- tink v0.12's Workflow CRD: the legacy status shape ----
 ib_stop_daemon
