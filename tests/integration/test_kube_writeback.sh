@@ -14,7 +14,8 @@
 # control, and a label changed with kubectl meanwhile) read again and
 # written, counted in /metrics with the other write-backs, the label kept;
 # a Workflow with bootMode netboot has its bmc Job created in the API,
-# owned by the Workflow's uid in the cluster; a Hardware patch that gets
+# owned by the Workflow's uid in the cluster, and its Task owned by the
+# Job's, the Job's status written; a Hardware patch that gets
 # 409 is sent again rather than dropped. Then an emulator whose
 # Workflow CRD has tink v0.12's status schema gets that shape (STATE_*,
 # currentAction) and the Workflow still runs to the end. Prints TAP.
@@ -219,6 +220,19 @@ ok "wf-2's bmc Job is created in the API, owned by the Workflow's uid there" \
 	wait_for $WAIT job_of_wf2
 diag "wf-2's Job: $JOB"
 like "$JOB" "netboot-wf-2" "the Job is named for wf-2"
+# task_of_job: the Task in the API that the Job owns, by its uid there
+task_of_job() {
+	kc get tasks.bmc.tinkerbell.org -o json
+	[ "$rc" = 0 ] || return 1
+	_uid=$(kget jobs.bmc.tinkerbell.org netboot-wf-2 'd["metadata"]["uid"]')
+	TASK=$(printf '%s' "$out" | jget "[t['metadata']['name'] for t in d['items'] if any(r.get('uid') == '$_uid' and r.get('kind') == 'Job' for r in t['metadata'].get('ownerReferences', []))]")
+	[ "$TASK" != "[]" ] && case $TASK in "<"*) false ;; esac
+}
+ok "the Job's first Task is created in the API, owned by the Job's uid there" \
+	wait_for $WAIT task_of_job
+diag "netboot-wf-2's Task: ${TASK:-}"
+has_status() { [ "$(kget jobs.bmc.tinkerbell.org netboot-wf-2 "len(d.get('status', {}).get('conditions', []))")" -gt 0 ] 2>/dev/null; }
+ok "the Job's status (its conditions) reaches the API" wait_for $WAIT has_status
 
 # ---- a Hardware patch that gets 409 is sent again ----
 f0=$(kemu_stat 'requests/fault 409')
