@@ -28,7 +28,9 @@
  * A status conflict (409) reads the resourceVersion again and writes again,
  * up to WRITE_TRIES times; no answer, a 429 or a 5xx retries after a
  * backoff; a 404 or 422 is logged and the change dropped (the cluster's
- * object wins; the watcher brings it back into the store). */
+ * object wins; the watcher brings it back into the store). At a stop,
+ * kube_writer_drain() has what is queued sent at once, before the Lease is
+ * released: what an agent reported just before is not lost. */
 #include "config.h"
 
 #include <errno.h>
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "common/jsonmerge.h"
@@ -48,6 +51,7 @@
 #define MAX_QUEUED 1000000u      /* objects waiting to be sent */
 #define TURN_MS 100              /* longest sleep: stop is checked as often */
 #define WAIT_TRIES 3000u         /* write_delay_ms waits for the watcher, at most */
+#define DRAIN_POLL_MS 10         /* kube_writer_drain() looks this often */
 
 struct queued {
 	enum store_kind kind;
@@ -70,6 +74,8 @@ struct kube_writer {
 	enum kube_status_schema schema;
 	pthread_t thread;
 	bool started;
+	bool draining;                /* atomic: send what is queued now */
+	bool drained;                 /* atomic: a turn since draining left nothing */
 	struct metric *m_latency, *m_conflicts, *m_errors, *m_writes;
 };
 
@@ -515,10 +521,20 @@ static uint64_t next_due_ms(struct kube_writer *w)
 	return best <= now ? 0 : (best - now) / 1000000u + 1;
 }
 
+/* Whether no queued object is left. */
+static bool queue_empty(const struct kube_writer *w)
+{
+	for (size_t i = 0; i < w->nq; i++)
+		if (w->q[i].live)
+			return false;
+	return true;
+}
+
 static void *run(void *arg)
 {
 	struct kube_writer *w = arg;
 	while (!kube_part_stopping(w->p)) {
+		bool drain = __atomic_load_n(&w->draining, __ATOMIC_ACQUIRE);
 		w->schema = (enum kube_status_schema)__atomic_load_n(&w->p->schema, __ATOMIC_ACQUIRE);
 		uint64_t ms = next_due_ms(w);
 		struct pollfd pfd = { .fd = store_subscription_fd(w->sub), .events = POLLIN };
@@ -540,7 +556,13 @@ static void *run(void *arg)
 			if (n < CHANGES_PER_TURN)
 				break;
 		}
+		if (drain) /* everything is due now */
+			for (size_t i = 0; i < w->nq; i++)
+				if (w->q[i].live)
+					w->q[i].due_ns = 0;
 		flush(w);
+		if (drain && queue_empty(w))
+			__atomic_store_n(&w->drained, true, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -584,6 +606,21 @@ int kube_writer_start(struct kube_writer *w)
 		return -e;
 	w->started = true;
 	return 0;
+}
+
+void kube_writer_drain(struct kube_writer *w, unsigned ms)
+{
+	if (!w || !w->started)
+		return;
+	uint64_t end = now_mono_ns() + (uint64_t)ms * 1000000u;
+	__atomic_store_n(&w->draining, true, __ATOMIC_RELEASE);
+	/* Bounded by end: the writer's turns are at most TURN_MS apart. */
+	while (!__atomic_load_n(&w->drained, __ATOMIC_ACQUIRE) && now_mono_ns() < end) {
+		struct timespec ts = { .tv_nsec = DRAIN_POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (!__atomic_load_n(&w->drained, __ATOMIC_ACQUIRE))
+		log_warn(SUB, "stopping with changes not yet sent back to the cluster");
 }
 
 void kube_writer_stop(struct kube_writer *w)

@@ -16,7 +16,8 @@
 # a Workflow with bootMode netboot has its bmc Job created in the API,
 # owned by the Workflow's uid in the cluster, and its Task owned by the
 # Job's, the Job's status written; a Hardware patch that gets
-# 409 is sent again rather than dropped. Then an emulator whose
+# 409 is sent again rather than dropped; a clean stop sends what is still
+# queued. Then an emulator whose
 # Workflow CRD has tink v0.12's status schema gets that shape (STATE_*,
 # currentAction) and the Workflow still runs to the end. Prints TAP.
 set -u
@@ -37,6 +38,7 @@ MAC=52:54:00:6b:00:01
 MAC2=52:54:00:6b:00:02
 MAC3=52:54:00:6b:00:03
 MAC4=52:54:00:6b:00:04
+MAC5=52:54:00:6b:00:05
 
 api() { curl -s --max-time 10 --unix-socket "$IB_SOCK" "http://localhost$1"; }
 metric() {
@@ -247,6 +249,29 @@ is "$rc" 0 "kubectl applies a Hardware and a Workflow that toggles it ($err)"
 keventually hardware hw-4 "$PXE" True "hw-4: after a 409, allowPXE still turned on in the API"
 is "$(kemu_stat 'requests/fault 409')" "$((f0 + 1))" "the emulator answered the Hardware's patch with 409"
 ok "the conflict is not logged as a refusal" sh -c "! grep -q 'hardware default/hw-4: the cluster refused' '$IB_LOG'"
+
+# ---- a clean stop sends what is queued ----
+{
+	hw_kube hw-5 "$MAC5"
+	echo ---
+	wf_yaml wf-5 tpl-3 hw-5 "$MAC5"
+} >"$IB_TMP/wf5.yaml"
+kc apply --validate=false -f "$IB_TMP/wf5.yaml"
+is "$rc" 0 "kubectl applies a fifth Workflow ($err)"
+keventually workflow wf-5 "$ST.get('state')" PENDING "wf-5: PENDING in the API"
+# Changes wait 60 s before they are sent: only the stop can send them.
+ib_stop_daemon
+sed -i 's/write_delay: 100$/write_delay: 60000/' "$IB_CONFIG"
+ib_start_daemon || bail_out "ironbelld did not start again"
+act_get "$MAC5"
+is "$ACT_CODE" OK "GetAction for $MAC5 hands out wf-5's first action"
+is "$(act_report RUNNING)" OK "wf-5: a1 reported RUNNING"
+is "$(act_report SUCCESS 0.5s "a1 done")" OK "wf-5: a1 reported SUCCESS"
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "ironbelld stops with status 0"
+is "$(kget workflow wf-5 "$ACTS[0]['state']")" SUCCESS \
+	"wf-5: a1's SUCCESS, queued at the stop, was sent before the daemon ended"
+sed -i 's/write_delay: 60000$/write_delay: 100/' "$IB_CONFIG"
 
 # ---- tink v0.12's Workflow CRD: the legacy status shape ----
 ib_stop_daemon
