@@ -245,8 +245,10 @@ void kube_free(struct kube *p)
 	if (!p)
 		return;
 	/* While the Lease is still held: what the acting parts changed last
-	 * goes to the cluster before another instance takes over. */
-	kube_writer_drain(p->writer, KUBE_DRAIN_MS);
+	 * goes to the cluster before another instance takes over. One that
+	 * lost it sends nothing more: the statuses are the new holder's. */
+	if (kube_part_leading(p))
+		kube_writer_drain(p->writer, KUBE_DRAIN_MS);
 	pthread_mutex_lock(&p->stop_lock);
 	__atomic_store_n(&p->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->stop_cond);

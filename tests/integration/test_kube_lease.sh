@@ -8,10 +8,11 @@
 # worker API listens; a Workflow made with kubectl is run through the
 # holder and only the holder sent write-backs; SIGTERM of the holder
 # releases the Lease and the other takes over, starts its worker API and
-# runs a Workflow made then; SIGKILL of the holder (no release): the other
-# takes over once the Lease expires; a holder whose Lease kubectl gives to
-# another identity stops leading and exits with status 1 (for the service
-# manager to start it again as a follower). Prints TAP.
+# runs a Workflow made then, and the stop logs no error; SIGKILL of the
+# holder (no release): the other takes over once the Lease expires; a
+# holder whose Lease kubectl gives to another identity stops leading and
+# exits with status 1 (for the service manager to start it again as a
+# follower). Prints TAP.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -150,6 +151,8 @@ ok "b's store has wf-1's SUCCESS from the cluster" \
 stop a TERM
 is "$STATUS" 0 "a stops on SIGTERM with status 0"
 ok "a's log says it released the Lease" file_has "$IB_TMP/a.log" "released the lease"
+sed -n '/stopping on Terminated/,$p' "$IB_TMP/a.log" >"$IB_TMP/a-stop.log"
+ok "the holder's clean stop logs no error" sh -c "! grep -q 'level=error' '$IB_TMP/a-stop.log'"
 ok "the Lease is released (holder none, or b)" released
 ok "b takes the Lease" wait_for $WAIT leads b
 is "$(holder)" ironbell-b "the Lease's holderIdentity is b's identity"

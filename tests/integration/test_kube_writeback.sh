@@ -17,7 +17,7 @@
 # owned by the Workflow's uid in the cluster, and its Task owned by the
 # Job's, the Job's status written; a Hardware patch that gets
 # 409 is sent again rather than dropped; a clean stop sends what is still
-# queued. Then an emulator whose
+# queued and logs no error. Then an emulator whose
 # Workflow CRD has tink v0.12's status schema gets that shape (STATE_*,
 # currentAction) and the Workflow still runs to the end. Prints TAP.
 set -u
@@ -250,7 +250,7 @@ keventually hardware hw-4 "$PXE" True "hw-4: after a 409, allowPXE still turned 
 is "$(kemu_stat 'requests/fault 409')" "$((f0 + 1))" "the emulator answered the Hardware's patch with 409"
 ok "the conflict is not logged as a refusal" sh -c "! grep -q 'hardware default/hw-4: the cluster refused' '$IB_LOG'"
 
-# ---- a clean stop sends what is queued ----
+# ---- a clean stop sends what is queued, and is not an error ----
 {
 	hw_kube hw-5 "$MAC5"
 	echo ---
@@ -263,6 +263,7 @@ keventually workflow wf-5 "$ST.get('state')" PENDING "wf-5: PENDING in the API"
 ib_stop_daemon
 sed -i 's/write_delay: 100$/write_delay: 60000/' "$IB_CONFIG"
 ib_start_daemon || bail_out "ironbelld did not start again"
+lines0=$(wc -l <"$IB_LOG")
 act_get "$MAC5"
 is "$ACT_CODE" OK "GetAction for $MAC5 hands out wf-5's first action"
 is "$(act_report RUNNING)" OK "wf-5: a1 reported RUNNING"
@@ -271,6 +272,9 @@ ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "ironbelld stops with status 0"
 is "$(kget workflow wf-5 "$ACTS[0]['state']")" SUCCESS \
 	"wf-5: a1's SUCCESS, queued at the stop, was sent before the daemon ended"
+tail -n "+$((lines0 + 1))" "$IB_LOG" >"$IB_TMP/stop.log"
+ok "a clean stop logs no error" sh -c "! grep -q 'level=error' '$IB_TMP/stop.log'"
+grep -q 'level=error' "$IB_TMP/stop.log" && grep 'level=error' "$IB_TMP/stop.log" | head -n 3 | diag "$(cat)"
 sed -i 's/write_delay: 60000$/write_delay: 100/' "$IB_CONFIG"
 
 # ---- tink v0.12's Workflow CRD: the legacy status shape ----
