@@ -227,11 +227,18 @@ grep "hardware: watch failed" "$IB_LOG" | head -n 3 | diag "$(cat)"
 eventually_equal "after the cut the store equals the API"
 
 # ---- 410 Gone: too old a resourceVersion lists again ----
-# The next resume waits 2 s at least: the deletion and the compaction
-# happen while no watch is open.
+# The next resume waits 8 s at least: the deletion (kubectl may take a
+# few seconds on a loaded machine) and the compaction happen while no
+# watch is open. The cut is made once the new daemon watches Hardware
+# (its watch may open after /readyz, its requests rate limited), none of
+# the old daemon's watches left.
+hw_watches() { [ "$(kemu_stat watchesOpenBy/hardware)" = "$1" ]; }
+no_watches() { [ "$(kemu_stat watchesOpen)" = 0 ]; }
 ib_stop_daemon
-sed -i 's/backoff_min: 100/backoff_min: 2000/; s/backoff_max: 2000/backoff_max: 4000/' "$IB_CONFIG"
+wait_for $WAIT no_watches || diag "the emulator still counts $(kemu_stat watchesOpen) watches"
+sed -i 's/backoff_min: 100/backoff_min: 8000/; s/backoff_max: 2000/backoff_max: 16000/' "$IB_CONFIG"
 ib_start_daemon || bail_out "ironbelld did not start again"
+wait_for $WAIT hw_watches 1 || diag "the daemon does not watch Hardware yet"
 kemu_ctl cut-watches >/dev/null
 kc delete hardware hw-d
 kemu_ctl compact >/dev/null
@@ -241,7 +248,7 @@ ok "the relist is counted" \
 	wait_for $WAIT sh -c "[ \"\$(curl -s --unix-socket '$IB_SOCK' http://localhost/metrics | sed -n 's/^ironbell_kube_relists_total{kind=\"Hardware\"} //p')\" -ge 1 ]"
 ok "410 is logged" file_has "$IB_LOG" "too old \\(410 Gone\\): listing again"
 eventually_equal "after the relist the store equals the API"
-sed -i 's/backoff_min: 2000/backoff_min: 100/; s/backoff_max: 4000/backoff_max: 2000/' "$IB_CONFIG"
+sed -i 's/backoff_min: 8000/backoff_min: 100/; s/backoff_max: 16000/backoff_max: 2000/' "$IB_CONFIG"
 ib_stop_daemon
 ib_start_daemon || bail_out "ironbelld did not start again"
 
