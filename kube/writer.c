@@ -163,8 +163,9 @@ static json_t *main_part(const json_t *obj)
 		json_decref(meta);
 		return NULL;
 	}
-	json_object_set(meta, "labels", json_object_get(m, "labels") ?: json_object());
-	json_object_set(meta, "annotations", json_object_get(m, "annotations") ?: json_object());
+	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
+	json_object_set_new(meta, "labels", labels ? json_incref(labels) : json_object());
+	json_object_set_new(meta, "annotations", ann ? json_incref(ann) : json_object());
 	json_object_set_new(out, "metadata", meta);
 	if (json_object_get(obj, "spec"))
 		json_object_set(out, "spec", json_object_get(obj, "spec"));
