@@ -144,6 +144,12 @@ ok "wf-1: SUCCESS in the API" wait_for $WAIT wstate_is wf-1 SUCCESS
 w=$(imetric a ironbell_kube_writeback_requests_total)
 ok "a sent the write-backs ($w requests)" test "${w:-0}" -gt 0
 is "$(imetric b ironbell_kube_writeback_requests_total)" 0 "b sent none"
+# every write-back the emulator got (the Workflow's statuses, the
+# Hardware's boot marks) is one of a's requests
+writes() { kemu_stat requests | jget 'd.get("update workflows/status", 0) + d.get("patch hardware", 0)'; }
+same_writes() { [ "$(writes)" = "$(imetric a ironbell_kube_writeback_requests_total)" ]; }
+ok "every write-back the emulator got is one of a's" wait_for $WAIT same_writes
+diag "write-backs: $(writes), a's requests: $(imetric a ironbell_kube_writeback_requests_total)"
 ok "b's store has wf-1's SUCCESS from the cluster" \
 	wait_for $WAIT sh -c "curl -s --unix-socket '$(sock b)' http://localhost/apis/tinkerbell.org/v1alpha1/namespaces/default/workflows/wf-1 | grep -q '\"state\":\"SUCCESS\"'"
 
