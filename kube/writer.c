@@ -52,6 +52,7 @@
 #define TURN_MS 100              /* longest sleep: stop is checked as often */
 #define WAIT_TRIES 3000u         /* write_delay_ms waits for the watcher, at most */
 #define DRAIN_POLL_MS 10         /* kube_writer_drain() looks this often */
+#define DRAIN_RETRY_MS 500       /* a failed send is retried this soon while draining */
 
 struct queued {
 	enum store_kind kind;
@@ -557,10 +558,15 @@ static void *run(void *arg)
 			if (n < CHANGES_PER_TURN)
 				break;
 		}
-		if (drain) /* everything is due now */
-			for (size_t i = 0; i < w->nq; i++)
-				if (w->q[i].live)
-					w->q[i].due_ns = 0;
+		if (drain) { /* everything is due now; a retry soon */
+			uint64_t soon = now_mono_ns() + (uint64_t)DRAIN_RETRY_MS * 1000000u;
+			for (size_t i = 0; i < w->nq; i++) {
+				struct queued *it = &w->q[i];
+				uint64_t due = it->tries ? soon : 0;
+				if (it->live && it->due_ns > due)
+					it->due_ns = due;
+			}
+		}
 		flush(w);
 		if (drain && queue_empty(w))
 			__atomic_store_n(&w->drained, true, __ATOMIC_RELEASE);

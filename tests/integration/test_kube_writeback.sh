@@ -15,11 +15,12 @@
 # written, counted in /metrics with the other write-backs, the label kept;
 # a Workflow with bootMode netboot has its bmc Job created in the API,
 # owned by the Workflow's uid in the cluster, and its Task owned by the
-# Job's, the Job's status written; a Hardware patch that gets
-# 409 is sent again rather than dropped; a clean stop sends what is still
-# queued and logs no error. Then an emulator whose
-# Workflow CRD has tink v0.12's status schema gets that shape (STATE_*,
-# currentAction) and the Workflow still runs to the end. Prints TAP.
+# Job's, the Job's status written; a Hardware patch that gets 409 is sent
+# again rather than dropped; a clean stop sends what is still queued and
+# logs no error, and with the API server gone it stops all the same, after
+# a bounded wait. Then an emulator whose Workflow CRD has tink v0.12's
+# status schema gets that shape (STATE_*, currentAction) and the Workflow
+# still runs to the end. Prints TAP.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -275,12 +276,20 @@ is "$(kget workflow wf-5 "$ACTS[0]['state']")" SUCCESS \
 tail -n "+$((lines0 + 1))" "$IB_LOG" >"$IB_TMP/stop.log"
 ok "a clean stop logs no error" sh -c "! grep -q 'level=error' '$IB_TMP/stop.log'"
 grep -q 'level=error' "$IB_TMP/stop.log" && grep 'level=error' "$IB_TMP/stop.log" | head -n 3 | diag "$(cat)"
+
+# ---- a stop with the API server gone: a bounded wait, then the exit ----
+ib_start_daemon || bail_out "ironbelld did not start again"
+act_get "$MAC5"
+is "$ACT_NAME" a2 "GetAction for $MAC5 hands out a2"
+is "$(act_report RUNNING)" OK "wf-5: a2 reported RUNNING"
+kill -TERM "$KEMU_PID" 2>/dev/null
+wait "$KEMU_PID" 2>/dev/null
+ib_stop_daemon
+is "$IB_DAEMON_STATUS" 0 "with the API server gone, ironbelld still stops with status 0"
+ok "it says what it could not send" file_has "$IB_LOG" "stopping with changes not yet sent back"
 sed -i 's/write_delay: 60000$/write_delay: 100/' "$IB_CONFIG"
 
 # ---- tink v0.12's Workflow CRD: the legacy status shape ----
-ib_stop_daemon
-kill -TERM "$KEMU_PID" 2>/dev/null
-wait "$KEMU_PID" 2>/dev/null
 kemu_start emu-legacy --bookmark-interval 1 --workflow-crd legacy ||
 	bail_out "the legacy emulator did not start"
 kemu_kubeconfig "$IB_TMP/kubeconfig" cert
