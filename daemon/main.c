@@ -37,6 +37,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,8 @@ struct acting {
 	const struct wf_grpc_settings *grpc_set; /* when grpc is made late */
 	bool started; /* atomic */
 	int lost_fd;  /* eventfd: the lead was lost */
+	pthread_mutex_t lock; /* a start and the stop, one at a time */
+	bool stopping;        /* under lock: nothing starts any more */
 };
 
 static int acting_start(struct acting *a, char *err, size_t errlen)
@@ -354,13 +357,33 @@ static int acting_start(struct acting *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* Stops the acting parts, while the Lease is still held: kube_free() then
+ * sends back what they changed last, and releases it. None starts after. */
+static void acting_stop(struct acting *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->stopping = true;
+	pthread_mutex_unlock(&a->lock);
+	wf_grpc_free(a->grpc); /* before the store: its writes in flight complete */
+	wf_server_free(a->wf); /* before the store: it writes status, Jobs and events */
+	bmc_server_free(a->bmc); /* before the store: it writes status and events */
+	a->grpc = NULL;
+	a->wf = NULL;
+	a->bmc = NULL;
+}
+
 static void on_leading(bool leading, void *userdata)
 {
 	struct acting *a = userdata;
 	char err[1024];
 	uint64_t one = 1;
+	pthread_mutex_lock(&a->lock);
 	bool started = __atomic_load_n(&a->started, __ATOMIC_ACQUIRE);
-	if (leading && !started) {
+	if (a->stopping) {
+		/* The daemon stops: the Lease goes with it, not an error. */
+		if (!leading && started)
+			log_info("daemon", "stopped leading");
+	} else if (leading && !started) {
 		log_info("daemon", "leading: the BMC jobs, the workflows and the worker API start");
 		if (acting_start(a, err, sizeof(err)) < 0) {
 			log_error("daemon", "%s", err);
@@ -372,6 +395,7 @@ static void on_leading(bool leading, void *userdata)
 		if (write(a->lost_fd, &one, sizeof(one)) < 0)
 			log_error("daemon", "eventfd: %s", strerror(errno));
 	}
+	pthread_mutex_unlock(&a->lock);
 }
 
 static bool kube_ready(struct buf *out, void *userdata)
@@ -462,7 +486,7 @@ int main(int argc, char **argv)
 	struct wf_server *wf = NULL;
 	struct wf_grpc *grpc = NULL;
 	struct kube *kube = NULL;
-	struct acting acting = { .lost_fd = -1 };
+	struct acting acting = { .lost_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 	const struct ib_config *dhcp_cfg = NULL; /* the snapshot DHCP started with */
 	struct dhcp_settings dhcp_set;
 	struct tftp_settings tftp_set;
@@ -579,7 +603,8 @@ int main(int argc, char **argv)
 	 * bad one stops the start. */
 	acting = (struct acting){ .bmc = bmc, .wf = wf, .grpc = grpc, .store = store,
 				  .grpc_set = dhcp_cfg->grpc.enabled && grpc_late ? &grpc_set : NULL,
-				  .lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
+				  .lost_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+				  .lock = PTHREAD_MUTEX_INITIALIZER };
 	if (acting.lost_fd < 0) {
 		log_error("daemon", "eventfd: %s", strerror(errno));
 		goto out;
@@ -634,16 +659,20 @@ int main(int argc, char **argv)
 		status = EXIT_SUCCESS;
 	sd_notify(0, "STOPPING=1\nSTATUS=Stopping");
 out:
-	/* First: the Lease is released, and no part is started after this. */
+	/* First the parts that act, while the Lease is still held; then the
+	 * Lease is released. */
+	if (!acting.store) { /* not handed over yet */
+		acting.bmc = bmc;
+		acting.wf = wf;
+		acting.grpc = grpc;
+	}
+	acting_stop(&acting);
 	kube_free(kube);
 	/* Before the store closes: DHCP sends the ACKs whose leases are being
 	 * committed, and frees its reader. */
 	dhcp_server_free(dhcp);
 	tftp_server_free(tftp);
 	syslog_server_free(syslogd); /* before the store: it queues events */
-	wf_server_free(wf);          /* before the store: it writes status, Jobs and events */
-	bmc_server_free(bmc);        /* before the store: it writes status and events */
-	wf_grpc_free(acting.grpc);   /* before the store: its writes in flight complete */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */

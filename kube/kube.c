@@ -7,9 +7,10 @@
  * (kube_part_synced()), the instance is ready and the elector starts: the
  * parts that act must not run on a store that does not yet hold the
  * cluster. Without leader election the instance leads from then on. Stop
- * order: the elector first (it releases the Lease, and the daemon stops
- * the acting parts), then the watchers (their sessions are cancelled, so a
- * long watch ends at once). */
+ * order: the writer sends what is queued (the daemon has stopped the
+ * acting parts, the Lease is still held), then the elector (it releases
+ * the Lease), then the watchers (their sessions are cancelled, so a long
+ * watch ends at once). */
 #include "config.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include "kube/watcher.h"
 
 #define SUB "kube"
+#define KUBE_DRAIN_MS 5000 /* a stop waits this long, at most, for the writer */
 
 static const enum store_kind kinds[] = {
 	STORE_KIND_SECRET,   /* first: Machines' Secrets are fetched as they are named */
@@ -242,6 +244,11 @@ void kube_free(struct kube *p)
 {
 	if (!p)
 		return;
+	/* While the Lease is still held: what the acting parts changed last
+	 * goes to the cluster before another instance takes over. One that
+	 * lost it sends nothing more: the statuses are the new holder's. */
+	if (kube_part_leading(p))
+		kube_writer_drain(p->writer, KUBE_DRAIN_MS);
 	pthread_mutex_lock(&p->stop_lock);
 	__atomic_store_n(&p->stopping, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->stop_cond);

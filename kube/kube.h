@@ -89,6 +89,8 @@ bool kube_synced(struct kube *k);
  * listing (page 3)" or "machines: retrying in 4s: <why>", for /readyz's
  * verbose answer. */
 void kube_sync_state(struct kube *k, struct buf *out);
-/* Stops the threads (the Lease is released when held), frees; before the
- * store closes. Accepts NULL. */
+/* Sends back what the writer still has queued (a bounded wait, while the
+ * Lease is still held: stop the acting parts first), then stops the
+ * threads (the Lease is released when held), frees; before the store
+ * closes. Accepts NULL. */
 void kube_free(struct kube *k);

@@ -11,3 +11,4 @@ include kube/watchdec.mk
 include kube/watcher.mk
 include kube/wback.mk
 include kube/leader.mk
+include kube/ktests.mk

@@ -93,6 +93,10 @@ bool kube_watch_cluster_obj(struct kube_watch *w, const char *ns, const char *na
 struct kube_writer;
 struct kube_writer *kube_writer_new(struct kube *p);
 int kube_writer_start(struct kube_writer *w);
+/* Sends every queued change now and waits until none is left (sent, or
+ * refused), at most ms; before the part stops. From any thread but the
+ * writer's; nothing if the writer did not start. */
+void kube_writer_drain(struct kube_writer *w, unsigned ms);
 /* From any thread: ends the request in flight; kube_writer_free() joins. */
 void kube_writer_stop(struct kube_writer *w);
 void kube_writer_free(struct kube_writer *w);

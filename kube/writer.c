@@ -28,7 +28,9 @@
  * A status conflict (409) reads the resourceVersion again and writes again,
  * up to WRITE_TRIES times; no answer, a 429 or a 5xx retries after a
  * backoff; a 404 or 422 is logged and the change dropped (the cluster's
- * object wins; the watcher brings it back into the store). */
+ * object wins; the watcher brings it back into the store). At a stop,
+ * kube_writer_drain() has what is queued sent at once, before the Lease is
+ * released: what an agent reported just before is not lost. */
 #include "config.h"
 
 #include <errno.h>
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "common/jsonmerge.h"
@@ -48,6 +51,8 @@
 #define MAX_QUEUED 1000000u      /* objects waiting to be sent */
 #define TURN_MS 100              /* longest sleep: stop is checked as often */
 #define WAIT_TRIES 3000u         /* write_delay_ms waits for the watcher, at most */
+#define DRAIN_POLL_MS 10         /* kube_writer_drain() looks this often */
+#define DRAIN_RETRY_MS 500       /* a failed send is retried this soon while draining */
 
 struct queued {
 	enum store_kind kind;
@@ -70,6 +75,8 @@ struct kube_writer {
 	enum kube_status_schema schema;
 	pthread_t thread;
 	bool started;
+	bool draining;                /* atomic: send what is queued now */
+	bool drained;                 /* atomic: a turn since draining left nothing */
 	struct metric *m_latency, *m_conflicts, *m_errors, *m_writes;
 };
 
@@ -157,8 +164,9 @@ static json_t *main_part(const json_t *obj)
 		json_decref(meta);
 		return NULL;
 	}
-	json_object_set(meta, "labels", json_object_get(m, "labels") ?: json_object());
-	json_object_set(meta, "annotations", json_object_get(m, "annotations") ?: json_object());
+	json_t *labels = json_object_get(m, "labels"), *ann = json_object_get(m, "annotations");
+	json_object_set_new(meta, "labels", labels ? json_incref(labels) : json_object());
+	json_object_set_new(meta, "annotations", ann ? json_incref(ann) : json_object());
 	json_object_set_new(out, "metadata", meta);
 	if (json_object_get(obj, "spec"))
 		json_object_set(out, "spec", json_object_get(obj, "spec"));
@@ -469,18 +477,20 @@ static void flush(struct kube_writer *w)
 			dequeue(w, i);
 			continue;
 		}
+		if (st == -EAGAIN && it->tries + 1 < WAIT_TRIES) { /* wait for the watcher */
+			it->tries++;
+			it->due_ns = now + (uint64_t)w->p->set.write_delay_ms * 1000000u;
+			log_debug(SUB, "%s %s/%s: not yet: %s", kind, it->ns, it->name, why);
+			continue;
+		}
 		metric_inc(w->m_errors, 1);
-		if (st == -EAGAIN || st == 404 || st == 422 || (st >= 400 && st < 500 && st != 409 && st != 429)) {
+		if (st == 404 || st == 422 || (st >= 400 && st < 500 && st != 409 && st != 429)) {
 			log_warn(SUB, "%s %s/%s: the cluster refused the change (%ld): %s", kind,
 				 it->ns, it->name, st, why);
 			store_event(w->p->store, it->kind, it->ns, it->name, "Warning",
 				    "WriteBackRefused", "the cluster refused the change (%ld): %s",
 				    st, why);
 			dequeue(w, i);
-			continue;
-		}
-		if (st == -EAGAIN && ++it->tries < WAIT_TRIES) { /* wait for the watcher */
-			it->due_ns = now + (uint64_t)w->p->set.write_delay_ms * 1000000u;
 			continue;
 		}
 		unsigned ms = w->p->set.backoff_min_ms << (it->tries < 10 ? it->tries : 10);
@@ -513,10 +523,20 @@ static uint64_t next_due_ms(struct kube_writer *w)
 	return best <= now ? 0 : (best - now) / 1000000u + 1;
 }
 
+/* Whether no queued object is left. */
+static bool queue_empty(const struct kube_writer *w)
+{
+	for (size_t i = 0; i < w->nq; i++)
+		if (w->q[i].live)
+			return false;
+	return true;
+}
+
 static void *run(void *arg)
 {
 	struct kube_writer *w = arg;
 	while (!kube_part_stopping(w->p)) {
+		bool drain = __atomic_load_n(&w->draining, __ATOMIC_ACQUIRE);
 		w->schema = (enum kube_status_schema)__atomic_load_n(&w->p->schema, __ATOMIC_ACQUIRE);
 		uint64_t ms = next_due_ms(w);
 		struct pollfd pfd = { .fd = store_subscription_fd(w->sub), .events = POLLIN };
@@ -538,7 +558,18 @@ static void *run(void *arg)
 			if (n < CHANGES_PER_TURN)
 				break;
 		}
+		if (drain) { /* everything is due now; a retry soon */
+			uint64_t soon = now_mono_ns() + (uint64_t)DRAIN_RETRY_MS * 1000000u;
+			for (size_t i = 0; i < w->nq; i++) {
+				struct queued *it = &w->q[i];
+				uint64_t due = it->tries ? soon : 0;
+				if (it->live && it->due_ns > due)
+					it->due_ns = due;
+			}
+		}
 		flush(w);
+		if (drain && queue_empty(w))
+			__atomic_store_n(&w->drained, true, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -582,6 +613,21 @@ int kube_writer_start(struct kube_writer *w)
 		return -e;
 	w->started = true;
 	return 0;
+}
+
+void kube_writer_drain(struct kube_writer *w, unsigned ms)
+{
+	if (!w || !w->started)
+		return;
+	uint64_t end = now_mono_ns() + (uint64_t)ms * 1000000u;
+	__atomic_store_n(&w->draining, true, __ATOMIC_RELEASE);
+	/* Bounded by end: the writer's turns are at most TURN_MS apart. */
+	while (!__atomic_load_n(&w->drained, __ATOMIC_ACQUIRE) && now_mono_ns() < end) {
+		struct timespec ts = { .tv_nsec = DRAIN_POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	if (!__atomic_load_n(&w->drained, __ATOMIC_ACQUIRE))
+		log_warn(SUB, "stopping with changes not yet sent back to the cluster");
 }
 
 void kube_writer_stop(struct kube_writer *w)

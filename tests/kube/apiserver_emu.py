@@ -99,6 +99,9 @@ CONTROL = {
              '(R a second) to the resource\'s objects in turn, in the '
              'background: each sets the annotation ironbell.test/churn to '
              '"SEQ UNIX_NS" (the time of the change); answers {"count": N}',
+    "conflict": '{"resource": "workflows", "count": N}: the next N writes '
+                '(PUT or PATCH, of the object or its status) of the resource '
+                'get 409 Conflict, as a stale resourceVersion does',
     "revoke": '{"token": T}: T gets 401 from now on',
     "token": '{"token": T}: T authenticates from now on',
     "reset-stats": "zero the request counters",
@@ -114,6 +117,7 @@ class Emulator:
         self.fail = (0, 500)
         self.throttle = (0, 1)
         self.delay_ms = 0
+        self.conflicts = {}   # plural: writes still to answer 409
         self.requests = {}
         self.watches_opened = 0
         if not self.store.load():
@@ -156,6 +160,17 @@ class Emulator:
                 self.throttle = (n - 1, after)
                 return 429, {"Retry-After": str(after)}
         return None
+
+    def take_conflict(self, plural):
+        """Whether the next write of resource plural gets 409."""
+        with self.lock:
+            n = self.conflicts.get(plural, 0)
+            if n > 0:
+                self.conflicts[plural] = n - 1
+                self.requests["fault 409"] = \
+                    self.requests.get("fault 409", 0) + 1
+                return True
+        return False
 
 
 def bad_hardware(rv):
@@ -436,6 +451,12 @@ class Handler(BaseHTTPRequestHandler):
         st = self.emu.store
         res = kind.plural + ("/" + sub if sub else "")
         m = self.command
+        if m in ("PUT", "PATCH") and self.emu.take_conflict(kind.plural):
+            self.read_body()
+            raise ApiError(409, "Conflict", "Operation cannot be fulfilled on "
+                           "%s \"%s\": the object has been modified; please "
+                           "apply your changes to the latest version and try "
+                           "again" % (kind.plural, name))
         if m in ("GET", "HEAD"):
             self.emu.count("get " + res)
             return self.reply(200, st.get(kind, ns, name))
@@ -640,6 +661,15 @@ class Handler(BaseHTTPRequestHandler):
                     emu.fail = (n, int(body.get("code", 500)))
                 else:
                     emu.throttle = (n, int(body.get("retry_after", 1)))
+        elif name == "conflict":
+            n = body.get("count", 1)
+            plural = body.get("resource", "workflows")
+            if not isinstance(n, int) or not 0 <= n <= 100000 or \
+                    kinds.by_plural(plural) is None:
+                raise ApiError(400, "BadRequest", "conflict needs a resource "
+                               "and a count 0..100000")
+            with emu.lock:
+                emu.conflicts[plural] = n
         elif name == "delay":
             emu.delay_ms = max(0, int(body.get("ms", 0)))
         elif name == "garbage":
