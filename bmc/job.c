@@ -21,7 +21,11 @@
  * next Task, <job>-task-<n> with n the number Completed, is created with
  * the Action and the Machine's connection (a same-named Task of a former
  * Job of the same name, which Kubernetes would have collected with it, is
- * deleted first). So Tasks are created strictly one at a time, in order. Conditions keep Rufio's shape ({type, status
+ * deleted first). A Job keeps as its own the Tasks that name the uid it
+ * had when it was first followed here: a Job the daemon made and kube/
+ * created in the cluster takes the uid the API server gave it while its
+ * Task runs, and that Task is neither a former Job's nor run again. So
+ * Tasks are created strictly one at a time, in order. Conditions keep Rufio's shape ({type, status
  * "True", message}); Running stays beside Completed or Failed, as there.
  * Every transition is an event of the Machine (JobStarted, JobCompleted,
  * JobFailed), and a Job's end asks its Machine for a power poll, which
@@ -41,10 +45,13 @@
 #include "common/common.h"
 #include "store/store.h"
 
+#define JOB_UID_MAX 64 /* bytes of a Job's first uid kept (a UUID has 36) */
+
 struct bmc_job {
 	struct bmc_job *next, *prev;
 	char ns[BMC_NS_MAX], name[BMC_OBJ_NAME_MAX];
 	char mns[BMC_NS_MAX], mname[BMC_OBJ_NAME_MAX];
+	char uid[JOB_UID_MAX]; /* when first followed, "" none or too long */
 	uint64_t seq;
 	bool running;
 	bool warned; /* its Machine is missing: said once */
@@ -154,8 +161,9 @@ static void job_end(struct bmc_server *s, struct bmc_job *j, const json_t *obj, 
 }
 
 /* Whether task belongs to job (label checked by the selector): its
- * controller ownerReference, when both have a uid, names this Job's. */
-static bool owned(const json_t *task, const json_t *job)
+ * controller ownerReference, when both have a uid, names this Job's, or
+ * the one j had when first followed. */
+static bool owned(const json_t *task, const json_t *job, const struct bmc_job *j)
 {
 	const char *uid = bmc_jstr(job, "metadata.uid");
 	const json_t *refs = json_object_get(json_object_get(task, "metadata"), "ownerReferences");
@@ -166,7 +174,8 @@ static bool owned(const json_t *task, const json_t *job)
 	json_array_foreach (refs, i, r) {
 		const char *k = json_string_value(json_object_get(r, "kind"));
 		const char *u = json_string_value(json_object_get(r, "uid"));
-		if (k && strcmp(k, "Job") == 0 && (!u || strcmp(u, uid) == 0))
+		if (k && strcmp(k, "Job") == 0 &&
+		    (!u || strcmp(u, uid) == 0 || (*j->uid && strcmp(u, j->uid) == 0)))
 			return true;
 	}
 	return false;
@@ -182,7 +191,7 @@ static bool stale_task_deleted(struct bmc_server *s, const struct bmc_job *j, co
 	bool gone = false;
 	if (store_get(s->reader, STORE_KIND_TASK, j->ns, name, &old) < 0)
 		return false;
-	if (!owned(old, job)) {
+	if (!owned(old, job, j)) {
 		struct store_op op = { .type = STORE_OP_DELETE,
 				       .source = STORE_SOURCE_DAEMON,
 				       .kind = STORE_KIND_TASK,
@@ -299,7 +308,7 @@ static void reconcile(struct bmc_server *s, struct bmc_job *j)
 		goto out;
 	}
 	json_array_foreach (tasks, i, t) {
-		if (!owned(t, job))
+		if (!owned(t, job, j))
 			continue;
 		const json_t *f = bmc_cond_true(t, "Failed");
 		if (f) {
@@ -440,6 +449,9 @@ void bmc_job_changed(struct bmc_server *s, bool deleted, const json_t *obj)
 		free(j);
 		return;
 	}
+	const char *uid = bmc_jstr(obj, "metadata.uid");
+	if (!uid || !bmc_copy(j->uid, sizeof(j->uid), uid))
+		j->uid[0] = '\0';
 	j->seq = ++s->job_seq;
 	j->prev = s->jobs_tail;
 	if (s->jobs_tail)

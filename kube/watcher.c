@@ -27,7 +27,9 @@
  * as integers, see kube_rv_newer()) is not applied again.
  *
  * Secrets: only those a Machine names are stored. When a Machine names a
- * Secret for the first time, its watcher fetches it at once. */
+ * Secret for the first time, its watcher fetches it at once, on a second
+ * connection of its own: the Machine may come on the watch stream, whose
+ * connection is busy until the stream ends. */
 #include "config.h"
 
 #include <errno.h>
@@ -311,7 +313,7 @@ static int fetch_secret(struct kube_watch *w, const char *ns, const char *name)
 	int e;
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
-	e = kube_request(w->sess, "GET", path, NULL, NULL, 0, &resp);
+	e = kube_request(w->fetch, "GET", path, NULL, NULL, 0, &resp);
 	if (e < 0 || resp.status != 200) {
 		if (resp.status != 404)
 			log_warn(SUB, "cannot read secret %s/%s that a Machine names: %s", ns, name,
@@ -809,6 +811,8 @@ int kube_watch_start(struct kube_watch *w)
 	w->sess = kube_session_new(w->part->api);
 	if (!w->sess)
 		return -ENOMEM;
+	if (w->kind == STORE_KIND_MACHINE && !(w->fetch = kube_session_new(w->part->api)))
+		return -ENOMEM;
 	int e = pthread_create(&w->thread, NULL, run, w);
 	if (e)
 		return -e;
@@ -820,6 +824,8 @@ void kube_watch_stop(struct kube_watch *w)
 {
 	if (w->sess)
 		kube_session_cancel(w->sess);
+	if (w->fetch)
+		kube_session_cancel(w->fetch);
 }
 
 void kube_watch_fini(struct kube_watch *w)
@@ -830,6 +836,9 @@ void kube_watch_fini(struct kube_watch *w)
 	if (w->sess)
 		kube_session_free(w->sess);
 	w->sess = NULL;
+	if (w->fetch)
+		kube_session_free(w->fetch);
+	w->fetch = NULL;
 	kube_rvmap_free(&w->map);
 	if (w->ki)
 		pthread_mutex_destroy(&w->lock);

@@ -60,6 +60,8 @@ struct kube_watch {
 	const struct store_kind_info *ki;
 	char path[512];            /* the collection: /apis/G/V[/namespaces/NS]/PLURAL */
 	struct kube_session *sess;
+	struct kube_session *fetch; /* Machines: for the Secrets they name,
+				     * fetched while sess is in a watch */
 	struct store_reader *reader; /* the thread's, for legacy statuses */
 	pthread_t thread;
 	bool started;

@@ -713,9 +713,10 @@ static json_t *main_fields(const json_t *obj)
  * cur's labels, annotations and spec since the cluster's version the
  * store mirrored last (the merge patch from that one to cur), so that a
  * change not yet written back is not undone by a newer version from the
- * cluster: kube/ writes it back from there. */
+ * cluster: kube/ writes it back from there. *mirrored: whether the store
+ * had a version of cur from the cluster. */
 static int keep_changes(struct store *s, struct store_op *op, const struct opctx *c, json_t *next,
-			const struct current *cur)
+			const struct current *cur, bool *mirrored)
 {
 	sqlite3_stmt *st = ws(s, W_MIRROR_GET);
 	json_t *old = NULL, *a = NULL, *b = NULL, *delta = NULL, *base = NULL, *merged = NULL;
@@ -729,6 +730,7 @@ static int keep_changes(struct store *s, struct store_op *op, const struct opctx
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(s, op, c);
+	*mirrored = rc == SQLITE_ROW;
 	if (!old)
 		return 0; /* the store's object was not the cluster's */
 	a = main_fields(old);
@@ -867,15 +869,22 @@ static int do_mirror(struct store *s, struct store_op *op, const struct opctx *c
 		e = write_object(s, op, c, next, NULL, false);
 		return e < 0 ? e : mirror_set(s, op, c, NULL);
 	}
-	e = keep_changes(s, op, c, next, cur);
+	bool mirrored = false;
+	e = keep_changes(s, op, c, next, cur, &mirrored);
 	if (e < 0) {
 		json_decref(next);
 		return e;
 	}
 	/* A status of another object of the same name (deleted and made
-	 * again in the cluster) is not kept. */
-	if (op->keep_status &&
-	    strcmp(store_meta_str(next, "uid") ?: "", store_meta_str(cur->obj, "uid") ?: "") == 0)
+	 * again in the cluster) is not kept. But the cluster's first version,
+	 * without a status, of an object the store never had from it is the
+	 * one made from the store's (a Job or Task the controllers made, that
+	 * kube/ created: the API server gave it its uid and dropped its
+	 * status): its status is the store's. */
+	bool same = strcmp(store_meta_str(next, "uid") ?: "",
+			   store_meta_str(cur->obj, "uid") ?: "") == 0 ||
+		    (!mirrored && !json_object_size(json_object_get(op->body, "status")));
+	if (op->keep_status && same)
 		keep_status(next, cur);
 	set_rv(next, cur->rv);
 	if (!unchanged(op, c, next, cur))

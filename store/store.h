@@ -149,7 +149,11 @@ enum store_op_type {
 				* from that body to the stored object) are kept
 				* over body's, until kube/ has written them back
 				* and the cluster sends them; keep_status keeps
-				* the status only of the same object (same uid).
+				* the status only of the same object (same uid),
+				* or of one the store never had from the cluster
+				* when body has no status (a Job or Task the
+				* daemon made, created there by kube/: the API
+				* server gave it a uid and dropped its status).
 				* body is kept as the cluster's version
 				* (store_get_mirror()) */
 	STORE_OP_MAX

@@ -20,7 +20,11 @@
 #	                       there; make the rig; start ironbelld; apply the
 #	                       Hardware. $E2E_OSIE_DIR, when set, replaces
 #	                       the assets as ipxe.osie_dir; $E2E_CONFIG_EXTRA
-#	                       (top-level YAML) is appended to the config
+#	                       (top-level YAML) is appended to the config;
+#	                       $E2E_BEFORE_DAEMON, when set, is a command run
+#	                       once the namespace is made, before ironbelld
+#	                       starts; $E2E_APPLY (words; "ib apply -f") is
+#	                       the command given the Hardware's file
 #	e2e_boot NAME ARGS...  run QEMU with the common options and ARGS until
 #	                       the marker appears or E2E_TIMEOUT (300 s)
 #	                       passes; sets E2E_SECONDS and E2E_SERIAL
@@ -70,6 +74,9 @@ ${E2E_CONFIG_EXTRA:-}" || bail_out "cannot write the config"
 	# The worker API where the script's grpc_authority points, for an agent
 	# in the VM (the namespace is the test's own: the port is free there).
 	sed -i "s/^  listen: 127.0.0.1:42113/  listen: $E2E_SERVER:42113/" "$IB_CONFIG"
+	if [ -n "${E2E_BEFORE_DAEMON:-}" ]; then
+		$E2E_BEFORE_DAEMON || bail_out "$E2E_BEFORE_DAEMON failed"
+	fi
 	IB_DAEMON_WRAP="ip netns exec $E2E_NS" ib_start_daemon || bail_out "ironbelld did not start"
 	cat >"$IB_TMP/vm.yaml" <<EOF
 apiVersion: tinkerbell.org/v1alpha1
@@ -91,7 +98,7 @@ spec:
     netboot:
       allowPXE: true
 EOF
-	ib apply -f "$IB_TMP/vm.yaml"
+	${E2E_APPLY:-ib apply -f} "$IB_TMP/vm.yaml"
 	[ "$rc" = 0 ] || bail_out "cannot apply the Hardware: $err"
 }
 

@@ -9,7 +9,10 @@
 # syslinux and the build's static ironbell-agent
 # (tools/e2e-provision-assets, tests/e2e/osie.sh). test_provision_redfish
 # has the Redfish emulator (tests/redfish/) as the VM's BMC instead: it
-# needs openssl and curl, not ipmi_sim.
+# needs openssl and curl, not ipmi_sim. test_provision_kube runs
+# ironbelld in Kubernetes mode against the API-server emulator of
+# tests/kube/ (tests/integration/kube.mk), with every object made and
+# read with kubectl: it needs kubectl, openssl and curl too.
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
@@ -21,6 +24,7 @@ E2E_TESTS = \
 	tests/e2e/test_provision.sh \
 	tests/e2e/test_provision_uefi.sh \
 	tests/e2e/test_provision_redfish.sh \
+	tests/e2e/test_provision_kube.sh \
 	tests/e2e/test_provision_fail.sh
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += $(E2E_TESTS) tests/e2e/e2e.sh tests/e2e/provision.sh tests/e2e/vm-bmc.sh \

@@ -22,6 +22,16 @@
 # the same vm-bmc.sh, and its PowerState is the hook's, so the VM is
 # driven the same way and the hook's calls.log reads the same.
 #
+# With PROV_KUBE=1 ironbelld runs in Kubernetes mode (kube.enabled, with
+# the Lease, one instance) against the API-server emulator of tests/kube/
+# (emu.sh), which runs inside the namespace on its loopback
+# (127.0.0.1:$PROV_KUBE_PORT; ironbelld's kubeconfig has the client
+# certificate): every object (the Secret, the Machine, the Hardware, what
+# the test applies with prov_apply) is created in the cluster with
+# kubectl, run inside the namespace too, and every state the functions
+# below read (prov_get) is read back from the cluster the same way, not
+# from ironbelld. The emulator's log is $IB_TMP/kube-emu.log.
+#
 # Set before prov_setup (all optional):
 #
 #	PROV_BMC        ipmi (the default: ipmi_sim, ironbelld's ipmitool
@@ -37,14 +47,23 @@
 #	PROV_NO_REBOOT  1: a reboot by the guest powers the VM off
 #	PROV_QEMU_EXTRA more QEMU arguments
 #	PROV_CONFIG_EXTRA more top-level YAML for ironbelld's config
+#	PROV_KUBE       1: Kubernetes mode, the objects in the emulator (0)
 #
 # Functions:
 #
 #	prov_setup              e2e_setup with a bmc: section, then the BMC
 #	                        and the objects (skip_all without ipmi_sim or
 #	                        ipmitool; with redfish, without openssl or
-#	                        curl); sets PROV_VM_DIR, PROV_SERIAL,
-#	                        PROV_FIRMWARE_LOG
+#	                        curl; with PROV_KUBE=1, without kubectl,
+#	                        openssl or curl); sets PROV_VM_DIR,
+#	                        PROV_SERIAL, PROV_FIRMWARE_LOG
+#	prov_apply FILE         applies FILE's objects: ironbell apply, or
+#	                        with PROV_KUBE=1 kubectl apply to the
+#	                        emulator; sets rc, out, err (lib.sh's run)
+#	prov_get KIND NAME      the object's JSON in out (rc, err): ironbell
+#	                        get, or with PROV_KUBE=1 kubectl get from the
+#	                        emulator; KIND is hardware, template,
+#	                        workflow, machine or job
 #	prov_hardware [ALLOWPXE]
 #	                        applies the Hardware vm1 again, with its
 #	                        bmcRef to the Machine and allowPXE ALLOWPXE
@@ -83,6 +102,7 @@
 
 . "$top_srcdir/tests/integration/bmc/ipmisim.sh"
 . "$top_srcdir/tests/redfish/emu.sh"
+. "$top_srcdir/tests/kube/emu.sh"
 
 PROV_BMC=${PROV_BMC:-ipmi}
 PROV_FIRMWARE=${PROV_FIRMWARE:-bios}
@@ -93,6 +113,10 @@ PROV_MEM=${PROV_MEM:-512}
 PROV_NO_REBOOT=${PROV_NO_REBOOT:-0}
 PROV_QEMU_EXTRA=${PROV_QEMU_EXTRA:-}
 PROV_CONFIG_EXTRA=${PROV_CONFIG_EXTRA:-}
+PROV_KUBE=${PROV_KUBE:-0}
+# The emulator's port on the namespace's loopback (the namespace is the
+# test's own, so the port is free).
+PROV_KUBE_PORT=6443
 PROV_MACHINE=bmc-vm1
 PROV_BMC_ADDR=$E2E_SERVER
 PROV_BMC_PORT=623
@@ -130,6 +154,28 @@ prov_setup() {
 	bios | uefi) ;;
 	*) bail_out "PROV_FIRMWARE must be bios or uefi, not $PROV_FIRMWARE" ;;
 	esac
+	_kube=
+	case $PROV_KUBE in
+	0) ;;
+	1)
+		for _t in kubectl openssl curl; do
+			command -v "$_t" >/dev/null 2>&1 || skip_all "$_t is not installed (Kubernetes mode)"
+		done
+		kemu_certs || bail_out "openssl cannot make the emulator's certificates"
+		_kube="
+kube:
+  enabled: true
+  kubeconfig: $IB_TMP/kubeconfig
+  namespace: default
+  leader_election: true
+  lease_namespace: default
+  backoff_min: 100
+  backoff_max: 2000"
+		E2E_BEFORE_DAEMON=prov_kube_start
+		E2E_APPLY=prov_apply
+		;;
+	*) bail_out "PROV_KUBE must be 0 or 1, not $PROV_KUBE" ;;
+	esac
 	command -v setsid >/dev/null 2>&1 || skip_all "setsid (util-linux) is not installed"
 	command -v mkfifo >/dev/null 2>&1 || skip_all "mkfifo is not installed"
 	[ -n "$PROV_OSIE_DIR" ] && E2E_OSIE_DIR=$PROV_OSIE_DIR
@@ -141,7 +187,7 @@ prov_setup() {
     retries: 3$_rf
   poll_interval: 1
   task_timeout: 120
-  verify_interval: 200
+  verify_interval: 200$_kube
 $PROV_CONFIG_EXTRA"
 	e2e_setup
 	if [ "$PROV_FIRMWARE" = uefi ]; then
@@ -174,6 +220,36 @@ EOF
 	prov_bmc_start || bail_out "the BMC did not start"
 	prov_objects || bail_out "cannot apply the BMC's objects"
 	prov_hardware true || bail_out "cannot apply the Hardware with its bmcRef"
+}
+
+# prov_kube_start: the emulator in the namespace (e2e_setup's
+# E2E_BEFORE_DAEMON), and ironbelld's kubeconfig for it.
+prov_kube_start() {
+	KEMU_WRAP="ip netns exec $E2E_NS"
+	kemu_start kube-emu --port "$PROV_KUBE_PORT" --bookmark-interval 5 || return 1
+	kemu_kubeconfig "$IB_TMP/kubeconfig" cert
+}
+
+prov_apply() {
+	if [ "$PROV_KUBE" = 1 ]; then
+		kc apply -f "$1"
+	else
+		ib apply -f "$1"
+	fi
+}
+
+prov_get() {
+	if [ "$PROV_KUBE" = 1 ]; then
+		case $1 in
+		hardware) _r=hardware.tinkerbell.org ;;
+		template | workflow) _r=${1}s.tinkerbell.org ;;
+		machine | job) _r=${1}s.bmc.tinkerbell.org ;;
+		*) bail_out "prov_get: no kind $1" ;;
+		esac
+		kc get "$_r" "$2" -o json
+	else
+		ib get "$1" "$2" -o json
+	fi
 }
 
 # prov_bmc_start: the BMC in the namespace on PROV_BMC_ADDR:PROV_BMC_PORT
@@ -290,7 +366,7 @@ spec:
     providerOptions:
       $_opts
 EOF
-	ib apply -f "$IB_TMP/bmc.yaml"
+	prov_apply "$IB_TMP/bmc.yaml"
 	[ "$rc" = 0 ] || { diag "$err"; return 1; }
 }
 
@@ -330,7 +406,7 @@ spec:
       id: e2e-instance-1
       hostname: vm1-installed
 EOF
-	ib apply -f "$IB_TMP/vm-bmc.yaml"
+	prov_apply "$IB_TMP/vm-bmc.yaml"
 	[ "$rc" = 0 ] || { diag "$err"; return 1; }
 }
 
@@ -374,7 +450,7 @@ EOF
 
 # prov_wf EXPR: a Python expression on the Workflow $PROV_WF's JSON (d).
 prov_wf() {
-	ib get workflow "$PROV_WF" -o json
+	prov_get workflow "$PROV_WF"
 	printf '%s' "$out" | _prov_json "$1"
 }
 prov_wf_state() { prov_wf 'd.get("status", {}).get("state", "")'; }
@@ -384,7 +460,7 @@ prov_wf_over() {
 }
 # prov_hw EXPR: the same on the Hardware vm1.
 prov_hw() {
-	ib get hardware vm1 -o json
+	prov_get hardware vm1
 	printf '%s' "$out" | _prov_json "$1"
 }
 # prov_hw_pxe: vm1's allowPXE, one word per interface ("True", "False").
@@ -402,7 +478,7 @@ except Exception as e:
 }
 
 prov_power() {
-	ib get machine "$PROV_MACHINE" -o json
+	prov_get machine "$PROV_MACHINE"
 	printf '%s' "$out" | _prov_json 'd.get("status", {}).get("powerState", "")'
 }
 
@@ -426,12 +502,12 @@ spec:
   - oneTimeBootDeviceAction: {device: [pxe], efiBoot: $([ "$PROV_FIRMWARE" = uefi ] && echo true || echo false)}
   - powerAction: "on"
 EOF
-	ib apply -f "$IB_TMP/job-$1.yaml"
+	prov_apply "$IB_TMP/job-$1.yaml"
 	[ "$rc" = 0 ] || { diag "$err"; return 1; }
 }
 
 prov_job_state() {
-	ib get job "$1" -o json
+	prov_get job "$1"
 	printf '%s' "$out" | _prov_json '" ".join(c["type"] for c in d.get("status", {}).get("conditions", []) if c["type"] in ("Completed", "Failed") and c["status"] == "True")'
 }
 
@@ -469,6 +545,10 @@ prov_diag() {
 	tail -c 1500 "$PROV_SERIAL" 2>/dev/null | tr -d '\r' | tail -n 10 | diag "$(cat)"
 	diag "qemu: $(tail -n 5 "$PROV_VM_DIR/qemu.out" 2>/dev/null)"
 	diag "the BMC ($PROV_BMC): $(tail -n 5 "$IB_TMP/bmc/sim.log" 2>/dev/null)"
+	if [ "$PROV_KUBE" = 1 ]; then
+		diag "the API-server emulator's log tail:"
+		tail -n 10 "$IB_TMP/kube-emu.log" 2>/dev/null | diag "$(cat)"
+	fi
 	diag "ironbelld's log tail:"
 	tail -n 20 "$IB_LOG" | diag "$(cat)"
 }

@@ -29,7 +29,10 @@
 # as diagnostics (nothing is asserted about time).
 # BIOS by default; PROV_FIRMWARE=uefi (test_provision_uefi) boots OVMF.
 # ipmi_sim by default; PROV_BMC=redfish (test_provision_redfish) has the
-# Redfish emulator as the BMC.
+# Redfish emulator as the BMC. PROV_KUBE=1 (test_provision_kube) runs
+# ironbelld in Kubernetes mode: the objects are created in the API-server
+# emulator with kubectl, and every state above is read back from it (the
+# events are ironbelld's own, from its admin API, in both modes).
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -51,7 +54,9 @@ PROV_CONFIG_EXTRA="workflow:
   enabled: true
   resync_interval: 5"
 prov_setup
-diag "firmware $fw, BMC $PROV_BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, disk marker $OSIE_MARKER"
+mode=standalone
+[ "$PROV_KUBE" = 1 ] && mode="Kubernetes (API at 127.0.0.1:$PROV_KUBE_PORT in the namespace)"
+diag "firmware $fw, BMC $PROV_BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, $mode, disk marker $OSIE_MARKER"
 
 # The Hardware again, with what the installed system asks for (its
 # user-data and instance metadata), netboot off: the Workflow turns it on.
@@ -59,7 +64,7 @@ diag "firmware $fw, BMC $PROV_BMC $PROV_BMC_ADDR:$PROV_BMC_PORT, disk marker $OS
 prov_hardware false
 is "$rc" 0 "$fw: the Hardware, with its bmcRef, netboot off"
 prov_template_reboot
-ib apply -f "$IB_TMP/template.yaml"
+prov_apply "$IB_TMP/template.yaml"
 is "$rc" 0 "$fw: the Template"
 [ "$rc" = 0 ] || diag "$err"
 prov_workflow "$WF" e2e-disk
@@ -84,7 +89,7 @@ phase() {
 }
 
 t_all=$(now) c_all=$(cpu)
-ib apply -f "$IB_TMP/workflow.yaml"
+prov_apply "$IB_TMP/workflow.yaml"
 is "$rc" 0 "$fw: the Workflow, bootMode netboot and toggleAllowNetboot"
 
 # ---- power off, one-time PXE, power on: the Workflow's netboot Job ----

@@ -209,6 +209,30 @@ YAML
 ok "a created Hardware reaches the store" wait_for $WAIT in_store $HW hw-d
 ok "a created Job reaches the store" \
 	wait_for $WAIT in_store /apis/bmc.tinkerbell.org/v1alpha1/namespaces/default/jobs job-a
+# A Secret made before the Machine that names it, both while watching (as
+# one kubectl apply of an operator's file makes them): the Machine's event
+# comes on its watch stream, and the Secret is fetched then.
+kc apply --validate=false -f - <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata: {name: bmc-b}
+type: Opaque
+stringData: {username: admin, password: secret-b}
+YAML
+kc apply --validate=false -f - <<'YAML'
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Machine
+metadata: {name: bmc-b}
+spec:
+  connection:
+    host: 127.0.0.1
+    port: 1624
+    authSecretRef: {name: bmc-b, namespace: default}
+    insecureTLS: true
+YAML
+ok "a Secret named by a Machine made while watching is fetched into the store" \
+	wait_for $WAIT in_store $SEC bmc-b
+unlike "$(grep 'cannot read secret default/bmc-b' "$IB_LOG")" "." "and its fetch did not fail"
 kc label hardware hw-b rack=r2 --overwrite
 ok "a label change reaches the store" \
 	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-b | grep -q '\"rack\":\"r2\"'"

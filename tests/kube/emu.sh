@@ -31,6 +31,12 @@
 #                          (a list index may be negative; absent: None)
 #   kemu_stat KEY/KEY/...  one value of /_emu/stats
 #
+# $KEMU_WRAP (split into words), when set, goes before the emulator,
+# kubectl and curl, e.g. "ip netns exec NS" to run them all inside a
+# network namespace, on its loopback (the certificates are for
+# 127.0.0.1); the wrapper must exec its command, so that KEMU_PID is the
+# emulator's.
+#
 # The emulator runs under /usr/bin/python3 and is registered with ib_bg,
 # so the EXIT trap of tests/lib.sh stops it.
 
@@ -72,7 +78,7 @@ kemu_start() {
 	_name=$1
 	shift
 	rm -f "$IB_TMP/$_name.port"
-	"$KEMU_PY" "$KEMU" --cert "$KEMU_CERT" --key "$KEMU_KEY" \
+	${KEMU_WRAP:-} "$KEMU_PY" "$KEMU" --cert "$KEMU_CERT" --key "$KEMU_KEY" \
 		--client-ca "$KEMU_CA" --token "$KEMU_TOKEN" \
 		--port-file "$IB_TMP/$_name.port" "$@" \
 		>>"$IB_TMP/$_name.log" 2>&1 </dev/null &
@@ -119,20 +125,20 @@ EOF
 }
 
 kc() {
-	run kubectl --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$IB_TMP/kcache" \
+	run ${KEMU_WRAP:-} kubectl --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$IB_TMP/kcache" \
 		--request-timeout 20s "$@"
 }
 
 kemu_ctl() {
 	_body=${2:-}
 	[ -n "$_body" ] || _body='{}'
-	curl -s --max-time 10 --cacert "$KEMU_CA" -X POST \
+	${KEMU_WRAP:-} curl -s --max-time 10 --cacert "$KEMU_CA" -X POST \
 		-H 'Content-Type: application/json' -d "$_body" \
 		"$KEMU_URL/_emu/$1"
 }
 
 kemu_get() {
-	curl -s --max-time 10 --cacert "$KEMU_CA" --cert "$KEMU_CLIENT_CERT" \
+	${KEMU_WRAP:-} curl -s --max-time 10 --cacert "$KEMU_CA" --cert "$KEMU_CLIENT_CERT" \
 		--key "$KEMU_CLIENT_KEY" "$KEMU_URL$1"
 }
 
@@ -149,5 +155,5 @@ print(json.dumps(d, sort_keys=True) if isinstance(d, (dict, list)) else d)' "$1"
 }
 
 kemu_stat() {
-	curl -s --max-time 10 --cacert "$KEMU_CA" "$KEMU_URL/_emu/stats" | kemu_json "$1"
+	${KEMU_WRAP:-} curl -s --max-time 10 --cacert "$KEMU_CA" "$KEMU_URL/_emu/stats" | kemu_json "$1"
 }

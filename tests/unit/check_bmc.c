@@ -844,6 +844,49 @@ START_TEST(test_job_made_again)
 }
 END_TEST
 
+/* A Job the daemon made, then created in the cluster by kube/: the
+ * watcher's first version of it carries the uid the API server gave it
+ * (and no status: the store keeps its own) while its first Task, at the
+ * BMC, still names the uid the store gave. That Task is still the Job's:
+ * not deleted as a former Job's and run again. */
+START_TEST(test_job_takes_cluster_uid)
+{
+	char m[512];
+	struct sim_bmc *b = sim_add("10.0.1.13", BMC_POWER_ON);
+	b->silent = true;
+	secret("creds", true);
+	machine("n13", "10.0.1.13", NULL);
+	start(0, 0);
+	job("ju", "n13", "[{\"powerAction\":\"off\"},{\"powerAction\":\"on\"}]");
+	wait_started("ju-task-0");
+	json_t *j = get(STORE_KIND_JOB, "ju");
+	json_t *md = json_object_get(j, "metadata");
+	json_object_set_new(md, "uid", json_string("77777777-2222-4333-8444-555555555555"));
+	json_object_del(md, "resourceVersion");
+	json_object_del(j, "status");
+	struct store_op op = { .type = STORE_OP_MIRROR,
+			       .kind = STORE_KIND_JOB,
+			       .body = j,
+			       .source = STORE_SOURCE_KUBE,
+			       .keep_status = true };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	json_decref(j);
+	pthread_mutex_lock(&sim.mu);
+	b->silent = false;
+	pthread_mutex_unlock(&sim.mu);
+	uint64_t one = 1;
+	ck_assert_int_eq(write(eng_ipmi.efd, &one, sizeof(one)), sizeof(one));
+	wait_cond(STORE_KIND_JOB, "ju", "Completed", "True", m, sizeof(m));
+	reasons_of("n13", true, m, sizeof(m));
+	pthread_mutex_lock(&sim.mu);
+	ck_assert_str_eq(sim_find("10.0.1.13")->log, "off,on");
+	pthread_mutex_unlock(&sim.mu);
+	ck_assert_str_eq(m, "JobStarted,TaskStarted,TaskCompleted,TaskStarted,TaskCompleted,"
+			    "JobCompleted");
+}
+END_TEST
+
 START_TEST(test_power_verified)
 {
 	char m[512];
@@ -1232,6 +1275,7 @@ int main(void)
 	tcase_add_test(tc, test_task_deleted_job_goes_on);
 	tcase_add_test(tc, test_job_deleted_task_running);
 	tcase_add_test(tc, test_job_made_again);
+	tcase_add_test(tc, test_job_takes_cluster_uid);
 	tcase_add_test(tc, test_power_verified);
 	tcase_add_test(tc, test_boot_readback);
 	tcase_add_test(tc, test_task_timeout);

@@ -536,6 +536,34 @@ START_TEST(test_mirror_new_uid_status)
 }
 END_TEST
 
+/* The cluster's first version of an object the daemon made here (a bmc
+ * Job or Task its controllers made, which kube/ then created in the
+ * cluster: the API server gives it its own uid and drops its status) is
+ * that object: keep_status keeps the status the controllers gave it. Once
+ * the store has a version from the cluster, another uid is another object
+ * again, with or without a status. */
+START_TEST(test_mirror_made_here_status)
+{
+	run_a(STORE_OP_CREATE, hw("default", "a", "aa:bb:cc:dd:ee:01"), STORE_SOURCE_DAEMON,
+	      false, 0);
+	run_a(STORE_OP_STATUS_PATCH, json_pack("{s:{s:s}}", "status", "state", "provisioning"),
+	      STORE_SOURCE_DAEMON, false, 0);
+	run_a(STORE_OP_MIRROR, cluster_hw("aa:bb:cc:dd:ee:01", NULL, 1), STORE_SOURCE_KUBE, true,
+	      0);
+	json_t *o = get_a();
+	ck_assert_str_eq(meta(o, "uid"), UID_A);
+	ck_assert_str_eq(status_state(o), "provisioning");
+	json_decref(o);
+	json_t *body = cluster_hw("aa:bb:cc:dd:ee:01", NULL, 1);
+	json_object_set_new(json_object_get(body, "metadata"), "uid",
+			    json_string("11111111-2222-4333-8444-555555555555"));
+	run_a(STORE_OP_MIRROR, body, STORE_SOURCE_KUBE, true, 0);
+	o = get_a();
+	ck_assert_ptr_null(json_object_get(o, "status"));
+	json_decref(o);
+}
+END_TEST
+
 START_TEST(test_mirror_refused)
 {
 	run_a(STORE_OP_MIRROR, cluster_hw("aa:bb:cc:dd:ee:01", "ready", 1), STORE_SOURCE_KUBE,
@@ -652,6 +680,7 @@ static Suite *store_kube_suite(void)
 	UNIT_TEST(tc, test_mirror_refused);
 	UNIT_TEST(tc, test_mirror_keeps_daemon_changes);
 	UNIT_TEST(tc, test_mirror_new_uid_status);
+	UNIT_TEST(tc, test_mirror_made_here_status);
 	UNIT_TEST(tc, test_mirror_takes_local);
 	UNIT_TEST(tc, test_names);
 	suite_add_tcase(s, tc);
