@@ -37,19 +37,6 @@ FINALIZER=tinkerbellmachine.infrastructure.cluster.x-k8s.io
 MACHINE=capt-cp-0 # the TinkerbellMachine's name: the Template's and the Workflow's
 
 # kget KIND NAME EXPR: EXPR with d = the object as kubectl reads it
-kget() {
-	kc get "$1" "$2" -o json
-	[ "$rc" = 0 ] || { echo "<kubectl: $err>"; return 0; }
-	printf '%s' "$out" | jget "$3"
-}
-kis() { [ "$(kget "$1" "$2" "$3")" = "$4" ]; }
-keventually() {
-	if wait_for $WAIT kis "$1" "$2" "$3" "$4"; then
-		pass "$5"
-	else
-		fail "$5" "got: $(kget "$1" "$2" "$3")"
-	fi
-}
 ST='d.get("status", {})'
 STATE="$ST.get('state')"
 TOGGLED="$ST.get('bootOptions', {}).get('allowNetboot', {})"

@@ -45,23 +45,6 @@ api() { curl -s --max-time 10 --unix-socket "$IB_SOCK" "http://localhost$1"; }
 metric() {
 	api /metrics | sed -n "s/^$1 \\([0-9.e+]*\\)\$/\\1/p" | head -n 1
 }
-# kget KIND NAME EXPR: EXPR with d = the object as kubectl reads it from
-# the API
-kget() {
-	kc get "$1" "$2" -o json
-	[ "$rc" = 0 ] || { echo "<kubectl: $err>"; return 0; }
-	printf '%s' "$out" | jget "$3"
-}
-# kis KIND NAME EXPR WANT: EXPR of the API's object is WANT
-kis() { [ "$(kget "$1" "$2" "$3")" = "$4" ]; }
-# keventually KIND NAME EXPR WANT DESC: waits for it, at most $WAIT s
-keventually() {
-	if wait_for $WAIT kis "$1" "$2" "$3" "$4"; then
-		pass "$5"
-	else
-		fail "$5" "got: $(kget "$1" "$2" "$3")"
-	fi
-}
 ST='d.get("status", {})'
 ACTS='d["status"]["tasks"][0]["actions"]'
 PXE='d["spec"]["interfaces"][0].get("netboot", {}).get("allowPXE")'

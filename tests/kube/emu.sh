@@ -30,6 +30,13 @@
 #   kemu_json KEY/KEY/...  one value of the JSON document on standard input
 #                          (a list index may be negative; absent: None)
 #   kemu_stat KEY/KEY/...  one value of /_emu/stats
+#   kget KIND NAME EXPR    EXPR (python, d = the object) of the object as
+#                          kubectl reads it from the API; needs jget
+#                          (tests/integration/workflow/objects.sh)
+#   kis KIND NAME EXPR WANT
+#                          EXPR of the API's object is WANT
+#   keventually KIND NAME EXPR WANT DESC
+#                          a TAP check: waits for kis, at most $WAIT s
 #
 # $KEMU_WRAP (split into words), when set, goes before the emulator,
 # kubectl and curl, e.g. "ip netns exec NS" to run them all inside a
@@ -156,4 +163,18 @@ print(json.dumps(d, sort_keys=True) if isinstance(d, (dict, list)) else d)' "$1"
 
 kemu_stat() {
 	${KEMU_WRAP:-} curl -s --max-time 10 --cacert "$KEMU_CA" "$KEMU_URL/_emu/stats" | kemu_json "$1"
+}
+
+kget() {
+	kc get "$1" "$2" -o json
+	[ "$rc" = 0 ] || { echo "<kubectl: $err>"; return 0; }
+	printf '%s' "$out" | jget "$3"
+}
+kis() { [ "$(kget "$1" "$2" "$3")" = "$4" ]; }
+keventually() {
+	if wait_for $WAIT kis "$1" "$2" "$3" "$4"; then
+		pass "$5"
+	else
+		fail "$5" "got: $(kget "$1" "$2" "$3")"
+	fi
 }
