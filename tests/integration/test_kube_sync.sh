@@ -238,6 +238,60 @@ ok "a label change reaches the store" \
 	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-b | grep -q '\"rack\":\"r2\"'"
 kc delete hardware hw-c
 ok "a deletion reaches the store" wait_for $WAIT gone $HW hw-c
+# Every other kind: made, changed, deleted.
+kc apply --validate=false -f - <<'YAML'
+apiVersion: tinkerbell.org/v1alpha1
+kind: Template
+metadata: {name: tpl-x}
+spec: {data: "version: \"0.1\"\nname: x\nglobal_timeout: 60\ntasks: []\n"}
+---
+apiVersion: tinkerbell.org/v1alpha1
+kind: Workflow
+metadata: {name: wf-x}
+spec: {templateRef: tpl-x, hardwareRef: hw-b}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Machine
+metadata: {name: bmc-x}
+spec:
+  connection: {host: 127.0.0.1, port: 1625, authSecretRef: {name: bmc-a, namespace: default}, insecureTLS: true}
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Job
+metadata: {name: job-x}
+spec:
+  machineRef: {name: bmc-x, namespace: default}
+  tasks:
+    - powerAction: "on"
+---
+apiVersion: bmc.tinkerbell.org/v1alpha1
+kind: Task
+metadata: {name: job-x-task-0}
+spec:
+  task: {powerAction: "on"}
+  connection: {host: 127.0.0.1, port: 1625, authSecretRef: {name: bmc-a, namespace: default}, insecureTLS: true}
+YAML
+is "$rc" 0 "kubectl makes a Template, Workflow, Machine, Job and Task ($err)"
+# has PATH NAME TEXT: the store's object holds TEXT
+has() { api "$1/$2" | grep -q "$3"; }
+for k in templates:tinkerbell.org/v1alpha1:template:tpl-x \
+	workflows:tinkerbell.org/v1alpha1:workflow:wf-x \
+	machines:bmc.tinkerbell.org/v1alpha1:machine:bmc-x \
+	jobs:bmc.tinkerbell.org/v1alpha1:job:job-x \
+	tasks:bmc.tinkerbell.org/v1alpha1:task:job-x-task-0; do
+	plural=${k%%:*}
+	rest=${k#*:}
+	gv=${rest%%:*}
+	rest=${rest#*:}
+	kind=${rest%%:*}
+	name=${rest#*:}
+	path=/apis/$gv/namespaces/default/$plural
+	ok "a created $kind reaches the store" wait_for $WAIT in_store "$path" "$name"
+	kc label "$plural.${gv%/*}" "$name" changed=yes
+	ok "a changed $kind reaches the store" wait_for $WAIT has "$path" "$name" '"changed":"yes"'
+	kc delete "$plural.${gv%/*}" "$name"
+	ok "a deleted $kind leaves the store" wait_for $WAIT gone "$path" "$name"
+done
 eventually_equal "after create, update and delete the store equals the API"
 
 # ---- bookmarks: a quiet kind's watch moves on with the others' changes ----
