@@ -508,6 +508,7 @@ EOF
 
 prov_job_state() {
 	prov_get job "$1"
+	[ "$rc" = 0 ] || return 0 # no such Job (yet): no state
 	printf '%s' "$out" | _prov_json '" ".join(c["type"] for c in d.get("status", {}).get("conditions", []) if c["type"] in ("Completed", "Failed") and c["status"] == "True")'
 }
 
