@@ -219,9 +219,9 @@ int kube_list_parse(const char *data, size_t len, const char *api_version, const
 
 /* ---- write-back (patch.c) ---- */
 
-/* The pure core of the status writer: what to send back for one object,
- * as RFC 7386 merge patches, and the Workflow status in the shape the
- * cluster's CRD expects. No I/O. */
+/* The pure core of the status writer: the Workflow status in the shape
+ * the cluster's CRD expects, and the status kept of the cluster's echo.
+ * No I/O. */
 
 #include "kube/kube.h"
 #include "store/store.h"
@@ -230,29 +230,6 @@ int kube_list_parse(const char *data, size_t len, const char *api_version, const
 #define KUBE_MAX_DURATION 64
 
 /* Merge patches are made and applied by common/jsonmerge.h. */
-
-/* The patches for one object whose store copy the daemon's controllers
- * changed: cluster is the object as the API server last gave it, local
- * as the store holds it now (both borrowed). *ret_status: the merge patch
- * for the /status subresource ({"metadata": {"resourceVersion": <rv>},
- * "status": {...}}), NULL when the statuses are equal or local has none;
- * *ret_main: the merge patch of metadata.labels, metadata.annotations
- * and spec (the Hardware allowPXE toggles, the boot-mark annotations),
- * with the same precondition, NULL when equal. Identity fields (uid,
- * resourceVersion, generation, creationTimestamp, managedFields, ...) are
- * never patched; a spec that local lacks is left alone, labels or
- * annotations that it lacks are removed. The resourceVersion is cluster's:
- * the API server answers 409 when the object changed since, and after one
- * patch succeeds the other's precondition is stale (the answer is the new
- * cluster: call again). A Workflow's status is first converted by
- * kube_status_to_legacy() when schema is KUBE_STATUS_LEGACY (AUTO counts
- * as MONOREPO: the caller resolves it with kube_schema_from_crd()). 0
- * with both written (new references or NULL); -EINVAL (no
- * resourceVersion in cluster, a Secret, a status that cannot be
- * converted or expressed) with err; -E2BIG; -ENOMEM. */
-int kube_writeback_patches(enum store_kind k, const json_t *cluster, const json_t *local,
-			   enum kube_status_schema schema, json_t **ret_main, json_t **ret_status,
-			   char *err, size_t errlen);
 
 /* A Workflow status in the monorepo's shape (what the engine writes) in
  * the shape of tinkerbell/tink <= v0.12's CRD: state PENDING ->
@@ -317,26 +294,6 @@ int kube_go_duration_ns(const char *s, size_t len, int64_t *ret_ns);
  * -> MONOREPO, since such a schema keeps whatever is written and the
  * monorepo's shape is what current Tinkerbell and CAPT read. Never AUTO. */
 enum kube_status_schema kube_schema_from_crd(const json_t *crd);
-
-/* Whether a failed write is a conflict (the object changed since it was
- * read): HTTP 409 whose Status (status_obj, may be NULL) is not
- * AlreadyExists. */
-bool kube_status_is_conflict(long http_status, const json_t *status_obj);
-
-/* What the writer does after an answer to a patch. */
-enum kube_wb_next {
-	KUBE_WB_DONE,   /* 2xx: the answer is the new cluster object */
-	KUBE_WB_REREAD, /* a conflict: read the object again, recompute the
-			 * patches from it (kube_writeback_patches()) and send
-			 * those, never the old patch */
-	KUBE_WB_RETRY,  /* no answer, 429, 5xx: the same patch after a
-			 * backoff (its precondition still guards it) */
-	KUBE_WB_DROP,   /* 404 (the object is gone), 422 and other 4xx: log
-			 * and give up this change */
-	KUBE_WB_NEXT_MAX
-};
-/* http_status 0 means no answer came. status_obj may be NULL. */
-enum kube_wb_next kube_writeback_next(long http_status, const json_t *status_obj);
 
 /* ---- leader election (lease.c, leader.c) ---- */
 

@@ -1,20 +1,11 @@
-/* patch — the pure core of the status write-back: the RFC 7386 merge
- * patches that turn the object the API server last gave into the one the
- * store holds, the Workflow status in the shape the cluster's CRD
- * expects, and what a failed patch asks for.
+/* patch — the pure core of the write-back: the Workflow status in the
+ * shape the cluster's CRD expects, and the status the store keeps of
+ * what the cluster echoes.
  *
- * DESIGN: the writer (a thread of its own) reads what changed in the
- * store, and calls kube_writeback_patches() with the object as the API
- * server last gave it and as the store holds it: two merge patches come
- * back, one for the /status subresource and one for the object (labels,
- * annotations, spec), each carrying the cluster's resourceVersion as its
- * precondition. Merge patches (RFC 7386) rather than JSON patches,
- * because they need no array indices and the API server takes them for
- * custom resources; their one blind spot, a member whose new value is
- * null, is refused here rather than sent as a deletion. The precondition
- * turns every race into a 409, and a 409 into "read again and recompute"
- * (kube_writeback_next()): a patch is never sent twice over a newer
- * object.
+ * DESIGN: the writer (kube/writer.c) sends a status whole and a merge
+ * patch (common/jsonmerge.c) of labels, annotations and spec, each with
+ * the cluster's resourceVersion as precondition; what is here decides
+ * their shape and reads the cluster's answers back.
  *
  * The engine writes the Workflow status in the shape of Tinkerbell's
  * monorepo (state PENDING, currentState, IDs). A cluster whose CRD is
@@ -36,7 +27,6 @@
 
 #include "common/common.h"
 #include "common/cursor.h"
-#include "common/jsonmerge.h"
 #include "kube/kube-internal.h"
 
 /* ---- a field path for messages ("status.tasks[1].actions[0].x") ---- */
@@ -84,29 +74,6 @@ static void errf(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-/* ---- RFC 7386 ---- */
-
-/* The merge patch from from to to (common/jsonmerge.c), its errors said
- * in err under a path prefix ("status.tasks...: ..."). */
-static int diff_at(const char *prefix, const json_t *from, const json_t *to, json_t **ret,
-		   char *err, size_t errlen)
-{
-	char e2[256];
-	json_t *patch = NULL;
-	int r = json_merge_diff(from, to, &patch, e2, sizeof(e2));
-	if (r == -EINVAL)
-		errf(err, errlen, "%s%s%s", prefix ? prefix : "", prefix && *e2 != ':' ? "." : "",
-		     e2);
-	else if (r == -E2BIG)
-		errf(err, errlen, "%s: nested deeper than %d objects", prefix ? prefix : "(top)",
-		     JSON_MERGE_MAX_DEPTH);
-	else if (r < 0)
-		errf(err, errlen, "out of memory");
-	else
-		*ret = patch;
-	return r;
 }
 
 /* ---- Go durations ---- */
@@ -741,128 +708,4 @@ enum kube_status_schema kube_schema_from_crd(const json_t *crd)
 	if (json_object_get(task, "worker") && !json_object_get(task, "agentID"))
 		return KUBE_STATUS_LEGACY;
 	return KUBE_STATUS_MONOREPO;
-}
-
-/* ---- the patches of one object ---- */
-
-/* {"metadata": {"labels", "annotations"}, "spec"} of obj: what the main
- * patch may change. Labels and annotations obj lacks are {}: their
- * removal is a change; a spec it lacks is no opinion (with_spec false). */
-static json_t *main_view(const json_t *obj, bool with_spec)
-{
-	const json_t *md = json_object_get(obj, "metadata");
-	json_t *v = json_object(), *m = json_object();
-	if (!v || !m || json_object_set_new(v, "metadata", m) < 0) {
-		json_decref(v);
-		return NULL;
-	}
-	static const char *const keys[] = { "labels", "annotations" };
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		const json_t *x = json_object_get(md, keys[i]);
-		json_t *c = json_is_object(x) ? json_deep_copy(x) : json_object();
-		if (!c || json_object_set_new(m, keys[i], c) < 0)
-			goto fail;
-	}
-	if (with_spec && copy_key(v, "spec", obj, "spec") < 0)
-		goto fail;
-	return v;
-fail:
-	json_decref(v);
-	return NULL;
-}
-
-/* {"metadata": {"resourceVersion": rv}, key: patch} (patch taken), or
- * patch itself with the precondition added to its metadata. */
-static int precondition(json_t **patch, const char *key, const char *rv)
-{
-	json_t *p = *patch;
-	if (key) {
-		json_t *w = json_object();
-		if (!w || json_object_set_new(w, key, p) < 0) {
-			json_decref(w);
-			*patch = NULL;
-			return -ENOMEM;
-		}
-		*patch = p = w;
-	}
-	json_t *md = json_object_get(p, "metadata");
-	if (!md && (json_object_set_new(p, "metadata", json_object()) < 0 ||
-		    !(md = json_object_get(p, "metadata"))))
-		return -ENOMEM;
-	return set_str(md, "resourceVersion", rv);
-}
-
-int kube_writeback_patches(enum store_kind k, const json_t *cluster, const json_t *local,
-			   enum kube_status_schema schema, json_t **ret_main, json_t **ret_status,
-			   char *err, size_t errlen)
-{
-	json_t *main_patch = NULL, *status_patch = NULL, *conv = NULL, *from = NULL, *to = NULL;
-	const char *rv = str(json_object_get(cluster, "metadata"), "resourceVersion");
-	int r = -EINVAL;
-	if (!json_is_object(cluster) || !json_is_object(local) || !*rv ||
-	    strlen(rv) > KUBE_MAX_RV) {
-		errf(err, errlen, "the cluster's object has no resourceVersion");
-		goto out;
-	}
-	if (k == STORE_KIND_SECRET || k >= STORE_KIND_MAX) {
-		errf(err, errlen, "a %s is never written back",
-		     k < STORE_KIND_MAX ? store_kind_info(k)->kind : "kind out of range");
-		goto out;
-	}
-	const json_t *ls = json_object_get(local, "status");
-	if (json_is_object(ls) && k == STORE_KIND_WORKFLOW && schema == KUBE_STATUS_LEGACY) {
-		if ((r = kube_status_to_legacy(ls, &conv, err, errlen)) < 0)
-			goto out;
-		ls = conv;
-	}
-	if (ls) {
-		const json_t *cs = json_object_get(cluster, "status");
-		json_t *empty = json_object();
-		r = empty ? diff_at("status", cs ? cs : empty, ls, &status_patch, err, errlen) :
-			    -ENOMEM;
-		json_decref(empty);
-		if (r < 0 || (status_patch && (r = precondition(&status_patch, "status", rv)) < 0))
-			goto out;
-	}
-	bool spec = json_object_get(local, "spec") != NULL;
-	from = main_view(cluster, spec);
-	to = main_view(local, spec);
-	r = from && to ? diff_at(NULL, from, to, &main_patch, err, errlen) : -ENOMEM;
-	if (r < 0 || (main_patch && (r = precondition(&main_patch, NULL, rv)) < 0))
-		goto out;
-	r = 0;
-out:
-	if (r == -ENOMEM)
-		errf(err, errlen, "out of memory");
-	json_decref(conv);
-	json_decref(from);
-	json_decref(to);
-	if (r < 0) {
-		json_decref(main_patch);
-		json_decref(status_patch);
-		return r;
-	}
-	*ret_main = main_patch;
-	*ret_status = status_patch;
-	return 0;
-}
-
-/* ---- after the answer ---- */
-
-bool kube_status_is_conflict(long http_status, const json_t *status_obj)
-{
-	/* A PATCH whose resourceVersion precondition failed: 409, reason
-	 * Conflict (an AlreadyExists 409 answers a create, not a patch). */
-	return http_status == 409 && strcmp(str(status_obj, "reason"), "AlreadyExists") != 0;
-}
-
-enum kube_wb_next kube_writeback_next(long http_status, const json_t *status_obj)
-{
-	if (http_status >= 200 && http_status < 300)
-		return KUBE_WB_DONE;
-	if (kube_status_is_conflict(http_status, status_obj))
-		return KUBE_WB_REREAD;
-	if (http_status == 0 || http_status == 429 || http_status >= 500)
-		return KUBE_WB_RETRY;
-	return KUBE_WB_DROP;
 }

@@ -20,15 +20,6 @@ static json_t *load(const uint8_t *p, size_t n)
 	return json_loadb((const char *)p, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
 }
 
-/* {"metadata": {"resourceVersion": "1", ...}, "status": v} for Workflows. */
-static json_t *workflow(json_t *status)
-{
-	json_t *o = json_pack("{s:{s:s,s:s}}", "metadata", "name", "wf", "resourceVersion", "1");
-	if (o && status)
-		json_object_set(o, "status", status);
-	return o;
-}
-
 static void properties(json_t *from, json_t *to)
 {
 	json_t *patch = NULL, *back = NULL, *leg = NULL, *leg2 = NULL, *mono = NULL;
@@ -48,14 +39,6 @@ static void properties(json_t *from, json_t *to)
 		    !json_is_object(mono))
 			abort();
 	}
-	json_t *cw = workflow(from), *lw = workflow(to), *m = NULL, *s = NULL;
-	for (int schema = KUBE_STATUS_MONOREPO; schema <= KUBE_STATUS_LEGACY; schema++) {
-		if (kube_writeback_patches(STORE_KIND_WORKFLOW, cw, lw, schema, &m, &s, err,
-					   sizeof(err)) == 0) {
-			json_decref(m);
-			json_decref(s);
-		}
-	}
 	(void)kube_schema_from_crd(from);
 	/* a status is the echo of itself; from arriving over to must not crash */
 	json_t *mir = NULL;
@@ -68,8 +51,6 @@ static void properties(json_t *from, json_t *to)
 	if (kube_status_mirror(STORE_KIND_WORKFLOW, from, to, KUBE_STATUS_LEGACY, &mir, err,
 			       sizeof(err)) == 0)
 		json_decref(mir);
-	json_decref(cw);
-	json_decref(lw);
 	json_decref(mono);
 	json_decref(leg2);
 	json_decref(leg);

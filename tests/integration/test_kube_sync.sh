@@ -33,6 +33,8 @@ api() { curl -s --max-time 10 --unix-socket "$IB_SOCK" "http://localhost$1"; }
 # in_store PLURAL_PATH NAME: the object is in the store
 in_store() { api "$1/$2" | grep -q '"kind"' && ! api "$1/$2" | grep -q '"kind":"Status"'; }
 gone() { ! in_store "$@"; }
+# label_is NAME KEY VALUE: the store's Hardware NAME has that label
+label_is() { api "$HW/$1" | grep -q "\"$2\":\"$3\""; }
 HW=/apis/tinkerbell.org/v1alpha1/namespaces/default/hardware
 SEC=/api/v1/namespaces/default/secrets
 metric() {
@@ -235,7 +237,7 @@ ok "a Secret named by a Machine made while watching is fetched into the store" \
 unlike "$(grep 'cannot read secret default/bmc-b' "$IB_LOG")" "." "and its fetch did not fail"
 kc label hardware hw-b rack=r2 --overwrite
 ok "a label change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-b | grep -q '\"rack\":\"r2\"'"
+	wait_for $WAIT label_is hw-b rack r2
 kc delete hardware hw-c
 ok "a deletion reaches the store" wait_for $WAIT gone $HW hw-c
 # Every other kind: made, changed, deleted.
@@ -308,7 +310,7 @@ lists0=$(kemu_stat lists)
 kemu_ctl drop-watches >/dev/null
 kc label hardware hw-a drop=1
 ok "a change after a dropped stream reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"drop\":\"1\"'"
+	wait_for $WAIT label_is hw-a drop 1
 is "$(kemu_stat lists)" "$lists0" "the watch resumed without a list"
 is "$(metric 'ironbell_kube_relists_total{kind="Hardware"}')" 0 "no relist was counted"
 
@@ -317,7 +319,7 @@ r0=$(metric 'ironbell_kube_watch_restarts_total{kind="Hardware"}')
 kemu_ctl cut-watches >/dev/null
 kc label hardware hw-a cut=1
 ok "a change after a stream cut mid-line reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"cut\":\"1\"'"
+	wait_for $WAIT label_is hw-a cut 1
 r1=$(metric 'ironbell_kube_watch_restarts_total{kind="Hardware"}')
 ok "the cut stream is counted as a restart ($r0 -> $r1)" test "${r1:-0}" -gt "${r0:-0}"
 ok "the cut is logged" file_has "$IB_LOG" "hardware: watch failed"
@@ -347,7 +349,7 @@ kemu_start emu2 --bookmark-interval 1 --state "$IB_TMP/emu-state.json" --port "$
 	bail_out "the emulator did not start again"
 kc label hardware hw-b restart=1
 ok "after the emulator restarted, a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-b | grep -q '\"restart\":\"1\"'"
+	wait_for $WAIT label_is hw-b restart 1
 eventually_equal "after the emulator's restart the store equals the API"
 
 # ---- 500, 429, a slow server, a line that is not JSON ----
@@ -359,25 +361,25 @@ kemu_ctl drop-watches >/dev/null
 ok "the daemon's requests got the three 500s" wait_for $WAIT faults 3 500
 kc label hardware hw-a e500=1
 ok "after three 500s a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"e500\":\"1\"'"
+	wait_for $WAIT label_is hw-a e500 1
 ok "the 500 is logged" file_has "$IB_LOG" "watch failed.*500"
 kemu_ctl throttle '{"count": 2, "retry_after": 1}' >/dev/null
 kemu_ctl drop-watches >/dev/null
 ok "the daemon's requests got the two 429s" wait_for $WAIT faults 2 429
 kc label hardware hw-a e429=1
 ok "after two 429s a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"e429\":\"1\"'"
+	wait_for $WAIT label_is hw-a e429 1
 ok "the 429 is logged" file_has "$IB_LOG" "watch failed.*429"
 kemu_ctl delay '{"ms": 300}' >/dev/null
 kemu_ctl drop-watches >/dev/null
 kc label hardware hw-a slow=1
 ok "through a slow server a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"slow\":\"1\"'"
+	wait_for $WAIT label_is hw-a slow 1
 kemu_ctl delay '{"ms": 0}' >/dev/null
 kemu_ctl garbage '{"line": "this is not JSON"}' >/dev/null
 kc label hardware hw-a garbage=1
 ok "after a line that is not JSON a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"garbage\":\"1\"'"
+	wait_for $WAIT label_is hw-a garbage 1
 ok "the bad line is logged" file_has "$IB_LOG" "watch failed.*not JSON"
 eventually_equal "after the faults the store equals the API"
 
@@ -422,7 +424,7 @@ kemu_ctl token '{"token": "a-new-token-0123456789abcdef"}' >/dev/null
 printf '%s' "a-new-token-0123456789abcdef" >"$IB_TMP/token"
 kc label hardware hw-a token=1
 ok "with the token file replaced, a change reaches the store" \
-	wait_for $WAIT sh -c "curl -s --unix-socket '$IB_SOCK' http://localhost$HW/hw-a | grep -q '\"token\":\"1\"'"
+	wait_for $WAIT label_is hw-a token 1
 
 # ---- a CA that does not verify the server ----
 ib_stop_daemon
