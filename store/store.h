@@ -91,6 +91,17 @@ struct store_options {
  * failure returns a negative errno and writes a message to err. */
 int store_open(const char *path, const struct store_options *opts, struct store **ret,
 	       char *err, size_t errlen);
+/* Opens the database at path for reading only, for another process than
+ * the daemon that writes it (the Kea hook): no writer thread, no
+ * checkpointer, nothing created or migrated; readers (store_reader_new)
+ * and their calls work as usual, every write returns -EROFS. The file
+ * must exist and hold the schema this build reads: -ENOENT (no such
+ * file), -EACCES (not readable), -EPROTO (a schema newer or older than
+ * store_schema_version(), or not a store at all: the message says which
+ * and what to do), -EBUSY (locked past a short busy timeout), -EIO
+ * (corrupt, or another SQLite error), each with a message naming path in
+ * err. Close with store_close(). */
+int store_open_readonly(const char *path, struct store **ret, char *err, size_t errlen);
 /* Stops the writer after it has committed everything queued, and closes.
  * Every reader and subscription must be freed first. Accepts NULL. */
 void store_close(struct store *s);
