@@ -1,0 +1,1 @@
+# The hook core: parameters, the table and the answers, the store follower.

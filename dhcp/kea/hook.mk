@@ -1,0 +1,1 @@
+# The shared object kea-dhcp4 loads, and its tests.
