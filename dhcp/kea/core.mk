@@ -35,3 +35,9 @@ tests_fuzz_fuzz_kea_params_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_kea_params_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_kea_params_LDADD = $(DHCP_LIBS) $(COMMON_LIBS)
 endif
+
+# The core without Kea, driven line by line by the integration tests.
+check_PROGRAMS += tests/kea/ibkea-probe
+tests_kea_ibkea_probe_SOURCES = tests/kea/ibkea-probe.c
+tests_kea_ibkea_probe_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_kea_ibkea_probe_LDADD = $(IBKEA_LIBS)
