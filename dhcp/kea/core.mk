@@ -41,3 +41,6 @@ check_PROGRAMS += tests/kea/ibkea-probe
 tests_kea_ibkea_probe_SOURCES = tests/kea/ibkea-probe.c
 tests_kea_ibkea_probe_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_kea_ibkea_probe_LDADD = $(IBKEA_LIBS)
+# The core on a real ironbelld's store, through the probe.
+TESTS += tests/integration/test_kea_store.sh
+EXTRA_DIST += tests/integration/test_kea_store.sh
