@@ -167,6 +167,46 @@ START_TEST(test_replaced_and_removed)
 }
 END_TEST
 
+/* Changes dropped by retention before the follower read them: it loads
+ * every Hardware again. One atomic write of five Hardware is one commit,
+ * which trims the change log to its last two rows at once. */
+START_TEST(test_retention)
+{
+	struct store_options o = { .changes_retention = 2 };
+	struct store_op ops[5];
+	json_t *objs[5];
+	struct ibkea *k;
+
+	close_store();
+	open_store(&o);
+	put_hw(st, "a", "02:00:00:00:00:01", "10.0.0.1", NULL);
+	k = start();
+	WAIT_UNTIL(ibkea_ready(k) && ibkea_count(k) == 1);
+	for (int i = 0; i < 5; i++) {
+		char name[8], mac[18], ip[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(mac, sizeof(mac), "02:00:00:00:01:%02x", i);
+		snprintf(ip, sizeof(ip), "10.0.1.%d", i + 1);
+		objs[i] = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:{s:s, s:{s:s}}}]}}",
+				    "apiVersion", "tinkerbell.org/v1alpha1", "kind", "Hardware",
+				    "metadata", "name", name, "namespace", "default", "spec",
+				    "interfaces", "dhcp", "mac", mac, "ip", "address", ip);
+		ops[i] = (struct store_op){ .type = STORE_OP_APPLY, .kind = STORE_KIND_HARDWARE,
+					    .body = objs[i] };
+	}
+	ck_assert_int_eq(store_write(st, ops, 5, true), 0);
+	for (int i = 0; i < 5; i++) {
+		store_op_clear(&ops[i]);
+		json_decref(objs[i]);
+	}
+	WAIT_UNTIL(ibkea_count(k) == 6);
+	ck_assert(logged("warn: store "));
+	ck_assert(logged("dropped by retention"));
+	ck_assert(ibkea_ready(k));
+	ibkea_free(k);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kea_follow");
@@ -175,6 +215,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	UNIT_TEST(tc, test_load_and_follow);
 	UNIT_TEST(tc, test_replaced_and_removed);
+	UNIT_TEST(tc, test_retention);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
