@@ -245,8 +245,8 @@ void *ibkea_follow_store(void *arg)
 			/* Removed or replaced: open what is there now, if
 			 * anything (open_store empties the table when not). */
 			close_store(&f);
-			ibkea_log(f.k, IBKEA_LOG_INFO, "store %s: the file changed: opening it again",
-				  f.path);
+			ibkea_log(f.k, IBKEA_LOG_INFO,
+				  "store %s: the file changed: opening it again", f.path);
 		}
 		if (!f.store)
 			wait = open_store(&f) < 0 ? IBKEA_RETRY_MS : f.k->p.poll_ms;

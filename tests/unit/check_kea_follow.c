@@ -52,12 +52,11 @@ static void sleep_ms(long ms)
 }
 
 /* Waits, at most WAIT_MS, until cond(k) holds. */
-#define WAIT_UNTIL(cond)                                                     \
-	do {                                                                 \
-		for (int i_ = 0; i_ < WAIT_MS / 10 && !(cond); i_++)         \
-			sleep_ms(10);                                        \
-		ck_assert_msg((cond), "not within %d ms: %s\nlog:\n%s", WAIT_MS, #cond, \
-			      log_text);                                     \
+#define WAIT_UNTIL(cond)                                                                           \
+	do {                                                                                       \
+		for (int i_ = 0; i_ < WAIT_MS / 10 && !(cond); i_++)                               \
+			sleep_ms(10);                                                              \
+		ck_assert_msg((cond), "not within %d ms: %s\nlog:\n%s", WAIT_MS, #cond, log_text); \
 	} while (0)
 
 /* A Hardware with one interface; hostname NULL: none. */
@@ -121,8 +120,10 @@ START_TEST(test_load_and_follow)
 	WAIT_UNTIL(ip_of(k, mac2) == 0);
 	ck_assert_uint_eq(ip_of(k, mac1), IP(10, 0, 0, 11));
 	/* A delete. */
-	struct store_op op = { .type = STORE_OP_DELETE, .kind = STORE_KIND_HARDWARE,
-			       .namespace_ = "default", .name = "a" };
+	struct store_op op = { .type = STORE_OP_DELETE,
+			       .kind = STORE_KIND_HARDWARE,
+			       .namespace_ = "default",
+			       .name = "a" };
 	ck_assert_int_eq(store_write1(st, &op), 0);
 	store_op_clear(&op);
 	WAIT_UNTIL(ibkea_count(k) == 0);
@@ -191,7 +192,8 @@ START_TEST(test_retention)
 				    "apiVersion", "tinkerbell.org/v1alpha1", "kind", "Hardware",
 				    "metadata", "name", name, "namespace", "default", "spec",
 				    "interfaces", "dhcp", "mac", mac, "ip", "address", ip);
-		ops[i] = (struct store_op){ .type = STORE_OP_APPLY, .kind = STORE_KIND_HARDWARE,
+		ops[i] = (struct store_op){ .type = STORE_OP_APPLY,
+					    .kind = STORE_KIND_HARDWARE,
 					    .body = objs[i] };
 	}
 	ck_assert_int_eq(store_write(st, ops, 5, true), 0);
