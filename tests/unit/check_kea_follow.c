@@ -184,7 +184,7 @@ START_TEST(test_retention)
 	k = start();
 	WAIT_UNTIL(ibkea_ready(k) && ibkea_count(k) == 1);
 	for (int i = 0; i < 5; i++) {
-		char name[8], mac[18], ip[16];
+		char name[16], mac[24], ip[24];
 		snprintf(name, sizeof(name), "n%d", i);
 		snprintf(mac, sizeof(mac), "02:00:00:00:01:%02x", i);
 		snprintf(ip, sizeof(ip), "10.0.1.%d", i + 1);
