@@ -1,11 +1,13 @@
 # The follower of ironbelld's admin API (the hook's "api" source): the
 # thread (follow-api.c, libcurl) and the decoder of the API's answers
-# (watchline.c, pure). Whatever links the core (the shared object, the
-# probe) also links $(IBKEA_API_LIBS) and compiles with
-# $(IBKEA_API_CFLAGS).
+# (watchline.c, pure). Whatever links the core (the shared object)
+# also links $(IBKEA_API_LIBS) and compiles with $(IBKEA_API_CFLAGS);
+# libibkea.a's users get them through IBKEA_LIBS.
 IBKEA_C_FILES += dhcp/kea/follow-api.c dhcp/kea/watchline.c
 IBKEA_API_CFLAGS = $(CURL_CFLAGS) $(JANSSON_CFLAGS)
 IBKEA_API_LIBS = $(CURL_LIBS)
+libibkea_a_CFLAGS += $(CURL_CFLAGS)
+IBKEA_LIBS += $(IBKEA_API_LIBS)
 
 # The decoder's unit test: malformed lines and lists beside good ones.
 check_PROGRAMS += tests/unit/check_kea_watch
