@@ -34,3 +34,8 @@ tests_fuzz_fuzz_kea_watch_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_kea_watch_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_kea_watch_LDADD = $(COMMON_LIBS)
 endif
+
+# The follower against a real ironbelld (TLS, a token), through the
+# probe program of the core.
+TESTS += tests/integration/test_kea_api.sh
+EXTRA_DIST += tests/integration/test_kea_api.sh

@@ -91,6 +91,7 @@ struct api_follow {
 	char errbuf[CURL_ERROR_SIZE];
 	char base[IBKEA_URL_MAX + 1]; /* api-url without a trailing '/' */
 	bool watching;                /* the current transfer is a watch */
+	bool answered;                /* the watch's head came, with 200 */
 	struct buf body;              /* a list, or an error answer */
 	struct buf line;              /* a watch line not yet ended */
 	uint64_t rv;                  /* the resume point */
@@ -188,9 +189,18 @@ out:
 static int on_progress(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
 {
 	struct api_follow *f = arg;
+	long code = 0;
 
-	(void)dlt, (void)dln, (void)ult, (void)uln;
-	return ibkea_stopping(f->k) ? 1 : 0;
+	if (ibkea_stopping(f->k))
+		return 1;
+	/* A watch answers its head at once and then nothing until a
+	 * change: the reconnection is said as soon as the head came. */
+	if (f->watching && !f->answered &&
+	    curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200) {
+		f->answered = true;
+		recovered(f, "following");
+	}
+	return 0;
 }
 
 /* Applies the pending events under one write lock, then logs the
@@ -378,6 +388,7 @@ static int setup(struct api_follow *f, const char *path, bool watch, struct curl
 	curl_easy_setopt(f->h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(f->h, CURLOPT_XFERINFODATA, f);
 	f->watching = watch;
+	f->answered = false;
 	f->stream_err = 0;
 	f->expired = false;
 	f->why[0] = '\0';
@@ -404,12 +415,29 @@ out:
 	return e;
 }
 
+/* Cuts " after N ms" out of curl's message (in place): the same failure
+ * then gives the same text, and is logged once. */
+static const char *untimed(char *msg)
+{
+	char *p = strstr(msg, " after ");
+
+	if (!p)
+		return msg;
+	size_t i = 7;
+	while (p[i] >= '0' && p[i] <= '9')
+		i++;
+	if (i == 7 || strncmp(p + i, " ms", 3) != 0)
+		return msg;
+	memmove(p, p + i + 3, strlen(p + i + 3) + 1);
+	return msg;
+}
+
 /* Logs a failed transfer (rc not CURLE_OK, or an HTTP status not 200)
  * and says what to do next: next_retry, or for 410/504 a new list. */
 static enum api_next failed(struct api_follow *f, const char *what, CURLcode rc, long code,
 			    enum api_next next_retry)
 {
-	const char *why = f->errbuf[0] ? f->errbuf : curl_easy_strerror(rc);
+	const char *why = f->errbuf[0] ? untimed(f->errbuf) : curl_easy_strerror(rc);
 
 	if (rc == CURLE_ABORTED_BY_CALLBACK || ibkea_stopping(f->k))
 		return API_NEXT_STOP;
