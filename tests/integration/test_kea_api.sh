@@ -172,5 +172,93 @@ ok "a wrong CA is logged" wait_for 30 probe_log_has 'cannot verify'
 is "$(probe_ask ready)" "$NOT_READY" "and nothing is loaded"
 ok "quit stops it" probe_stop
 
+# ---- a fake API: what ironbelld does not send often (on loopback, so
+# plain http:// is allowed) ----
+#
+# Each list answer holds more Hardware than the one before; each watch,
+# by its resourceVersion, ends in a way the follower must handle: an
+# ERROR 410 (list again), a BOOKMARK then the end of the stream (watch
+# again from the bookmark), a line that is not JSON and a line over
+# IBKEA_API_MAX_LINE (both: list again); the last one stays open.
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "the fake API" "python3 is not installed"
+	tap_done
+	exit 0
+fi
+cat >"$IB_TMP/fake.py" <<'PY'
+import http.server, json, os, sys, time
+port_file, log_file, token = sys.argv[1:4]
+def hw(name, mac, ip, rv):
+    return {"apiVersion": "tinkerbell.org/v1alpha1", "kind": "Hardware",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv)},
+            "spec": {"interfaces": [{"dhcp": {"mac": mac,
+                     "ip": {"address": ip, "netmask": "255.255.255.0"}}}]}}
+A = hw("fa", "02:00:00:00:0b:01", "192.0.2.31", 3)
+B = hw("fb", "02:00:00:00:0b:02", "192.0.2.32", 6)
+C = hw("fc", "02:00:00:00:0b:03", "192.0.2.33", 8)
+D = hw("fd", "02:00:00:00:0b:04", "192.0.2.34", 15)
+E = hw("fe", "02:00:00:00:0b:05", "192.0.2.35", 25)
+LISTS = [(5, [A]), (9, [A, C]), (20, [A, C, D]), (30, [A, C, D, E])]
+def line(t, o):
+    return (json.dumps({"type": t, "object": o}) + "\n").encode()
+WATCH = {
+    "5": [line("ADDED", B), line("ERROR", {"kind": "Status", "code": 410,
+                                           "message": "too old resource version: 5"})],
+    "9": [line("BOOKMARK", {"metadata": {"resourceVersion": "12"}})],
+    "12": [b"not json\n"],
+    "20": [b"x" * (1100 * 1024)],
+}
+lists = 0
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        global lists
+        with open(log_file, "a") as f:
+            f.write(self.path + "\n")
+        if self.headers.get("Authorization") != "Bearer " + token:
+            self.send_response(401)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        if "watch=1" not in self.path:
+            rv, items = LISTS[min(lists, len(LISTS) - 1)]
+            lists += 1
+            self.wfile.write(json.dumps({"metadata": {"resourceVersion": str(rv)},
+                                         "items": items}).encode())
+            return
+        rv = self.path.split("resourceVersion=")[-1]
+        for l in WATCH.get(rv, []):
+            self.wfile.write(l)
+            self.wfile.flush()
+        if rv not in WATCH:
+            for _ in range(600):  # open, quiet, 2 minutes at most
+                time.sleep(0.2)
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(s.server_address[1]))
+os.rename(port_file + ".tmp", port_file)
+s.serve_forever()
+PY
+python3 "$IB_TMP/fake.py" "$IB_TMP/fake.port" "$IB_TMP/fake-requests.log" "$TOKEN" 2>"$IB_TMP/fake.err" &
+ib_bg $!
+wait_for 20 test -s "$IB_TMP/fake.port" || bail_out "the fake API did not start"
+FAKE=http://127.0.0.1:$(cat "$IB_TMP/fake.port")
+probe_start fake "$(printf '{"api-url": "%s", "api-token-file": "%s"}' "$FAKE" "$TOK")"
+ok "fake: the last list is loaded" wait_for 60 probe_is "mac 02:00:00:00:0b:05" 192.0.2.35
+is "$(probe_ask count)" 4 "fake: its four Hardware"
+is "$(probe_ask "mac 02:00:00:00:0b:02")" "$NONE" "fake: a new list drops what it no longer has"
+WATCHES=$(grep -o 'resourceVersion=[0-9]*' "$IB_TMP/fake-requests.log" | tr '\n' ' ')
+is "$WATCHES" "resourceVersion=5 resourceVersion=9 resourceVersion=12 resourceVersion=20 resourceVersion=30 " \
+	"fake: a watch from each list, and one from the bookmark"
+is "$(grep -vc watch "$IB_TMP/fake-requests.log")" 4 "fake: a list after the 410, the bad line and the long line"
+ok "fake: the 410 is logged" probe_log_has 'code 410.*listing again'
+ok "fake: the line that is not JSON is logged" probe_log_has 'malformed watch line.*not JSON'
+ok "fake: the long line is logged" probe_log_has 'longer than 1048576 bytes'
+ok "fake: quit ends an open watch" probe_stop
+
 ok "no sanitizer report in the daemon's log" ib_log_clean
 tap_done
