@@ -610,6 +610,27 @@ START_TEST(test_netboot_off)
 }
 END_TEST
 
+/* Marks m1 (bit 0) and m2 (bit 1). */
+static int each_count(const struct ibkea_reservation *r, void *arg)
+{
+	unsigned *seen = arg;
+	ck_assert(r->ip != 0);
+	if (memcmp(r->mac, mac1, 6) == 0)
+		*seen |= 1;
+	else if (memcmp(r->mac, mac2, 6) == 0)
+		*seen |= 2;
+	else
+		ck_abort_msg("reservation of an unexpected MAC");
+	return 0;
+}
+
+static int each_stop(const struct ibkea_reservation *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 1;
+}
+
 START_TEST(test_lookups)
 {
 	struct ibkea *k = core_loaded();
@@ -625,12 +646,26 @@ START_TEST(test_lookups)
 	ck_assert_int_eq(ibkea_by_mac(k, mac_unknown, &r), -ENOENT);
 	ck_assert_uint_eq(ibkea_lease_time(k, mac_unknown), 0);
 	ck_assert_uint_eq(ibkea_count(k), 4);
+	/* By address: m3 has one, but disableDhcp. */
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 51), &r), 0);
+	ck_assert_mem_eq(r.mac, mac2, 6);
+	ck_assert_str_eq(r.hostname, "m2");
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 52), &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 99), &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, 0, &r), -ENOENT);
+	/* Each reservation with an address: m1 and m2. */
+	unsigned seen = 0;
+	ck_assert_uint_eq(ibkea_each(k, each_count, &seen), 2);
+	ck_assert_uint_eq(seen, 0x3);
+	seen = 0;
+	ck_assert_uint_eq(ibkea_each(k, each_stop, &seen), 1);
 	/* A batch of changes under the write lock: m2 deleted. */
 	struct dhcp_hosts *t = ibkea_table_wrlock(k);
 	dhcp_hosts_remove(t, "prov", "m2");
 	ibkea_table_unlock(k);
 	ck_assert_uint_eq(ibkea_count(k), 2);
 	ck_assert_int_eq(ibkea_by_mac(k, mac2, &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 51), &r), -ENOENT);
 	ibkea_free(k);
 }
 END_TEST
