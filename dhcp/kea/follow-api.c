@@ -186,6 +186,14 @@ out:
 	return e;
 }
 
+/* Frees the request's headers, the token's wiped first. */
+static void headers_free(struct curl_slist *hd)
+{
+	for (struct curl_slist *t = hd; t; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	curl_slist_free_all(hd);
+}
+
 static int on_progress(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
 {
 	struct api_follow *f = arg;
@@ -219,8 +227,13 @@ static void flush(struct api_follow *f)
 		if (ev->type == IBKEA_WATCH_DELETED) {
 			dhcp_hosts_remove(t, ev->namespace_, ev->name);
 		} else if (ev->type == IBKEA_WATCH_ADDED && dhcp_hosts_count(t) >= API_MAX_HOSTS) {
-			snprintf(f->refused[i], API_REFUSED_MAX,
-				 "the table already holds %u interfaces", API_MAX_HOSTS);
+			/* Said once per watch, not once per Hardware. */
+			if (!f->full_logged)
+				snprintf(f->refused[i], API_REFUSED_MAX,
+					 "the table already holds %u interfaces: new hardware "
+					 "is not taken",
+					 API_MAX_HOSTS);
+			f->full_logged = true;
 		} else if (dhcp_hosts_put(t, ev->object, f->refused[i], API_REFUSED_MAX) >= 0) {
 			f->refused[i][0] = '\0';
 		} else if (!f->refused[i][0]) {
@@ -411,7 +424,7 @@ out:
 		explicit_bzero(tok.data, tok.len);
 	buf_free(&hdr);
 	buf_free(&tok);
-	curl_slist_free_all(hd);
+	headers_free(hd);
 	return e;
 }
 
@@ -532,7 +545,7 @@ static enum api_next list(struct api_follow *f)
 	if (setup(f, API_HARDWARE_PATH, false, &hd) < 0)
 		return API_NEXT_RETRY_LIST;
 	CURLcode rc = curl_easy_perform(f->h);
-	curl_slist_free_all(hd);
+	headers_free(hd);
 	curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &code);
 	if (f->stream_err) {
 		report(f, IBKEA_LOG_WARN, "the list from %s: %s", f->base, f->why);
@@ -566,7 +579,7 @@ static enum api_next watch(struct api_follow *f)
 	if (setup(f, path, true, &hd) < 0)
 		return API_NEXT_RETRY_WATCH;
 	CURLcode rc = curl_easy_perform(f->h);
-	curl_slist_free_all(hd);
+	headers_free(hd);
 	curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &code);
 	flush(f);
 	if (rc == CURLE_ABORTED_BY_CALLBACK || ibkea_stopping(f->k))
