@@ -69,10 +69,10 @@
 #define API_MAX_ITEMS 100000      /* Hardware in a list */
 #define API_MAX_HOSTS (4u * API_MAX_ITEMS) /* interfaces the watch may grow the table to */
 #define API_MAX_ERROR_BODY (64 * 1024)     /* bytes of an error answer kept */
-#define API_BATCH 256             /* watch events applied under one write lock */
-#define API_MSG_MAX 768           /* bytes of a logged message */
-#define API_REFUSED_MAX 200       /* bytes of why a Hardware's interface was refused */
-#define API_LIST_WARN_MAX 20      /* refused Hardware logged one by one per list */
+#define API_BATCH 256                      /* watch events applied under one write lock */
+#define API_MSG_MAX 768                    /* bytes of a logged message */
+#define API_REFUSED_MAX 200                /* bytes of why a Hardware's interface was refused */
+#define API_LIST_WARN_MAX 20               /* refused Hardware logged one by one per list */
 #define API_URL_MAX (IBKEA_URL_MAX + 128)
 
 /* What to do after a transfer. */
@@ -104,16 +104,15 @@ struct api_follow {
 	size_t npend;
 	struct ibkea_watch_event pend[API_BATCH];
 	char refused[API_BATCH][API_REFUSED_MAX];
-	bool full_logged; /* the API_MAX_HOSTS warning, once per watch */
+	bool full_logged;       /* the API_MAX_HOSTS warning, once per watch */
 	char last[API_MSG_MAX]; /* the last message logged: each is logged once */
 	bool failing;           /* an error was logged since the last success */
 };
 
 /* Logs the message unless it is the one logged last: a server that stays
  * unreachable is said once, not every IBKEA_RETRY_MS. */
-__attribute__((format(printf, 3, 4))) static void report(struct api_follow *f,
-							 enum ibkea_log_level level,
-							 const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+report(struct api_follow *f, enum ibkea_log_level level, const char *fmt, ...)
 {
 	char msg[API_MSG_MAX];
 	va_list ap;
@@ -456,7 +455,8 @@ static enum api_next failed(struct api_follow *f, const char *what, CURLcode rc,
 		return API_NEXT_STOP;
 	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
 	    rc == CURLE_SSL_CERTPROBLEM) {
-		report(f, IBKEA_LOG_ERROR, "cannot verify %s: %s (is api-ca-file the CA that signed its certificate?)",
+		report(f, IBKEA_LOG_ERROR,
+		       "cannot verify %s: %s (is api-ca-file the CA that signed its certificate?)",
 		       f->base, why);
 		return next_retry;
 	}
@@ -559,7 +559,8 @@ static enum api_next list(struct api_follow *f)
 		report(f, IBKEA_LOG_WARN, "the list from %s: %s", f->base, err);
 		next = API_NEXT_RETRY_LIST;
 	} else {
-		buf_free(&f->body); /* the text is no longer needed: free it before the table grows */
+		buf_free(
+			&f->body); /* the text is no longer needed: free it before the table grows */
 		next = load(f, items, rv);
 	}
 	json_decref(items);
@@ -599,7 +600,7 @@ static enum api_next watch(struct api_follow *f)
 	 * ordinary end of a watch. */
 	if (rc == CURLE_OK || rc == CURLE_OPERATION_TIMEDOUT)
 		return f->lines || rc == CURLE_OPERATION_TIMEDOUT ? API_NEXT_WATCH :
-								     API_NEXT_RETRY_WATCH;
+								    API_NEXT_RETRY_WATCH;
 	return failed(f, "the watch of", rc, code, API_NEXT_RETRY_WATCH);
 }
 
@@ -648,12 +649,8 @@ void *ibkea_follow_api(void *arg)
 				goto out;
 			next = next == API_NEXT_RETRY_LIST ? list(f) : watch(f);
 			break;
-		case API_NEXT_LIST:
-			next = list(f);
-			break;
-		default:
-			next = watch(f);
-			break;
+		case API_NEXT_LIST: next = list(f); break;
+		default: next = watch(f); break;
 		}
 	}
 out:

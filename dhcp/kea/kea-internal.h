@@ -65,9 +65,9 @@ void *ibkea_follow_api(void *arg);
 
 /* ---- the admin API's answers, decoded (watchline.c) ---- */
 
-#define IBKEA_API_MAX_LINE (1024u * 1024)  /* bytes of one watch event line */
-#define IBKEA_API_MAX_NAME 253             /* metadata.name, .namespace */
-#define IBKEA_API_MAX_MESSAGE 256          /* bytes of an ERROR's message kept */
+#define IBKEA_API_MAX_LINE (1024u * 1024) /* bytes of one watch event line */
+#define IBKEA_API_MAX_NAME 253            /* metadata.name, .namespace */
+#define IBKEA_API_MAX_MESSAGE 256         /* bytes of an ERROR's message kept */
 
 enum ibkea_watch_type {
 	IBKEA_WATCH_ADDED,
@@ -81,10 +81,10 @@ enum ibkea_watch_type {
 /* One line of a watch, checked. */
 struct ibkea_watch_event {
 	enum ibkea_watch_type type;
-	struct json_t *object; /* owned: the Hardware, the bookmark, or the Status */
-	uint64_t rv;           /* metadata.resourceVersion (> 0); 0 for ERROR */
+	struct json_t *object;         /* owned: the Hardware, the bookmark, or the Status */
+	uint64_t rv;                   /* metadata.resourceVersion (> 0); 0 for ERROR */
 	const char *namespace_, *name; /* borrowed from object; "" for BOOKMARK, ERROR */
-	int code;              /* ERROR: the Status's code, 0 when it has none */
+	int code;                      /* ERROR: the Status's code, 0 when it has none */
 	char message[IBKEA_API_MAX_MESSAGE + 1]; /* ERROR: its message, control
 						  * characters made '?', "" if none */
 };

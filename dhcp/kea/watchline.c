@@ -38,8 +38,8 @@
 #define WATCHLINE_MAX_RV 20    /* digits of a resourceVersion (a uint64) */
 
 static const char *const type_names[IBKEA_WATCH_MAX] = {
-	[IBKEA_WATCH_ADDED] = "ADDED",	     [IBKEA_WATCH_MODIFIED] = "MODIFIED",
-	[IBKEA_WATCH_DELETED] = "DELETED",   [IBKEA_WATCH_BOOKMARK] = "BOOKMARK",
+	[IBKEA_WATCH_ADDED] = "ADDED",     [IBKEA_WATCH_MODIFIED] = "MODIFIED",
+	[IBKEA_WATCH_DELETED] = "DELETED", [IBKEA_WATCH_BOOKMARK] = "BOOKMARK",
 	[IBKEA_WATCH_ERROR] = "ERROR",
 };
 
@@ -66,8 +66,7 @@ static const char *quote(char out[WATCHLINE_QUOTE_MAX + 1], const char *s, size_
 
 /* md[key] as a string of 1 to max bytes: 0 with *ret borrowed, or
  * -EBADMSG. */
-static int get_name(const json_t *md, const char *key, const char **ret, char *err,
-		    size_t errlen)
+static int get_name(const json_t *md, const char *key, const char **ret, char *err, size_t errlen)
 {
 	const json_t *v = json_object_get(md, key);
 
@@ -102,8 +101,8 @@ static int get_rv(const json_t *md, const char *where, uint64_t *ret, char *err,
 	const char *s = json_string_value(v);
 	size_t n = json_string_length(v);
 	if (n == 0 || n > WATCHLINE_MAX_RV || num_parse_u64(s, n, UINT64_MAX, &u) < 0 || u == 0)
-		return fail(-EBADMSG, err, errlen, "%s.resourceVersion '%s' is not a number",
-			    where, quote(q, s, n));
+		return fail(-EBADMSG, err, errlen, "%s.resourceVersion '%s' is not a number", where,
+			    quote(q, s, n));
 	*ret = u;
 	return 0;
 }
@@ -117,9 +116,9 @@ static int check_hardware(json_t *obj, struct ibkea_watch_event *ev, char *err, 
 
 	if (kind && (!json_is_string(kind) || strcmp(json_string_value(kind), "Hardware") != 0))
 		return fail(-EBADMSG, err, errlen, "object is a %s, not a Hardware",
-			    json_is_string(kind) ? quote(q, json_string_value(kind),
-							 json_string_length(kind)) :
-						   "kind that is not a string");
+			    json_is_string(kind) ?
+				    quote(q, json_string_value(kind), json_string_length(kind)) :
+				    "kind that is not a string");
 	if (!json_is_object(md))
 		return fail(-EBADMSG, err, errlen, "object.metadata %s",
 			    md ? "is not a JSON object" : "missing");
@@ -216,8 +215,8 @@ void ibkea_watch_event_clear(struct ibkea_watch_event *ev)
 	*ev = (struct ibkea_watch_event){ .namespace_ = "", .name = "" };
 }
 
-int ibkea_list_parse(const char *body, size_t len, size_t max, size_t max_items,
-		     json_t **ret_items, uint64_t *ret_rv, char *err, size_t errlen)
+int ibkea_list_parse(const char *body, size_t len, size_t max, size_t max_items, json_t **ret_items,
+		     uint64_t *ret_rv, char *err, size_t errlen)
 {
 	json_error_t je;
 	json_t *root = NULL, *items, *it;
@@ -234,8 +233,7 @@ int ibkea_list_parse(const char *body, size_t len, size_t max, size_t max_items,
 				je.text, je.line);
 		goto out;
 	}
-	if ((e = get_rv(json_object_get(root, "metadata"), "list: metadata", &rv, err, errlen)) <
-	    0)
+	if ((e = get_rv(json_object_get(root, "metadata"), "list: metadata", &rv, err, errlen)) < 0)
 		goto out;
 	items = json_object_get(root, "items");
 	if (!json_is_array(items)) {

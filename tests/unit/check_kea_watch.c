@@ -18,9 +18,9 @@
 #include "dhcp/kea/kea-internal.h"
 #include "tests/unit/unit.h"
 
-#define HW(ns, name, rv)                                                               \
+#define HW(ns, name, rv)                                                                   \
 	"{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Hardware\",\"metadata\":{" \
-	"\"name\":\"" name "\",\"namespace\":\"" ns "\",\"resourceVersion\":\"" rv          \
+	"\"name\":\"" name "\",\"namespace\":\"" ns "\",\"resourceVersion\":\"" rv         \
 	"\"},\"spec\":{\"interfaces\":[{\"dhcp\":{\"mac\":\"02:00:00:00:00:01\"}}]}}"
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}"
 
@@ -105,8 +105,8 @@ START_TEST(test_error_events)
 	msg[sizeof(msg) - 1] = '\0';
 	msg[0] = '\\';
 	msg[1] = 'n';
-	snprintf(line, sizeof(line), "{\"type\":\"ERROR\",\"object\":{\"code\":500,\"message\":\"%s\"}}",
-		 msg);
+	snprintf(line, sizeof(line),
+		 "{\"type\":\"ERROR\",\"object\":{\"code\":500,\"message\":\"%s\"}}", msg);
 	ck_assert_int_eq(decode(line, &ev, err, sizeof(err)), 0);
 	ck_assert_int_eq(ev.code, 500);
 	ck_assert_uint_le(strlen(ev.message), IBKEA_API_MAX_MESSAGE);
@@ -153,7 +153,8 @@ START_TEST(test_malformed)
 		{ EV("ADDED", "{\"spec\":{}}"), "metadata missing" },
 		{ EV("ADDED", HW("default", "", "1")), "metadata.name is empty" },
 		{ EV("ADDED", HW("", "m1", "1")), "metadata.namespace is empty" },
-		{ EV("ADDED", "{\"metadata\":{\"name\":1,\"namespace\":\"b\",\"resourceVersion\":\"1\"}}"),
+		{ EV("ADDED",
+		     "{\"metadata\":{\"name\":1,\"namespace\":\"b\",\"resourceVersion\":\"1\"}}"),
 		  "metadata.name is not a string" },
 		{ EV("ADDED", "{\"metadata\":{\"name\":\"a\\u0000b\",\"namespace\":\"b\","
 			      "\"resourceVersion\":\"1\"}}"),
@@ -162,7 +163,8 @@ START_TEST(test_malformed)
 			      "\"b\",\"resourceVersion\":\"1\"}}"),
 		  "object is a Template, not a Hardware" },
 		{ EV("ADDED", "{\"kind\":3,\"metadata\":{}}"), "not a Hardware" },
-		{ "{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":" HW("default", "m1", "1") "}",
+		{ "{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":" HW("default", "m1",
+									    "1") "}",
 		  "not JSON: duplicate object key" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -217,7 +219,7 @@ START_TEST(test_huge_line)
 }
 END_TEST
 
-#define LIST(rv, items)                                                                 \
+#define LIST(rv, items)                                                                       \
 	"{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"HardwareList\",\"metadata\":" \
 	"{\"resourceVersion\":\"" rv "\"},\"items\":[" items "]}\n"
 
@@ -257,8 +259,10 @@ START_TEST(test_list)
 		{ "{\"metadata\":{\"resourceVersion\":\"3\"}}", -EBADMSG, "items missing" },
 		{ "{\"metadata\":{\"resourceVersion\":\"3\"},\"items\":{}}", -EBADMSG,
 		  "items is not an array" },
-		{ LIST("3", HW("default", "a", "1") ",5"), -EBADMSG, "items[1] is not a JSON object" },
-		{ LIST("3", HW("default", "a", "1") "," HW("default", "b", "1") "," HW("default", "c", "1")),
+		{ LIST("3", HW("default", "a", "1") ",5"), -EBADMSG,
+		  "items[1] is not a JSON object" },
+		{ LIST("3", HW("default", "a", "1") "," HW("default", "b", "1") "," HW("default",
+										       "c", "1")),
 		  -E2BIG, "more than 2 items" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
