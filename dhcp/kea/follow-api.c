@@ -559,8 +559,8 @@ static enum api_next list(struct api_follow *f)
 		report(f, IBKEA_LOG_WARN, "the list from %s: %s", f->base, err);
 		next = API_NEXT_RETRY_LIST;
 	} else {
-		buf_free(
-			&f->body); /* the text is no longer needed: free it before the table grows */
+		/* The text is no longer needed: freed before the table grows. */
+		buf_free(&f->body);
 		next = load(f, items, rv);
 	}
 	json_decref(items);
