@@ -92,14 +92,17 @@ probe_is() { [ "$(probe_ask "$1")" = "$2" ]; }
 # probe_log_has ERE: the probe's log has a line matching ERE.
 probe_log_has() { file_has "$IB_TMP/$PROBE_NAME.log" "$1"; }
 
-# probe_stop: `quit`, and the probe must exit by itself (bounded).
+# probe_stop: `quit`, and the probe must exit by itself (bounded), with
+# status 0 (a leak found by LeakSanitizer would change it) and no
+# sanitizer report in its log.
 probe_stop() {
 	echo quit >&3
 	exec 3>&-
 	wait_for 20 probe_gone
 	_gone=$?
 	ib_kill "$PROBE_PID" 1
-	return $_gone
+	[ "$_gone" = 0 ] && [ "$IB_KILL_STATUS" = 0 ] &&
+		! probe_log_has 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
 }
 probe_gone() { ! ib_alive "$PROBE_PID"; }
 
@@ -153,7 +156,7 @@ ok "after the restart the follower catches up" \
 ok "and says it follows again" probe_log_has 'following .* again'
 hw kea-c 02:00:00:00:0a:03 192.0.2.23
 ok "later changes keep coming" wait_for 20 probe_ip 02:00:00:00:0a:03 192.0.2.23
-ok "quit stops the probe and its follower" probe_stop
+ok "quit stops the probe and its follower (status 0, no sanitizer report)" probe_stop
 
 # ---- a wrong token, then the right one ----
 
