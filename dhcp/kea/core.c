@@ -252,15 +252,125 @@ const char *ibkea_outcome_name(enum ibkea_outcome o)
 	return (unsigned)o < IBKEA_OUTCOME_MAX ? names[o] : "unknown";
 }
 
+/* Options of ironbelld's answer that Kea's keeps: its own message type
+ * and server identifier, the client's identifier and relay information it
+ * echoes itself. */
+static bool kea_keeps(uint8_t code, bool lease_set)
+{
+	switch (code) {
+	case DHCP_OPT_MESSAGE_TYPE:
+	case DHCP_OPT_SERVER_ID:
+	case DHCP_OPT_CLIENT_ID:
+	case DHCP_OPT_RELAY_AGENT: return true;
+	case DHCP_OPT_LEASE_TIME:
+	case DHCP_OPT_RENEWAL_TIME:
+	case DHCP_OPT_REBINDING_TIME: return !lease_set;
+	default: return false;
+	}
+}
+
+/* The edits of an APPLIED answer: the boot fields, the options of
+ * ironbelld's reply (pointers into ret->reply_), and the boot options it
+ * does not send. */
+static void answer_edits(const struct dhcp_host *h, struct ibkea_answer *ret)
+{
+	static const uint8_t boot_opts[] = { DHCP_OPT_VENDOR_SPECIFIC, DHCP_OPT_VENDOR_CLASS,
+					     DHCP_OPT_TFTP_SERVER, DHCP_OPT_BOOTFILE };
+	const struct dhcp_options *o = &ret->reply_.opts;
+
+	ret->siaddr = ret->reply_.siaddr;
+	memcpy(ret->sname, ret->reply_.sname, sizeof(ret->sname));
+	memcpy(ret->file, ret->reply_.file, sizeof(ret->file));
+	for (unsigned code = 1; code < DHCP_OPT_END && ret->nset < IBKEA_MAX_OPTIONS; code++) {
+		if (!(o->present[code / 8] & (1u << (code % 8))) ||
+		    kea_keeps((uint8_t)code, h->lease_time != 0))
+			continue;
+		ret->set[ret->nset++] = (struct ibkea_option){
+			.code = (uint8_t)code, .len = o->len[code], .data = o->data + o->off[code]
+		};
+	}
+	for (size_t i = 0; i < sizeof(boot_opts); i++)
+		if (!dhcp_reply_has(&ret->reply_, boot_opts[i]))
+			ret->del[ret->ndel++] = boot_opts[i];
+}
+
+/* Runs the policy on host for ret->req_ and sets the outcome. */
+static void answer_decide(struct ibkea *k, struct dhcp_host *host,
+			  const struct ibkea_kea_reply *kea, struct ibkea_answer *ret)
+{
+	struct dhcp_policy_config cfg;
+	struct dhcp_decision d;
+	char err[256];
+	int e;
+
+	if ((e = dhcp_settings_policy(&k->p.dhcp, kea->server_id, &cfg, err, sizeof(err))) < 0) {
+		ibkea_log(k, IBKEA_LOG_ERROR, "policy configuration: %s", err);
+		ret->why = "no-configuration";
+		return;
+	}
+	/* A Hardware interface that reserves no address: Kea's pool gave
+	 * one, and ironbelld's decisions are taken as if it were reserved. */
+	if (!host->ip)
+		host->ip = kea->yiaddr;
+	e = dhcp_policy(&ret->req_, 67, host, NULL, &cfg, &ret->reply_, &d);
+	ret->why = d.why;
+	ret->boot = d.boot;
+	if (e < 0) {
+		ibkea_log(k, IBKEA_LOG_ERROR, "policy: %s", strerror(-e));
+		return;
+	}
+	if (e == 0) {
+		ret->outcome = IBKEA_SILENT;
+	} else if (d.type != kea->type ||
+		   ((d.type == DHCP_OFFER || d.type == DHCP_ACK) && d.yiaddr != kea->yiaddr)) {
+		ret->outcome = IBKEA_MISMATCH;
+	} else if (d.type != DHCP_OFFER && d.type != DHCP_ACK) {
+		/* Both send a NAK: Kea's is left alone. */
+		ret->outcome = IBKEA_NOT_OURS;
+	} else {
+		answer_edits(host, ret);
+		ret->outcome = IBKEA_APPLIED;
+	}
+}
+
 void ibkea_answer_request(struct ibkea *k, const uint8_t *query, size_t len,
 			  const struct ibkea_kea_reply *kea, struct ibkea_answer *ret)
 {
-	(void)k;
-	(void)query;
-	(void)len;
-	(void)kea;
-	ret->outcome = IBKEA_NOT_READY;
+	struct dhcp_host host;
+	enum dhcp_bad bad;
+	int e;
+
+	ret->outcome = IBKEA_ERROR;
 	ret->boot = DHCP_BOOT_NONE;
-	ret->why = "not-ready";
+	ret->why = "internal-error";
+	memset(ret->mac, 0, sizeof(ret->mac));
+	ret->siaddr = 0;
+	memset(ret->sname, 0, sizeof(ret->sname));
+	memset(ret->file, 0, sizeof(ret->file));
 	ret->nset = ret->ndel = 0;
+	if (!k || !kea || (!query && len))
+		return;
+	if (!query || dhcp_parse(query, len, &ret->req_, &bad) < 0) {
+		ret->outcome = IBKEA_MALFORMED;
+		ret->why = query ? dhcp_bad_reason_name(bad) : "empty";
+		return;
+	}
+	if (ret->req_.op != DHCP_BOOTREQUEST || ret->req_.htype != 1 || ret->req_.hlen != 6) {
+		ret->outcome = IBKEA_NOT_OURS;
+		ret->why = ret->req_.op != DHCP_BOOTREQUEST ? "not-a-request" : "not-ethernet";
+		return;
+	}
+	memcpy(ret->mac, ret->req_.chaddr, 6);
+	if (!ibkea_ready(k)) {
+		ret->outcome = IBKEA_NOT_READY;
+		ret->why = "not-ready";
+		return;
+	}
+	e = lookup(k, ret->mac, &host);
+	if (e < 0 || host.disable_dhcp) {
+		ret->outcome = IBKEA_NOT_OURS;
+		ret->why = e < 0 ? "unknown-mac" : "dhcp-disabled";
+		return;
+	}
+	answer_decide(k, &host, kea, ret);
 }
