@@ -38,4 +38,6 @@ dhcp_kea_libdhcp_ironbell_so_LDADD = $(KEA_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) 
 	$(SYSTEMD_LIBS) $(PTHREAD_LIBS)
 EXTRA_dhcp_kea_libdhcp_ironbell_so_DEPENDENCIES = dhcp/kea/hook.map
 
+TESTS += tests/integration/test_kea_load.sh
 endif
+EXTRA_DIST += tests/integration/test_kea_load.sh
