@@ -2,23 +2,18 @@
 #
 # libdhcp_ironbell.so is the shim (dhcp/kea/hook.cc, C++ against Kea's
 # headers and libraries) over the core (IBKEA_C_FILES) and the parts of
-# ironbell the core runs on (IBKEA_DEP_FILES: the DHCP codec and policy,
-# the reservation table, the store read-only, the common helpers), all
+# ironbell the core runs on (IBKEA_DEP_FILES: the DHCP codec, policy and
+# reservation table, the store, the common helpers), all
 # compiled again for it: position independent, with hidden visibility,
 # and linked with a version script (dhcp/kea/hook.map) that exports the
 # hook functions alone, so that no C symbol of ours can stand in for one
 # of Kea's. -z defs: every symbol is resolved at link time, never by
 # kea-dhcp4's process at load time. Installed where Debian's kea-dhcp4
 # looks for its own hooks ($(libdir)/kea/hooks).
-IBKEA_DEP_FILES = \
-	dhcp/codec.c dhcp/write.c dhcp/policy.c dhcp/host.c dhcp/hosts.c dhcp/map.c \
-	dhcp/settings.c \
-	store/kinds.c store/schema.c store/writer.c store/reader.c store/selector.c \
-	store/object.c store/objcache.c store/ops.c store/lease.c store/checkpoint.c \
-	store/walbuf.c store/validate.c store/validate-values.c store/crd-tables.c \
-	common/buf.c common/file.c common/log.c common/num.c common/time.c common/jsonarr.c \
-	common/jsonmerge.c common/mac.c common/bootfile.c common/utf8.c common/base64.c \
-	common/metrics.c common/bootmark.c
+#
+# The libraries' own source lists, so that a file added to one of them is
+# in the hook too.
+IBKEA_DEP_FILES = $(libdhcp_a_SOURCES) $(libstore_a_SOURCES) $(libcommon_a_SOURCES)
 EXTRA_DIST += dhcp/kea/hook.map dhcp/kea/compat/dhcpsrv/cfg_globals.h
 if ENABLE_KEA_HOOK
 keahookdir = $(libdir)/kea/hooks
@@ -29,13 +24,13 @@ dhcp_kea_libdhcp_ironbell_so_SOURCES = dhcp/kea/hook.cc $(IBKEA_C_FILES) $(IBKEA
 dhcp_kea_libdhcp_ironbell_so_CPPFLAGS = $(AM_CPPFLAGS) $(KEA_CPPFLAGS) \
 	-idirafter $(top_srcdir)/dhcp/kea/compat
 dhcp_kea_libdhcp_ironbell_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden \
-	$(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(SYSTEMD_CFLAGS)
+	$(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 dhcp_kea_libdhcp_ironbell_so_CXXFLAGS = $(IB_CXXFLAGS) $(PTHREAD_CFLAGS) -std=c++17 -fPIC \
 	-fvisibility=hidden -fvisibility-inlines-hidden
 dhcp_kea_libdhcp_ironbell_so_LDFLAGS = -shared -fPIC -Wl,-z,defs \
 	-Wl,--version-script=$(srcdir)/dhcp/kea/hook.map
 dhcp_kea_libdhcp_ironbell_so_LDADD = $(KEA_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
-	$(SYSTEMD_LIBS) $(PTHREAD_LIBS)
+	$(YAML_LIBS) $(SYSTEMD_LIBS) $(PTHREAD_LIBS)
 EXTRA_dhcp_kea_libdhcp_ironbell_so_DEPENDENCIES = dhcp/kea/hook.map
 
 TESTS += tests/integration/test_kea_load.sh
