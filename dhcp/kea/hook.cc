@@ -86,10 +86,15 @@ const isc::log::MessageID IRONBELL_WARN = "IRONBELL_WARN";
 const isc::log::MessageID IRONBELL_INFO = "IRONBELL_INFO";
 const isc::log::MessageID IRONBELL_DEBUG = "IRONBELL_DEBUG";
 
+/* clang-format off */
 const char *ib_messages[] = {
-	"IRONBELL_ERROR", "%1", "IRONBELL_WARN", "%1", "IRONBELL_INFO", "%1",
-	"IRONBELL_DEBUG", "%1", NULL,
+	"IRONBELL_ERROR", "%1",
+	"IRONBELL_WARN", "%1",
+	"IRONBELL_INFO", "%1",
+	"IRONBELL_DEBUG", "%1",
+	NULL,
 };
+/* clang-format on */
 const isc::log::MessageInitializer ib_message_init(ib_messages);
 
 isc::log::Logger ib_logger("ironbell-hooks");
@@ -103,15 +108,9 @@ void ib_log_line(enum ibkea_log_level level, const char *msg) noexcept
 {
 	try {
 		switch (level) {
-		case IBKEA_LOG_ERROR:
-			LOG_ERROR(ib_logger, IRONBELL_ERROR).arg(msg);
-			break;
-		case IBKEA_LOG_WARN:
-			LOG_WARN(ib_logger, IRONBELL_WARN).arg(msg);
-			break;
-		case IBKEA_LOG_INFO:
-			LOG_INFO(ib_logger, IRONBELL_INFO).arg(msg);
-			break;
+		case IBKEA_LOG_ERROR: LOG_ERROR(ib_logger, IRONBELL_ERROR).arg(msg); break;
+		case IBKEA_LOG_WARN: LOG_WARN(ib_logger, IRONBELL_WARN).arg(msg); break;
+		case IBKEA_LOG_INFO: LOG_INFO(ib_logger, IRONBELL_INFO).arg(msg); break;
 		default:
 			LOG_DEBUG(ib_logger, isc::log::DBGLVL_TRACE_BASIC, IRONBELL_DEBUG).arg(msg);
 			break;
@@ -138,10 +137,10 @@ static void ib_core_log(enum ibkea_log_level level, const char *msg)
 
 static void ib_common_log(enum log_level level, const char *subsystem, const char *line)
 {
-	enum ibkea_log_level l = level == LOG_LVL_ERROR ? IBKEA_LOG_ERROR
-				 : level == LOG_LVL_WARN ? IBKEA_LOG_WARN
-				 : level == LOG_LVL_INFO ? IBKEA_LOG_INFO
-							 : IBKEA_LOG_DEBUG;
+	enum ibkea_log_level l = level == LOG_LVL_ERROR ? IBKEA_LOG_ERROR :
+				 level == LOG_LVL_WARN  ? IBKEA_LOG_WARN :
+				 level == LOG_LVL_INFO  ? IBKEA_LOG_INFO :
+							  IBKEA_LOG_DEBUG;
 	try {
 		if (subsystem && *subsystem)
 			ib_log_line(l, (std::string(subsystem) + ": " + line).c_str());
@@ -190,7 +189,8 @@ void stats_create()
 	s.setValue(STAT_HOSTS, static_cast<int64_t>(0));
 	s.setValue(STAT_READY, static_cast<int64_t>(0));
 	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
-		s.setValue(stat_answer(static_cast<enum ibkea_outcome>(o)), static_cast<int64_t>(0));
+		s.setValue(stat_answer(static_cast<enum ibkea_outcome>(o)),
+			   static_cast<int64_t>(0));
 	for (int b = 0; b < DHCP_BOOT_MAX; b++)
 		s.setValue(stat_boot(static_cast<enum dhcp_boot>(b)), static_cast<int64_t>(0));
 }
@@ -213,10 +213,8 @@ void stats_remove()
 /* The Kea subnet id's subnet holds ip. */
 bool subnet_has(SubnetID id, uint32_t ip)
 {
-	isc::dhcp::ConstSubnet4Ptr s = isc::dhcp::CfgMgr::instance()
-					       .getCurrentCfg()
-					       ->getCfgSubnets4()
-					       ->getBySubnetId(id);
+	isc::dhcp::ConstSubnet4Ptr s =
+		isc::dhcp::CfgMgr::instance().getCurrentCfg()->getCfgSubnets4()->getBySubnetId(id);
 	return s && s->inRange(IOAddress(ip));
 }
 
@@ -445,10 +443,8 @@ bool option_is_keas(uint8_t code)
 	case isc::dhcp::DHO_DHCP_MESSAGE_TYPE:
 	case isc::dhcp::DHO_DHCP_SERVER_IDENTIFIER:
 	case isc::dhcp::DHO_DHCP_CLIENT_IDENTIFIER:
-	case isc::dhcp::DHO_DHCP_AGENT_OPTIONS:
-		return true;
-	default:
-		return false;
+	case isc::dhcp::DHO_DHCP_AGENT_OPTIONS: return true;
+	default: return false;
 	}
 }
 
@@ -482,9 +478,9 @@ void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data
 	size_t off = 0;
 	do {
 		size_t n = len - off > 255 ? 255 : len - off;
-		isc::dhcp::OptionPtr o(new isc::dhcp::Option(
-			isc::dhcp::Option::V4, code,
-			isc::dhcp::OptionBuffer(data + off, data + off + n)));
+		isc::dhcp::OptionPtr o(
+			new isc::dhcp::Option(isc::dhcp::Option::V4, code,
+					      isc::dhcp::OptionBuffer(data + off, data + off + n)));
 		/* Pkt::addOption: Pkt4's own refuses a second instance. */
 		pkt->isc::dhcp::Pkt::addOption(o);
 		off += n;
@@ -568,11 +564,13 @@ void hook_teardown()
 
 extern "C" {
 
+/* The hooks API the library was built against (Kea refuses another). */
 HOOK_EXPORT int version()
 {
 	return KEA_HOOKS_VERSION;
 }
 
+/* Kea may run the callouts on several packet threads at once. */
 HOOK_EXPORT int multi_threading_compatible()
 {
 	return 1;
@@ -619,6 +617,7 @@ HOOK_EXPORT int load(LibraryHandle &handle)
 	return 0;
 }
 
+/* Takes the host source out of Kea, stops and frees the core. Always 0. */
 HOOK_EXPORT int unload()
 {
 	hook_teardown();
