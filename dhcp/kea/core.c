@@ -100,8 +100,8 @@ void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh)
 
 /* ---- life ---- */
 
-int ibkea_new(const struct ibkea_params *params, ibkea_log_fn log, struct ibkea **ret,
-	      char *err, size_t errlen)
+int ibkea_new(const struct ibkea_params *params, ibkea_log_fn log, struct ibkea **ret, char *err,
+	      size_t errlen)
 {
 	struct ibkea *k = NULL;
 	pthread_condattr_t ca;
@@ -315,9 +315,9 @@ static void answer_edits(const struct dhcp_host *h, struct ibkea_answer *ret)
 		if (!(o->present[code / 8] & (1u << (code % 8))) ||
 		    kea_keeps((uint8_t)code, h->lease_time != 0))
 			continue;
-		ret->set[ret->nset++] = (struct ibkea_option){
-			.code = (uint8_t)code, .len = o->len[code], .data = o->data + o->off[code]
-		};
+		ret->set[ret->nset++] = (struct ibkea_option){ .code = (uint8_t)code,
+							       .len = o->len[code],
+							       .data = o->data + o->off[code] };
 	}
 	for (size_t i = 0; i < sizeof(boot_opts); i++)
 		if (!dhcp_reply_has(&ret->reply_, boot_opts[i]))

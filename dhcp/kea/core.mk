@@ -44,3 +44,10 @@ tests_kea_ibkea_probe_LDADD = $(IBKEA_LIBS)
 # The core on a real ironbelld's store, through the probe.
 TESTS += tests/integration/test_kea_store.sh
 EXTRA_DIST += tests/integration/test_kea_store.sh
+
+check_PROGRAMS += tests/unit/check_kea_follow
+TESTS += tests/unit/check_kea_follow
+tests_unit_check_kea_follow_SOURCES = tests/unit/check_kea_follow.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_kea_follow_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_kea_follow_LDADD = $(IBKEA_LIBS) $(CHECK_LIBS)

@@ -71,8 +71,8 @@ static void answer_ip(struct ibkea *k, const char *arg)
 		printf("none\n");
 		return;
 	}
-	printf("%02x:%02x:%02x:%02x:%02x:%02x\n", r.mac[0], r.mac[1], r.mac[2], r.mac[3],
-	       r.mac[4], r.mac[5]);
+	printf("%02x:%02x:%02x:%02x:%02x:%02x\n", r.mac[0], r.mac[1], r.mac[2], r.mac[3], r.mac[4],
+	       r.mac[5]);
 }
 
 int main(int argc, char **argv)
