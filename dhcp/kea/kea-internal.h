@@ -62,3 +62,52 @@ void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh);
  * distinct message), wait IBKEA_RETRY_MS and start again. */
 void *ibkea_follow_store(void *arg);
 void *ibkea_follow_api(void *arg);
+
+/* ---- the admin API's answers, decoded (watchline.c) ---- */
+
+#define IBKEA_API_MAX_LINE (1024u * 1024) /* bytes of one watch event line */
+#define IBKEA_API_MAX_NAME 253            /* metadata.name, .namespace */
+#define IBKEA_API_MAX_MESSAGE 256         /* bytes of an ERROR's message kept */
+
+enum ibkea_watch_type {
+	IBKEA_WATCH_ADDED,
+	IBKEA_WATCH_MODIFIED,
+	IBKEA_WATCH_DELETED,
+	IBKEA_WATCH_BOOKMARK,
+	IBKEA_WATCH_ERROR,
+	IBKEA_WATCH_MAX
+};
+
+/* One line of a watch, checked. */
+struct ibkea_watch_event {
+	enum ibkea_watch_type type;
+	struct json_t *object;         /* owned: the Hardware, the bookmark, or the Status */
+	uint64_t rv;                   /* metadata.resourceVersion (> 0); 0 for ERROR */
+	const char *namespace_, *name; /* borrowed from object; "" for BOOKMARK, ERROR */
+	int code;                      /* ERROR: the Status's code, 0 when it has none */
+	char message[IBKEA_API_MAX_MESSAGE + 1]; /* ERROR: its message, control
+						  * characters made '?', "" if none */
+};
+
+/* Decodes one line of the admin API's watch stream (len bytes, without
+ * its '\n'; a trailing '\r' is allowed) into *ret: {"type": T, "object":
+ * {...}} with T one of ADDED, MODIFIED, DELETED (a Hardware with
+ * metadata.name, .namespace and a decimal .resourceVersion), BOOKMARK
+ * (metadata.resourceVersion) or ERROR (a Status; its code and message
+ * optional). A line longer than max bytes is refused before it is parsed.
+ * 0 with ret->object owned by the caller (ibkea_watch_event_clear), or
+ * -E2BIG (over max), -EBADMSG (anything else wrong), -ENOMEM, with a
+ * message in err that quotes at most a few bytes of the line, sanitized;
+ * *ret is then untouched. Pure: no I/O, no logging. */
+int ibkea_watch_line(const char *line, size_t len, size_t max, struct ibkea_watch_event *ret,
+		     char *err, size_t errlen);
+/* Drops ev's object. Accepts a cleared event. */
+void ibkea_watch_event_clear(struct ibkea_watch_event *ev);
+
+/* Decodes the admin API's answer to a list of Hardware (len bytes, at
+ * most max, at most max_items items): {"metadata": {"resourceVersion":
+ * "N"}, "items": [{...}, ...]}. 0 with a new reference to the items array
+ * in *ret_items (each item a JSON object) and N in *ret_rv; -E2BIG (too
+ * large, too many items), -EBADMSG, -ENOMEM with a message in err. */
+int ibkea_list_parse(const char *body, size_t len, size_t max, size_t max_items,
+		     struct json_t **ret_items, uint64_t *ret_rv, char *err, size_t errlen);
