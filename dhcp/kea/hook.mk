@@ -24,12 +24,13 @@ dhcp_kea_libdhcp_ironbell_so_SOURCES = dhcp/kea/hook.cc $(IBKEA_C_FILES) $(IBKEA
 dhcp_kea_libdhcp_ironbell_so_CPPFLAGS = $(AM_CPPFLAGS) $(KEA_CPPFLAGS) \
 	-idirafter $(top_srcdir)/dhcp/kea/compat
 dhcp_kea_libdhcp_ironbell_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden \
-	$(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
+	$(IBKEA_API_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(YAML_CFLAGS) \
+	$(SYSTEMD_CFLAGS)
 dhcp_kea_libdhcp_ironbell_so_CXXFLAGS = $(IB_CXXFLAGS) $(PTHREAD_CFLAGS) -std=c++17 -fPIC \
 	-fvisibility=hidden -fvisibility-inlines-hidden
 dhcp_kea_libdhcp_ironbell_so_LDFLAGS = -shared -fPIC -Wl,-z,defs \
 	-Wl,--version-script=$(srcdir)/dhcp/kea/hook.map
-dhcp_kea_libdhcp_ironbell_so_LDADD = $(KEA_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
+dhcp_kea_libdhcp_ironbell_so_LDADD = $(KEA_LIBS) $(IBKEA_API_LIBS) $(SQLITE_LIBS) $(JANSSON_LIBS) $(CURL_LIBS) \
 	$(YAML_LIBS) $(SYSTEMD_LIBS) $(PTHREAD_LIBS)
 EXTRA_dhcp_kea_libdhcp_ironbell_so_DEPENDENCIES = dhcp/kea/hook.map
 

@@ -12,6 +12,8 @@
 #    the parameter in its log;
 #  - a store that does not exist loads, with a warning;
 #  - statistic-get-all lists every ironbell.* statistic;
+#  - the "api" source, with an API that does not answer, loads with a
+#    warning, reloads and shuts down the same;
 #  - config-reload (twice) and SIGHUP unload and load the hook again; a
 #    reload with bad parameters is refused and Kea goes on; kea-dhcp4
 #    keeps answering and shuts down cleanly.
@@ -197,29 +199,57 @@ is "$(loads)" "$((n0 + 1))" "SIGHUP loaded the hook again"
 ok "kea-dhcp4 runs after the reloads" ib_alive "$KEA_PID"
 is "$(ironbell_stats)" "$want" "the statistics are there after the reloads"
 
-r=$(kea_cmd shutdown)
-like "$r" '"result": 0' "kea-dhcp4 shuts down on command"
-_i=0
-while ib_alive "$KEA_PID" && [ $_i -lt 200 ]; do
-	sleep 0.1
-	_i=$((_i + 1))
-done
-like "$(sed -n '/DHCP4_SHUTDOWN/,$p' "$LOG")" 'HOOKS_LIBRARY_CLOSED .*libdhcp_ironbell\.so' \
-	"kea-dhcp4 unloads the hook on its way out"
-if [ -n "$kea_preload" ] && ib_alive "$KEA_PID"; then
-	# With ASan preloaded, a process in which any thread has called
-	# strerror() hangs in libp11-kit's exit handler (freelocale() waits on
-	# glibc's locale lock): the same with a ten-line program and no
-	# ironbell code in it. Kea's exit is then not the hook's to judge.
-	kill -KILL "$KEA_PID"
-	wait "$KEA_PID" 2>/dev/null
-	skip "kea-dhcp4 exits with status 0" "ASan preloaded: its exit hangs in libp11-kit"
-else
-	wait "$KEA_PID"
-	is "$?" 0 "kea-dhcp4 exits with status 0"
-fi
+# kea_shutdown WHAT: the shutdown command to the Kea of $KEA_PID and
+# $LOG, which must unload the hook and exit with status 0.
+kea_shutdown() {
+	r=$(kea_cmd shutdown)
+	like "$r" '"result": 0' "$1: kea-dhcp4 shuts down on command"
+	_i=0
+	while ib_alive "$KEA_PID" && [ $_i -lt 200 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	like "$(sed -n '/DHCP4_SHUTDOWN/,$p' "$LOG")" 'HOOKS_LIBRARY_CLOSED .*libdhcp_ironbell\.so' \
+		"$1: kea-dhcp4 unloads the hook on its way out"
+	if [ -n "$kea_preload" ] && ib_alive "$KEA_PID"; then
+		# With ASan preloaded, a process in which any thread has called
+		# strerror() hangs in libp11-kit's exit handler (freelocale()
+		# waits on glibc's locale lock): the same with a ten-line program
+		# and no ironbell code in it. Kea's exit is then not the hook's to
+		# judge.
+		kill -KILL "$KEA_PID"
+		wait "$KEA_PID" 2>/dev/null
+		skip "$1: kea-dhcp4 exits with status 0" "ASan preloaded: its exit hangs in libp11-kit"
+	else
+		wait "$KEA_PID"
+		is "$?" 0 "$1: kea-dhcp4 exits with status 0"
+	fi
+}
+kea_shutdown store
 unlike "$(cat "$LOG")" 'ERROR: AddressSanitizer|runtime error:|Segmentation|Aborted|IRONBELL_ERROR (load|unload|pkt4_send|lease4_select)' \
 	"no sanitizer report, crash or hook error in Kea's log"
+
+
+# ---- the "api" source: its thread starts and stops with each load ----
+
+echo token >"$IB_TMP/token"
+chmod 600 "$IB_TMP/token"
+kea_config "$IB_TMP/api.json" "{ \"api-url\": \"https://127.0.0.1:1\", \"api-token-file\": \"$IB_TMP/token\" }"
+LOG=$IB_TMP/kea-api.log
+rm -f "$SOCK"
+"$KEA_ENV" "$KEA" -c "$IB_TMP/api.json" >"$LOG" 2>&1 &
+KEA_PID=$!
+ib_bg "$KEA_PID"
+wait_for 20 test -S "$SOCK"
+ok "api: kea-dhcp4 starts with the hook" test -S "$SOCK"
+wait_for 10 file_has "$LOG" 'WARN .*ironbell-hooks.*127\.0\.0\.1'
+ok "api: an API that does not answer loads, with a warning naming it" \
+	file_has "$LOG" 'WARN .*ironbell-hooks.*127\.0\.0\.1'
+r=$(kea_cmd config-reload)
+like "$r" '"result": 0' "api: config-reload succeeds"
+kea_shutdown api
+unlike "$(cat "$LOG")" 'ERROR: AddressSanitizer|runtime error:|Segmentation|Aborted|IRONBELL_ERROR (load|unload|pkt4_send|lease4_select)' \
+	"api: no sanitizer report, crash or hook error in Kea's log"
 
 tap_done
 [ "$_tap_failed" -eq 0 ]
