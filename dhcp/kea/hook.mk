@@ -3,7 +3,7 @@
 # libdhcp_ironbell.so is the shim (dhcp/kea/hook.cc, C++ against Kea's
 # headers and libraries) over the core (IBKEA_C_FILES) and the parts of
 # ironbell the core runs on (IBKEA_DEP_FILES: the DHCP codec, policy and
-# reservation table, the store, the common helpers), all
+# reservation table, the store, the common code), all
 # compiled again for it: position independent, with hidden visibility,
 # and linked with a version script (dhcp/kea/hook.map) that exports the
 # hook functions alone, so that no C symbol of ours can stand in for one
