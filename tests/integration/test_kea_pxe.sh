@@ -191,6 +191,12 @@ if [ "$KEA_HOOK" = 1 ]; then
 		v=$(kea_stat "ironbell.boot.$b")
 		ok "statistic ironbell.boot.$b counted the cases ($v)" test "${v#none}" -ge 2
 	done
+	# Nothing changed while the table was asked: every answer was
+	# ironbell's or, for the unknown MAC, Kea's.
+	for o in silent mismatch not-ready malformed error; do
+		is "$(kea_stat "ironbell.answers.$o")" 0 "statistic ironbell.answers.$o is 0"
+	done
+	is "$(kea_stat ironbell.answers.not-ours)" 2 "statistic ironbell.answers.not-ours: the unknown MAC's OFFER and ACK"
 fi
 
 kea_stop
