@@ -31,11 +31,11 @@ KEA_HOOK=0
 kea_hook_built && KEA_HOOK=1
 NOHOOK="the hook library is not built ($KEA_HOOK_SO)"
 
-# hooked DESC CMD...: an assertion about the hook, skipped without it.
-hooked() {
+# hooked_ok DESC CMD...: ok DESC CMD..., skipped without the hook.
+hooked_ok() {
 	_d=$1
 	shift
-	if [ "$KEA_HOOK" = 1 ]; then "$@"; else skip "$_d" "$NOHOOK"; fi
+	if [ "$KEA_HOOK" = 1 ]; then ok "$_d" "$@"; else skip "$_d" "$NOHOOK"; fi
 }
 
 host_name=$(uname -n)
@@ -66,15 +66,14 @@ ib_start_daemon || bail_out "ironbelld did not start"
 ib apply -f "$IB_TMP/hw.yaml"
 is "$rc" 0 "apply three Hardware"
 in_pool 192.168.77.21 && bail_out "the address plan is wrong: .21 is in Kea's pool"
+in_pool 192.168.77.105 || bail_out "the address plan is wrong: .105 is not in Kea's pool"
 
 # ---- Kea ----
 
 kea_start "$SRV" br0 || bail_out "kea-dhcp4 did not start"
 pass "kea-dhcp4 starts$([ "$KEA_HOOK" = 1 ] && echo " with the hook") and answers on its control socket"
-hooked "the hook has loaded the store (ironbell.ready 1)" \
-	ok "the hook has loaded the store (ironbell.ready 1)" kea_wait_stat 10 ironbell.ready 1
-hooked "the hook's table holds the three Hardware (ironbell.hosts 3)" \
-	ok "the hook's table holds the three Hardware (ironbell.hosts 3)" kea_wait_stat 10 ironbell.hosts 3
+hooked_ok "the hook has loaded the store (ironbell.ready 1)" kea_wait_stat 10 ironbell.ready 1
+hooked_ok "the hook's table holds the three Hardware (ironbell.hosts 3)" kea_wait_stat 10 ironbell.hosts 3
 
 # check_client TAG NS NAME MAC IP: what a client's script applied and saw:
 # everything the Hardware sets, nothing of Kea's own options.
