@@ -21,6 +21,8 @@
 #	                        IFACE inside NS; waits (bounded) until it
 #	                        answers on its control socket
 #	kea_stop                SIGTERM (SIGKILL after 10 s); also at exit
+#	kea_stop_checked        kea_stop, then TAP lines: the hook was
+#	                        unloaded, Kea exited 0
 #	kea_cmd COMMAND [ARGS]  a control command, like run ($rc, $out)
 #	kea_stat NAME           a statistic's value ("none": absent)
 #	kea_wait_stat SECONDS NAME VALUE
@@ -43,6 +45,7 @@ KEA_CONFIG=$KEA_DIR/kea-dhcp4.json
 KEA_SOCK=$KEA_DIR/kea4.sock
 KEA_LEASES=$KEA_DIR/leases4.csv
 KEA_PID=
+KEA_SANITIZED=
 KEA_HOOK=${KEA_HOOK:-0}
 KEA_HOOK_PARAMS=${KEA_HOOK_PARAMS:-}
 KEA_SUBNET_EXTRA=${KEA_SUBNET_EXTRA:-}
@@ -163,6 +166,7 @@ kea_start() {
 	mkdir -p "$KEA_DIR" || return 1
 	kea_config "$2" || return 1
 	: >>"$KEA_LOG"
+	KEA_SANITIZED=$(_kea_sanitizer_env)
 	# Kea writes its pid file and lock file where these say (the
 	# defaults are under /run and /var, the host's).
 	ns_bg "$_ns" env KEA_PIDFILE_DIR="$KEA_DIR" KEA_LOCKFILE_DIR="$KEA_DIR" \
@@ -186,11 +190,45 @@ kea_start() {
 	return 1
 }
 
+# kea_unloaded_at_shutdown: Kea's log says it closed the hook library
+# after its shutdown began (it also closes it once at start, after
+# checking the configuration: that close does not count).
+kea_unloaded_at_shutdown() {
+	awk '/DHCP4_SHUTDOWN/ { s = 1 } s && /HOOKS_LIBRARY_CLOSED/ { f = 1 } END { exit !f }' \
+		"$KEA_LOG" 2>/dev/null
+}
+_kea_gone() { ! ib_alive "$KEA_PID" || kea_unloaded_at_shutdown; }
+
+# With the sanitizers' runtimes preloaded, kea-dhcp4 deadlocks in its
+# exit handlers (libp11-kit's destructor waits for glibc's locale lock),
+# with the hook or without it: there, once Kea has shut down and
+# unloaded the hook, it is killed.
 kea_stop() {
 	[ -n "$KEA_PID" ] || return 0
-	ib_kill "$KEA_PID" 10
+	if [ -n "$KEA_SANITIZED" ]; then
+		kill -TERM "$KEA_PID" 2>/dev/null
+		wait_for 10 _kea_gone
+		ib_kill "$KEA_PID" 1
+	else
+		ib_kill "$KEA_PID" 10
+	fi
 	KEA_STATUS=$IB_KILL_STATUS
 	KEA_PID=
+}
+
+# kea_stop_checked: kea_stop, and TAP lines: Kea unloaded the hook (when
+# it had one), and exited 0 (not where the sanitizers make it hang, see
+# above).
+kea_stop_checked() {
+	kea_stop
+	if [ "$KEA_HOOK" = 1 ]; then
+		ok "kea-dhcp4 unloads the hook on SIGTERM" kea_unloaded_at_shutdown
+	fi
+	if [ -n "$KEA_SANITIZED" ]; then
+		skip "kea-dhcp4 exits 0 on SIGTERM" "with the sanitizers preloaded it hangs in its exit handlers"
+	else
+		is "$KEA_STATUS" 0 "kea-dhcp4 exits 0 on SIGTERM"
+	fi
 }
 
 kea_stat() {
