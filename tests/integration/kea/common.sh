@@ -36,8 +36,9 @@
 # KEA_HOOK_PARAMS (more members of its "parameters", JSON, each line
 # ending with a comma), KEA_SUBNET_EXTRA (more members of the subnet,
 # same form), KEA_OPTIONS_EXTRA (more entries of the subnet's
-# option-data, same form), KEA_THREADS (0: Kea's single-threaded default; N: N packet
-# threads).
+# option-data, same form), KEA_THREADS (0: Kea's single-threaded
+# default; N: N packet threads). The hook polls the store's change log
+# every 100 ms.
 
 KEA_DIR=$IB_TMP/kea
 KEA_LOG=$KEA_DIR/kea.log

@@ -35,7 +35,6 @@ the JSON says so), 2 on a usage error.
 """
 
 import argparse
-import json
 import os
 import select
 import socket
