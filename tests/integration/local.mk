@@ -15,3 +15,6 @@ include tests/integration/workflow.mk
 
 # The Kubernetes API-server emulator and its proof with kubectl.
 include tests/integration/kube.mk
+
+# kea-dhcp4 with the hook library, beside ironbelld.
+include tests/integration/kea.mk
