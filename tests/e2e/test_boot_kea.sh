@@ -122,10 +122,11 @@ kea_start() {
 	kea_write_config || return 1
 	mkdir -p "$IB_TMP/kea-run" || return 1
 	_pre=$(kea_runtime)
-	# Kea's own leaks at exit are not ours to report.
+	# Kea's own leaks at exit are not the hook's to report (a later
+	# option overrides an earlier one).
 	ip netns exec "$E2E_NS" env KEA_PIDFILE_DIR="$IB_TMP/kea-run" \
 		KEA_LOCKFILE_DIR="$IB_TMP/kea-run" ${_pre:+LD_PRELOAD=$_pre} \
-		ASAN_OPTIONS=detect_leaks=0 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		"$KEA_DHCP4" -c "$KEA_CONF" >"$IB_TMP/kea.out" 2>&1 </dev/null &
 	KEA_PID=$!
 	ib_bg "$KEA_PID"
