@@ -74,6 +74,15 @@ except (ValueError, KeyError, IndexError, TypeError):
     pass' "$1"
 }
 
+# kea_stat_is_positive NAME DESC: Kea's statistic NAME is above 0.
+kea_stat_is_positive() {
+	_v=$(kea_stat "$1")
+	case $_v in
+	'' | 0 | *[!0-9]*) fail "$2 ($1: '$_v')" ;;
+	*) pass "$2 ($1: $_v)" ;;
+	esac
+}
+
 kea_ready() { [ "$(kea_stat ironbell.ready)" = 1 ]; }
 
 # kea_runtime: the sanitizer runtimes that a hook built with
@@ -164,14 +173,13 @@ e2e_boot kea -machine q35 \
 e2e_check kea
 grep -aq 'IRONBELL-E2E-BOOTED' "$E2E_SERIAL" || kea_diag
 
-# Kea answered, with the hook's decisions.
-applied=$(kea_stat ironbell.answers.applied)
-case $applied in
-'' | 0 | *[!0-9]*) fail "kea: the hook's answers went out (ironbell.answers.applied: '$applied')" ;;
-*) pass "kea: the hook's answers went out (ironbell.answers.applied: $applied)" ;;
-esac
-file_has "$KEA_LOG" "kea-dhcp4\\.ironbell-hooks.*$E2E_MAC"
-is "$?" 0 "kea: Kea's log has the hook's decisions for the VM"
+# Kea answered, with the hook's decisions: the PXE binary to OVMF, the
+# script's URL to iPXE (Kea's statistics), from the store's Hardware.
+kea_stat_is_positive ironbell.answers.applied "kea: the hook's answers went out"
+kea_stat_is_positive ironbell.boot.pxe-binary "kea: the hook gave OVMF the PXE binary"
+kea_stat_is_positive ironbell.boot.ipxe-script "kea: the hook gave iPXE the script's URL"
+file_has "$KEA_LOG" "kea-dhcp4\\.ironbell-hooks.* loaded from $IB_STATE/ironbell\\.db"
+is "$?" 0 "kea: Kea's log has the hook's load of ironbelld's store"
 # The reserved address, allocated and recorded by Kea itself.
 file_has "$KEA_LEASES" "^$E2E_IP,$E2E_MAC,"
 is "$?" 0 "kea: Kea's lease file holds $E2E_IP for the VM's MAC"
