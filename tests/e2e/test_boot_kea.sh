@@ -24,7 +24,7 @@ KEA_SOCK=$IB_TMP/kea.sock
 KEA_PID=
 
 command -v "$KEA_DHCP4" >/dev/null 2>&1 || skip_all "kea-dhcp4 is not installed (kea-dhcp4-server)"
-[ -f "$KEA_HOOK" ] || skip_all "the Kea hook library is not built (kea-dev)"
+[ -f "$KEA_HOOK" ] || skip_all "the hook library was not built (configure --disable-kea-hook)"
 [ -f "$E2E_OVMF_CODE" ] || skip_all "OVMF is not installed (ovmf)"
 command -v ss >/dev/null 2>&1 || skip_all "ss (iproute2) is not installed"
 [ -x /usr/bin/python3 ] || skip_all "/usr/bin/python3 is needed to talk to Kea's control socket"
@@ -201,6 +201,8 @@ ib_kill "$KEA_PID" 15
 is "$IB_KILL_STATUS" 0 "kea-dhcp4 stops cleanly (the hook unloads)"
 grep -Eq 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|ThreadSanitizer' "$IB_TMP/kea.out"
 is "$?" 1 "no sanitizer report in kea-dhcp4's output"
+file_has "$KEA_LOG" 'IRONBELL_ERROR'
+is "$?" 1 "the hook logged no error in Kea's log"
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 ib_log_clean
