@@ -22,6 +22,7 @@ KEA_LOG=$IB_TMP/kea.log
 KEA_LEASES=$IB_TMP/kea-leases4.csv
 KEA_SOCK=$IB_TMP/kea.sock
 KEA_PID=
+KEA_PRELOAD=
 
 command -v "$KEA_DHCP4" >/dev/null 2>&1 || skip_all "kea-dhcp4 is not installed (kea-dhcp4-server)"
 [ -f "$KEA_HOOK" ] || skip_all "the hook library was not built (configure --disable-kea-hook)"
@@ -130,11 +131,11 @@ EOF
 kea_start() {
 	kea_write_config || return 1
 	mkdir -p "$IB_TMP/kea-run" || return 1
-	_pre=$(kea_runtime)
+	KEA_PRELOAD=$(kea_runtime)
 	# Kea's own leaks at exit are not the hook's to report (a later
 	# option overrides an earlier one).
 	ip netns exec "$E2E_NS" env KEA_PIDFILE_DIR="$IB_TMP/kea-run" \
-		KEA_LOCKFILE_DIR="$IB_TMP/kea-run" ${_pre:+LD_PRELOAD=$_pre} \
+		KEA_LOCKFILE_DIR="$IB_TMP/kea-run" ${KEA_PRELOAD:+LD_PRELOAD=$KEA_PRELOAD} \
 		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		"$KEA_DHCP4" -c "$KEA_CONF" >"$IB_TMP/kea.out" 2>&1 </dev/null &
 	KEA_PID=$!
@@ -197,8 +198,19 @@ is "$?" 1 "kea: ironbelld's DHCP server never answered the VM"
 owners=$(ip netns exec "$E2E_NS" ss -Hulnp 'sport = :67' 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)".*/\1/p' | sort -u)
 is "$owners" kea-dhcp4 "kea: only kea-dhcp4 listens on UDP port 67"
 
-ib_kill "$KEA_PID" 15
-is "$IB_KILL_STATUS" 0 "kea-dhcp4 stops cleanly (the hook unloads)"
+# Kea unloads the hook when it stops. Its exit status tells only without
+# a sanitizer's runtime preloaded: with one, kea-dhcp4 hangs in its exit
+# handlers (libp11-kit's, in freelocale), with the hook or without.
+kill -TERM "$KEA_PID" 2>/dev/null
+wait_for 15 file_has "$KEA_LOG" 'HOOKS_LIBRARY_CLOSED .*libdhcp_ironbell\.so'
+is "$?" 0 "kea-dhcp4 unloads the hook when it stops"
+if [ -z "$KEA_PRELOAD" ]; then
+	ib_kill "$KEA_PID" 15
+	is "$IB_KILL_STATUS" 0 "kea-dhcp4 exits cleanly"
+else
+	ib_kill "$KEA_PID" 1
+	skip "kea-dhcp4 exits cleanly" "a sanitizer's runtime is preloaded (kea-dhcp4 then hangs at exit)"
+fi
 grep -Eq 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|ThreadSanitizer' "$IB_TMP/kea.out"
 is "$?" 1 "no sanitizer report in kea-dhcp4's output"
 file_has "$KEA_LOG" 'IRONBELL_ERROR'
