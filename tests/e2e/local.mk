@@ -13,10 +13,14 @@
 # ironbelld in Kubernetes mode against the API-server emulator of
 # tests/kube/ (tests/integration/kube.mk), with every object made and
 # read with kubectl: it needs kubectl, openssl and curl too.
+# test_boot_kea boots the VM with kea-dhcp4 and the Kea hook library
+# (dhcp/kea) as its DHCP server, ironbelld's own DHCP server off: it
+# needs kea-dhcp4 and the hook built (kea-dev).
 E2E_TESTS = \
 	tests/e2e/test_boot_bios.sh \
 	tests/e2e/test_boot_uefi_pxe.sh \
 	tests/e2e/test_boot_uefi_http.sh \
+	tests/e2e/test_boot_kea.sh \
 	tests/e2e/test_bmc_vm.sh \
 	tests/e2e/test_bmc_vm_uefi.sh \
 	tests/e2e/test_disk_image.sh \
