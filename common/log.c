@@ -1,9 +1,12 @@
-/* log — journal or logfmt output. See log.h.
+/* log — journal or logfmt output, or a host's sink. See log.h.
  *
  * The level is an int read and written with relaxed atomics, without a lock
  * on the hot path (a stale read only means one line more or less during a
  * reload); the output itself is
- * serialized by a mutex so lines from several threads never interleave. */
+ * serialized by a mutex so lines from several threads never interleave.
+ * The sink (log_set_sink) is a pointer read with an acquire load; it is
+ * called without that mutex, since the host's logger has its own and may
+ * call back into code that logs. */
 #include "config.h"
 
 #include <ctype.h>
@@ -28,6 +31,7 @@ int log_level_current = LOG_LVL_INFO;
 static bool log_to_journal;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static log_sink_fn log_sink;
 static const char *const level_names[LOG_LVL_MAX] = { "error", "warn", "info", "debug" };
 static const int level_prio[LOG_LVL_MAX] = { 3, 4, 6, 7 };
 
@@ -95,6 +99,46 @@ static void put_logfmt_value(struct buf *b, const char *v)
 		buf_puts(b, v);
 }
 
+/* The fields of a record in logfmt: " key=value" each. */
+static void put_logfmt_fields(struct buf *b, const struct log_field *fields)
+{
+	for (const struct log_field *f = fields; f && f->key; f++) {
+		if (!f->value)
+			continue;
+		buf_putc(b, ' ');
+		for (const char *k = f->key; *k; k++)
+			buf_putc(b, (char)tolower((unsigned char)*k));
+		buf_putc(b, '=');
+		put_logfmt_value(b, f->value);
+	}
+}
+
+void log_set_sink(log_sink_fn fn)
+{
+	__atomic_store_n(&log_sink, fn, __ATOMIC_RELEASE);
+}
+
+/* The sink's line: the message unquoted but for its control characters,
+ * escaped so that it stays one line, then the fields. */
+static void write_sink(log_sink_fn fn, enum log_level level, const char *sub,
+		       const struct log_field *fields, const char *msg)
+{
+	struct buf b = BUF_INIT(64 * 1024);
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		if (*p == '\n')
+			buf_puts(&b, "\\n");
+		else if (*p == '\t')
+			buf_puts(&b, "\\t");
+		else if (*p < ' ' || *p == 0x7f)
+			buf_printf(&b, "\\x%02x", *p);
+		else
+			buf_putc(&b, (char)*p);
+	}
+	put_logfmt_fields(&b, fields);
+	fn(level, sub ? sub : "", b.data ? b.data : ""); /* "": out of memory */
+	buf_free(&b);
+}
+
 static void write_logfmt(enum log_level level, const char *sub, const struct log_field *fields,
 			 const char *msg)
 {
@@ -112,15 +156,7 @@ static void write_logfmt(enum log_level level, const char *sub, const struct log
 	}
 	buf_puts(&b, " msg=");
 	put_logfmt_value(&b, msg);
-	for (const struct log_field *f = fields; f && f->key; f++) {
-		if (!f->value)
-			continue;
-		buf_putc(&b, ' ');
-		for (const char *k = f->key; *k; k++)
-			buf_putc(&b, (char)tolower((unsigned char)*k));
-		buf_putc(&b, '=');
-		put_logfmt_value(&b, f->value);
-	}
+	put_logfmt_fields(&b, fields);
 	buf_putc(&b, '\n');
 	if (b.data) {
 		pthread_mutex_lock(&log_lock);
@@ -165,7 +201,10 @@ void log_write(enum log_level level, const char *subsystem, const struct log_fie
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (log_to_journal)
+	log_sink_fn sink = __atomic_load_n(&log_sink, __ATOMIC_ACQUIRE);
+	if (sink)
+		write_sink(sink, level, subsystem, fields, msg);
+	else if (log_to_journal)
 		write_journal(level, subsystem, fields, msg);
 	else
 		write_logfmt(level, subsystem, fields, msg);

@@ -43,6 +43,19 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 static inline bool log_enabled(enum log_level l);
 
+/* Where a log line goes instead of stderr or the journal: a host process
+ * that loads our code as a library (the Kea hook) routes our lines into
+ * its own logger. fn gets the record's level, its subsystem ("" when
+ * none) and the line: the message, its control characters escaped
+ * (\n, \xNN), then each field as " key=value" in logfmt (see above);
+ * no timestamp, level or subsystem in it. Both strings are valid during
+ * the call only. fn is called from whichever thread logs, without a lock
+ * held (it may log itself, and must be thread-safe); the level set by
+ * log_init()/log_set_level() still filters what reaches it. NULL
+ * restores the output log_init() chose. Thread-safe. */
+typedef void (*log_sink_fn)(enum log_level level, const char *subsystem, const char *line);
+void log_set_sink(log_sink_fn fn);
+
 /* Writes one log record. fields may be NULL. */
 void log_write(enum log_level level, const char *subsystem, const struct log_field *fields,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -579,7 +579,9 @@ int store_lease_put(struct store *s, const struct store_lease *l, char *err, siz
 		e = rq->lease_error;
 	if (e < 0 && err)
 		snprintf(err, errlen, "%s",
-			 rq->lease_error ? rq->lease_message : "the store is closing");
+			 rq->lease_error ? rq->lease_message :
+			 e == -EROFS     ? "the store is open read-only" :
+					   "the store is closing");
 	free(rq);
 	return e;
 }

@@ -1,7 +1,7 @@
 noinst_LIBRARIES += libstore.a
 libstore_a_SOURCES = \
 	store/store.h store/store-internal.h \
-	store/kinds.c store/schema.c store/writer.c store/reader.c store/selector.c \
+	store/kinds.c store/schema.c store/writer.c store/reader.c store/readonly.c store/selector.c \
 	store/object.c store/objcache.c store/ops.c store/lease.c store/checkpoint.c store/walbuf.c \
 	store/validate.c store/validate-values.c store/crd-tables.c store/validate-internal.h
 libstore_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
@@ -32,6 +32,13 @@ TESTS += tests/unit/check_leases
 tests_unit_check_leases_SOURCES = tests/unit/check_leases.c tests/unit/unit.h tests/unit/store_fixture.h
 tests_unit_check_leases_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_check_leases_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/check_store_readonly
+TESTS += tests/unit/check_store_readonly
+tests_unit_check_store_readonly_SOURCES = tests/unit/check_store_readonly.c tests/unit/unit.h \
+	tests/unit/store_fixture.h
+tests_unit_check_store_readonly_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_check_store_readonly_LDADD = $(STORE_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/check_store_async
 TESTS += tests/unit/check_store_async

@@ -132,6 +132,8 @@ enum store_wstmt {
 struct store {
 	char *path;
 	struct store_options opts;
+	bool readonly; /* store_open_readonly(): no writer, no checkpointer;
+			* every write is -EROFS (readonly.c) */
 
 	pthread_mutex_t lock;      /* guards queue_head/tail, stopping, done flags */
 	pthread_cond_t queue_cond; /* writer waits for work */

@@ -94,7 +94,9 @@ int store_open(const char *path, const struct store_options *opts, struct store 
 /* Opens the database at path for reading only, for another process than
  * the daemon that writes it (the Kea hook): no writer thread, no
  * checkpointer, nothing created or migrated; readers (store_reader_new)
- * and their calls work as usual, every write returns -EROFS. The file
+ * and their calls work as usual, every write returns -EROFS (store_write,
+ * store_write_async, store_event, the lease writes; store_sync returns 0,
+ * store_subscribe NULL with errno EROFS: poll the change log). The file
  * must exist and hold the schema this build reads: -ENOENT (no such
  * file), -EACCES (not readable), -EPROTO (a schema newer or older than
  * store_schema_version(), or not a store at all: the message says which
@@ -423,7 +425,8 @@ struct store_subscription;
 /* A subscription to commits that change objects of the kinds in kind_mask
  * (bit 1u << kind; events count as kind STORE_KIND_MAX's bit). Its fd (an
  * eventfd, non-blocking) becomes readable after such a commit; read it with
- * store_subscription_ack(). Any thread may own it. */
+ * store_subscription_ack(). Any thread may own it. NULL on failure, with
+ * errno EROFS on a store_open_readonly() store (no writer to wake it). */
 struct store_subscription *store_subscribe(struct store *s, uint32_t kind_mask);
 int store_subscription_fd(const struct store_subscription *sub);
 void store_subscription_ack(struct store_subscription *sub);

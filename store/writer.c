@@ -535,6 +535,8 @@ uint64_t store_test_transactions(struct store *s)
  * 0 or -ESHUTDOWN (rq is the caller's again). */
 int store_submit_async(struct store *s, struct store_req *rq)
 {
+	if (s->readonly)
+		return -EROFS;
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
 		pthread_mutex_unlock(&s->lock);
@@ -548,6 +550,8 @@ int store_submit_async(struct store *s, struct store_req *rq)
 /* Queues rq and waits until the writer has committed it. */
 int store_submit_wait(struct store *s, struct store_req *rq)
 {
+	if (s->readonly)
+		return -EROFS;
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping) {
 		pthread_mutex_unlock(&s->lock);
@@ -569,7 +573,9 @@ int store_write(struct store *s, struct store_op *ops, size_t n, bool atomic)
 	int e = store_submit_wait(s, &rq);
 	if (e < 0) {
 		for (size_t i = 0; i < n; i++)
-			store_op_fail(&ops[i], e, "the store is closing");
+			store_op_fail(&ops[i], e,
+				      e == -EROFS ? "the store is open read-only" :
+						    "the store is closing");
 		return e;
 	}
 	return write_error(ops, n, &at);
@@ -614,6 +620,8 @@ const char *store_op_message(const struct store_op *op)
 int store_sync(struct store *s)
 {
 	struct store_req rq = { .type = STORE_REQ_SYNC };
+	if (s->readonly)
+		return 0; /* nothing is ever queued */
 	return store_submit_wait(s, &rq);
 }
 
@@ -671,10 +679,13 @@ static char *event_message(const char *fmt, va_list ap, bool *ret_cut)
 int store_event(struct store *s, enum store_kind k, const char *ns, const char *name,
 		const char *type, const char *reason, const char *fmt, ...)
 {
-	struct store_req *rq = calloc(1, sizeof(*rq));
+	struct store_req *rq;
 	bool cut = false;
 	va_list ap;
 
+	if (s->readonly)
+		return -EROFS;
+	rq = calloc(1, sizeof(*rq));
 	if (!rq)
 		return -ENOMEM;
 	va_start(ap, fmt);
@@ -716,7 +727,13 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 
 struct store_subscription *store_subscribe(struct store *s, uint32_t kind_mask)
 {
-	struct store_subscription *sub = calloc(1, sizeof(*sub));
+	struct store_subscription *sub;
+	if (s->readonly) {
+		/* no writer of ours to wake it: the reader polls */
+		errno = EROFS;
+		return NULL;
+	}
+	sub = calloc(1, sizeof(*sub));
 	if (!sub)
 		return NULL;
 	sub->mask = kind_mask;

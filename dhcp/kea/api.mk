@@ -1,2 +1,2 @@
 # The follower of ironbelld's admin API (the hook's "api" source).
-IBKEA_SOURCES += dhcp/kea/follow-api.c
+IBKEA_C_FILES += dhcp/kea/follow-api.c

@@ -1,5 +1,6 @@
 /* check_common — unit tests for the common helpers: bounded buffers, the
  * number parser, the byte cursor, the UTF-8 repair, logfmt escaping, the
+ * log sink a host process routes our lines into, the
  * metrics registry's exposition format, the MAC parser (with a table of
  * malformed input), the iPXE binaries' aliases and the token bucket. */
 #include "config.h"
@@ -385,6 +386,62 @@ START_TEST(test_log_logfmt)
 	ck_assert_int_eq(log_level_parse("warning", &l), 0);
 	ck_assert_int_eq(l, LOG_LVL_WARN);
 	ck_assert_int_eq(log_level_parse("loud", &l), -EINVAL);
+}
+END_TEST
+
+/* What the sink of test_log_sink received. */
+static struct {
+	int calls;
+	enum log_level level;
+	char sub[32];
+	char line[256];
+} sunk;
+
+static void sink(enum log_level level, const char *subsystem, const char *line)
+{
+	sunk.calls++;
+	sunk.level = level;
+	snprintf(sunk.sub, sizeof(sunk.sub), "%s", subsystem);
+	snprintf(sunk.line, sizeof(sunk.line), "%s", line);
+}
+
+START_TEST(test_log_sink)
+{
+	/* With a sink, a record goes there as one line, message then
+	 * fields, and nothing reaches stderr; with the sink removed, stderr
+	 * has it again. */
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	int saved = dup(STDERR_FILENO);
+	dup2(p[1], STDERR_FILENO);
+	log_init(LOG_LVL_INFO, false);
+	log_set_sink(sink);
+	log_write(LOG_LVL_WARN, "store", LOG_FIELDS({ "MAC", "aa:bb" }, { "HARDWARE", "a b\"" }),
+		  "two\nlines\x01 %s", "here");
+	ck_assert_int_eq(sunk.calls, 1);
+	ck_assert_int_eq(sunk.level, LOG_LVL_WARN);
+	ck_assert_str_eq(sunk.sub, "store");
+	ck_assert_str_eq(sunk.line, "two\\nlines\\x01 here mac=aa:bb hardware=\"a b\\\"\"");
+	log_debug("store", "below the level");
+	ck_assert_int_eq(sunk.calls, 1);
+	log_write(LOG_LVL_ERROR, NULL, NULL, "plain");
+	ck_assert_int_eq(sunk.calls, 2);
+	ck_assert_str_eq(sunk.sub, "");
+	ck_assert_str_eq(sunk.line, "plain");
+	log_set_sink(NULL);
+	log_info("test", "to stderr");
+	ck_assert_int_eq(sunk.calls, 2);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(p[1]);
+	char got[1024] = { 0 };
+	ssize_t n = read(p[0], got, sizeof(got) - 1);
+	close(p[0]);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_null(strstr(got, "lines"));
+	ck_assert_ptr_null(strstr(got, "plain"));
+	ck_assert_ptr_nonnull(strstr(got, " level=info subsystem=test msg=\"to stderr\"\n"));
 }
 END_TEST
 
@@ -795,6 +852,7 @@ int main(void)
 	UNIT_TEST(tc, test_metrics_render);
 	UNIT_TEST(tc, test_metrics_collector);
 	UNIT_TEST(tc, test_log_logfmt);
+	UNIT_TEST(tc, test_log_sink);
 	UNIT_TEST(tc, test_time);
 	UNIT_TEST(tc, test_mac_good);
 	tcase_add_loop_test(tc, test_mac_bad, 0, (int)ARRAY_SIZE(mac_bad));
