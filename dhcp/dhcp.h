@@ -83,6 +83,21 @@ int dhcp_hosts_put(struct dhcp_hosts *t, const struct json_t *hw, char *err, siz
 void dhcp_hosts_remove(struct dhcp_hosts *t, const char *ns, const char *name);
 /* Copies the entry of mac into *ret: 0 or -ENOENT. */
 int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct dhcp_host *ret);
+/* Copies the entry that reserves IPv4 address ip (host byte order, as
+ * struct dhcp_host.ip) into *ret: 0 or -ENOENT. Entries without an
+ * address or with disable_dhcp are not found by it. When several
+ * entries hold ip (the store forbids it, but a follower may see it for a
+ * while between two changes), the one whose address was entered last
+ * answers, and the one before it again once that one is removed or
+ * moves elsewhere. An index kept by every change of the table: the
+ * lookup is one probe. */
+int dhcp_hosts_lookup_ip(const struct dhcp_hosts *t, uint32_t ip, struct dhcp_host *ret);
+/* Calls fn for every entry (in no particular order) with a copy valid
+ * during the call, until fn returns non-zero; fn must not change t.
+ * Returns the number of calls made (the one that stopped included); 0
+ * when memory runs out for the copy. */
+size_t dhcp_hosts_each(const struct dhcp_hosts *t, int (*fn)(const struct dhcp_host *h, void *arg),
+		       void *arg);
 /* Interfaces (MACs) in the table. */
 size_t dhcp_hosts_count(const struct dhcp_hosts *t);
 /* Bytes the table holds (entries, index, owner lists): for the metrics. */

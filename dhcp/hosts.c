@@ -19,6 +19,17 @@
  * another (the store allows it once the first lets go) is taken from the
  * old owner's list.
  *
+ * A third, for a follower that answers by address (the Kea hook's host
+ * data source): IPv4 address -> the entries reserving it (ip set,
+ * disable_dhcp clear), chained through entry.ip_next, the one that took
+ * the address last at the head. The store keeps addresses unique, but a
+ * follower applies one change at a time, so two entries may hold the
+ * same address for a while (or for good, from a source that does not
+ * check): the newest wins, and when it goes, or changes address, the one
+ * before it wins again; no entry is ever left in the index after it is
+ * freed. It is touched only when the table changes: the MAC lookup of
+ * the packet path does not see it.
+ *
  * Not thread-safe: the DHCP thread owns its table.
  */
 #include "config.h"
@@ -45,12 +56,15 @@ struct entry {
 	uint64_t mac; /* 48 bits, first octet highest */
 	struct owner *owner;
 	uint16_t len;
-	uint8_t data[]; /* the packed struct dhcp_host */
+	uint32_t ip;           /* the address indexed (host order), 0: none */
+	struct entry *ip_next; /* the next older entry of the same ip */
+	uint8_t data[];        /* the packed struct dhcp_host */
 };
 
 struct dhcp_hosts {
 	struct dhcp_map macs;   /* mac -> struct entry */
 	struct dhcp_map owners; /* key -> struct owner */
+	struct dhcp_map ips;    /* ip -> the newest struct entry of that ip */
 	size_t bytes;      /* entries' and owners' allocations */
 };
 
@@ -62,6 +76,11 @@ static bool entry_eq(const void *v, const void *key)
 static bool owner_eq(const void *v, const void *key)
 {
 	return strcmp(((const struct owner *)v)->key, key) == 0;
+}
+
+static bool ip_eq(const void *v, const void *key)
+{
+	return ((const struct entry *)v)->ip == *(const uint32_t *)key;
 }
 
 /* ---- packing ---- */
@@ -185,6 +204,7 @@ void dhcp_hosts_clear(struct dhcp_hosts *t)
 	}
 	dhcp_map_reset(&t->macs);
 	dhcp_map_reset(&t->owners);
+	dhcp_map_reset(&t->ips);
 	t->bytes = 0;
 }
 
@@ -203,7 +223,7 @@ size_t dhcp_hosts_count(const struct dhcp_hosts *t)
 
 size_t dhcp_hosts_bytes(const struct dhcp_hosts *t)
 {
-	return t->bytes + (t->macs.cap + t->owners.cap) * sizeof(struct dhcp_map_slot);
+	return t->bytes + (t->macs.cap + t->owners.cap + t->ips.cap) * sizeof(struct dhcp_map_slot);
 }
 
 int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct dhcp_host *ret)
@@ -215,6 +235,118 @@ int dhcp_hosts_lookup(const struct dhcp_hosts *t, const uint8_t mac[6], struct d
 	host_unpack(((const struct entry *)t->macs.s[i].v)->data, ret);
 	return 0;
 }
+
+int dhcp_hosts_lookup_ip(const struct dhcp_hosts *t, uint32_t ip, struct dhcp_host *ret)
+{
+	long i;
+	if (ip == 0)
+		return -ENOENT;
+	i = dhcp_map_find(&t->ips, dhcp_map_hash64(ip), ip_eq, &ip);
+	if (i < 0)
+		return -ENOENT;
+	host_unpack(((const struct entry *)t->ips.s[i].v)->data, ret);
+	return 0;
+}
+
+size_t dhcp_hosts_each(const struct dhcp_hosts *t, int (*fn)(const struct dhcp_host *h, void *arg),
+		       void *arg)
+{
+	struct dhcp_host *h = malloc(sizeof(*h));
+	size_t n = 0;
+
+	if (!h)
+		return 0;
+	for (size_t i = 0; i < t->macs.cap; i++) {
+		const struct entry *e = t->macs.s[i].v;
+		if (!t->macs.s[i].h || !e)
+			continue;
+		host_unpack(e->data, h);
+		n++;
+		if (fn(h, arg))
+			break;
+	}
+	free(h);
+	return n;
+}
+
+/* ---- the address index ---- */
+
+/* The address e is indexed under: its reservation, unless it has none or
+ * its interface is not served. */
+static uint32_t entry_ip(const struct dhcp_host *h)
+{
+	return h->disable_dhcp ? 0 : h->ip;
+}
+
+/* Puts e at the head of its address's chain: the newest wins. 0 or
+ * -ENOMEM (e not indexed). */
+static int ip_link(struct dhcp_hosts *t, struct entry *e)
+{
+	uint64_t h = dhcp_map_hash64(e->ip);
+	long i;
+
+	e->ip_next = NULL;
+	if (!e->ip)
+		return 0;
+	i = dhcp_map_find(&t->ips, h, ip_eq, &e->ip);
+	if (i < 0)
+		return dhcp_map_insert(&t->ips, h, e);
+	e->ip_next = t->ips.s[i].v;
+	t->ips.s[i].v = e;
+	return 0;
+}
+
+/* Takes e out of its address's chain; the entry before it (older) wins
+ * again, or the address leaves the index. */
+static void ip_unlink(struct dhcp_hosts *t, struct entry *e)
+{
+	long i;
+
+	if (!e->ip)
+		return;
+	i = dhcp_map_find(&t->ips, dhcp_map_hash64(e->ip), ip_eq, &e->ip);
+	if (i < 0)
+		return;
+	struct entry *head = t->ips.s[i].v;
+	if (head == e) {
+		if (e->ip_next)
+			t->ips.s[i].v = e->ip_next;
+		else
+			dhcp_map_delete_at(&t->ips, (size_t)i);
+	} else {
+		for (struct entry *q = head; q->ip_next; q = q->ip_next)
+			if (q->ip_next == e) {
+				q->ip_next = e->ip_next;
+				break;
+			}
+	}
+	e->ip_next = NULL;
+}
+
+/* e takes the place of old (the same address) in its chain. */
+static void ip_swap(struct dhcp_hosts *t, struct entry *old, struct entry *e)
+{
+	long i;
+
+	e->ip_next = NULL;
+	if (!e->ip)
+		return;
+	i = dhcp_map_find(&t->ips, dhcp_map_hash64(e->ip), ip_eq, &e->ip);
+	if (i < 0)
+		return;
+	e->ip_next = old->ip_next;
+	if (t->ips.s[i].v == old) {
+		t->ips.s[i].v = e;
+		return;
+	}
+	for (struct entry *q = t->ips.s[i].v; q->ip_next; q = q->ip_next)
+		if (q->ip_next == old) {
+			q->ip_next = e;
+			return;
+		}
+}
+
+/* ---- changes ---- */
 
 static void owner_drop_mac(struct owner *o, uint64_t mac)
 {
@@ -244,6 +376,7 @@ static void entry_delete(struct dhcp_hosts *t, uint64_t mac, const struct owner 
 	struct entry *e = t->macs.s[i].v;
 	if (e->owner != o)
 		return;
+	ip_unlink(t, e);
 	t->bytes -= sizeof(*e) + e->len;
 	free(e);
 	dhcp_map_delete_at(&t->macs, (size_t)i);
@@ -260,17 +393,29 @@ static int entry_put(struct dhcp_hosts *t, struct owner *o, const struct dhcp_ho
 
 	if (!e)
 		return -ENOMEM;
-	*e = (struct entry){ .mac = mac, .owner = o, .len = (uint16_t)len };
+	*e = (struct entry){ .mac = mac, .owner = o, .len = (uint16_t)len, .ip = entry_ip(h) };
 	memcpy(e->data, buf, len);
 	i = dhcp_map_find(&t->macs, hh, entry_eq, &mac);
 	if (i >= 0) {
 		struct entry *old = t->macs.s[i].v;
+		if (old->ip == e->ip) {
+			ip_swap(t, old, e); /* an address kept keeps its place */
+		} else if (ip_link(t, e) < 0) {
+			free(e);
+			return -ENOMEM;
+		} else {
+			ip_unlink(t, old);
+		}
 		if (old->owner != o)
 			owner_drop_mac(old->owner, mac);
 		t->bytes -= sizeof(*old) + old->len;
 		free(old);
-		t->macs.s[i].v = e;
+		t->macs.s[i].v = e; /* i still holds: only t->ips changed */
+	} else if (ip_link(t, e) < 0) {
+		free(e);
+		return -ENOMEM;
 	} else if (dhcp_map_insert(&t->macs, hh, e) < 0) {
+		ip_unlink(t, e);
 		free(e);
 		return -ENOMEM;
 	}

@@ -32,9 +32,9 @@
 
 #define STORE_RO_BUSY_TIMEOUT_MS 100 /* the check's wait for a lock */
 
-/* The file as the system sees it: 0, or -ENOENT / -EACCES / -EISDIR /
- * -errno with a message. Opened non-blocking so that a FIFO cannot stall
- * us; nothing is created. */
+/* The file as the system sees it: 0, or -ENOENT, -EACCES, -EPROTO (not
+ * a regular file) or -EIO, with a message. Opened non-blocking so that a
+ * FIFO cannot stall us; nothing is created. */
 static int check_file(const char *path, char *err, size_t errlen)
 {
 	struct stat sb;
@@ -42,20 +42,23 @@ static int check_file(const char *path, char *err, size_t errlen)
 	int e = 0;
 
 	if (fd < 0) {
-		e = -errno;
+		int sys = errno;
+		e = sys == ENOENT || sys == ENOTDIR ? -ENOENT :
+		    sys == EACCES || sys == EPERM   ? -EACCES :
+						      -EIO;
 		snprintf(err, errlen, "%s: %s", path,
 			 e == -ENOENT ? "no such file (ironbelld has not made its store there)" :
 			 e == -EACCES ? "permission denied (the store must be readable by this "
 					"process's user)" :
-					strerror(-e));
+					strerror(sys));
 		return e;
 	}
 	if (fstat(fd, &sb) < 0) {
-		e = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		e = -EIO;
 	} else if (!S_ISREG(sb.st_mode)) {
-		e = S_ISDIR(sb.st_mode) ? -EISDIR : -EPROTO;
 		snprintf(err, errlen, "%s: not a regular file, so not an ironbell store", path);
+		e = -EPROTO;
 	}
 	close(fd);
 	return e;

@@ -100,8 +100,8 @@ void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh)
 
 /* ---- life ---- */
 
-int ibkea_new(const struct ibkea_params *params, ibkea_log_fn log, struct ibkea **ret,
-	      char *err, size_t errlen)
+int ibkea_new(const struct ibkea_params *params, ibkea_log_fn log, struct ibkea **ret, char *err,
+	      size_t errlen)
 {
 	struct ibkea *k = NULL;
 	pthread_condattr_t ca;
@@ -215,19 +215,49 @@ int ibkea_by_mac(struct ibkea *k, const uint8_t mac[6], struct ibkea_reservation
 
 int ibkea_by_ip(struct ibkea *k, uint32_t ip, struct ibkea_reservation *ret)
 {
-	(void)k;
-	(void)ip;
-	(void)ret;
-	return -ENOENT; /* dhcp_hosts_lookup_ip: not yet */
+	struct dhcp_host h;
+	int e;
+
+	if (!k || !ip || !ret)
+		return -ENOENT;
+	pthread_rwlock_rdlock(&k->lock);
+	e = dhcp_hosts_lookup_ip(k->hosts, ip, &h);
+	pthread_rwlock_unlock(&k->lock);
+	if (e < 0 || h.disable_dhcp)
+		return -ENOENT;
+	reservation_of(&h, ret);
+	return 0;
+}
+
+struct each_ctx {
+	int (*fn)(const struct ibkea_reservation *r, void *arg);
+	void *arg;
+	size_t n;
+};
+
+static int each_one(const struct dhcp_host *h, void *arg)
+{
+	struct each_ctx *c = arg;
+	struct ibkea_reservation r;
+
+	if (!h->ip || h->disable_dhcp)
+		return 0;
+	reservation_of(h, &r);
+	c->n++;
+	return c->fn(&r, c->arg);
 }
 
 size_t ibkea_each(struct ibkea *k, int (*fn)(const struct ibkea_reservation *r, void *arg),
 		  void *arg)
 {
-	(void)k;
-	(void)fn;
-	(void)arg;
-	return 0; /* dhcp_hosts_each: not yet */
+	struct each_ctx c = { .fn = fn, .arg = arg };
+
+	if (!k || !fn)
+		return 0;
+	pthread_rwlock_rdlock(&k->lock);
+	dhcp_hosts_each(k->hosts, each_one, &c);
+	pthread_rwlock_unlock(&k->lock);
+	return c.n;
 }
 
 uint32_t ibkea_lease_time(struct ibkea *k, const uint8_t mac[6])
@@ -285,9 +315,9 @@ static void answer_edits(const struct dhcp_host *h, struct ibkea_answer *ret)
 		if (!(o->present[code / 8] & (1u << (code % 8))) ||
 		    kea_keeps((uint8_t)code, h->lease_time != 0))
 			continue;
-		ret->set[ret->nset++] = (struct ibkea_option){
-			.code = (uint8_t)code, .len = o->len[code], .data = o->data + o->off[code]
-		};
+		ret->set[ret->nset++] = (struct ibkea_option){ .code = (uint8_t)code,
+							       .len = o->len[code],
+							       .data = o->data + o->off[code] };
 	}
 	for (size_t i = 0; i < sizeof(boot_opts); i++)
 		if (!dhcp_reply_has(&ret->reply_, boot_opts[i]))

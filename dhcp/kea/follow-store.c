@@ -14,8 +14,9 @@
  * from a backup), removed, or unreadable for a while (locked, corrupt).
  * Each poll compares the path's device and inode with those of the file
  * opened: a file replaced is opened again and loaded, and a store that is
- * gone empties the table, so that the hook answers nothing rather than
- * from Hardware nobody keeps any more. An error that leaves the file in
+ * gone (or replaced by a file that does not open) empties the table, so
+ * that the hook answers nothing rather than from Hardware nobody keeps
+ * any more. An error that leaves the file in
  * place keeps the table (Kea goes on answering from it) and the store is
  * opened again every IBKEA_RETRY_MS. Each distinct error is logged once,
  * not every retry.
@@ -238,19 +239,29 @@ static int follow(struct follower *f)
 void *ibkea_follow_store(void *arg)
 {
 	struct follower f = { .k = arg, .path = ((struct ibkea *)arg)->p.store };
+	bool replaced = false;
 	unsigned wait;
 
 	while (!ibkea_stopping(f.k)) {
 		if (f.store && !same_file(&f)) {
 			/* Removed or replaced: open what is there now, if
-			 * anything (open_store empties the table when not). */
+			 * anything. */
 			close_store(&f);
-			ibkea_log(f.k, IBKEA_LOG_INFO, "store %s: the file changed: opening it again",
-				  f.path);
+			replaced = true;
+			ibkea_log(f.k, IBKEA_LOG_INFO,
+				  "store %s: the file changed: opening it again", f.path);
 		}
-		if (!f.store)
-			wait = open_store(&f) < 0 ? IBKEA_RETRY_MS : f.k->p.poll_ms;
-		else if (follow(&f) < 0) {
+		if (!f.store) {
+			wait = f.k->p.poll_ms;
+			if (open_store(&f) < 0) {
+				/* What was loaded came from a file that is no
+				 * longer at the path: answer nothing from it. */
+				if (replaced)
+					ibkea_table_replace(f.k, NULL);
+				wait = IBKEA_RETRY_MS;
+			}
+			replaced = false;
+		} else if (follow(&f) < 0) {
 			close_store(&f);
 			wait = IBKEA_RETRY_MS;
 		} else {

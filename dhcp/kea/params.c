@@ -175,14 +175,16 @@ static int get_arch(const json_t *v, struct dhcp_policy_config *p, char *err, si
 	char what[128];
 
 	if (!json_is_object(v))
-		return fail(err, errlen, "arch", "must be an object of option 93 codes to binaries");
+		return fail(err, errlen, "arch",
+			    "must be an object of option 93 codes to binaries");
 	json_object_foreach ((json_t *)v, key, bin) {
 		if (num_parse_u64_str(key, 65535, &code) < 0) {
-			snprintf(what, sizeof(what), "\"%.16s\" is not an architecture code (0..65535)",
-				 key);
+			snprintf(what, sizeof(what),
+				 "\"%.16s\" is not an architecture code (0..65535)", key);
 			return fail(err, errlen, "arch", what);
 		}
-		if (!json_is_string(bin) || strlen(json_string_value(bin)) != json_string_length(bin) ||
+		if (!json_is_string(bin) ||
+		    strlen(json_string_value(bin)) != json_string_length(bin) ||
 		    !binary_ok(json_string_value(bin))) {
 			snprintf(what, sizeof(what),
 				 "%u: not a file name (1 to %d of A-Z a-z 0-9 . _ -, not starting "
@@ -293,7 +295,8 @@ static int make_settings(const struct raw *r, const json_t *arch, struct dhcp_se
 	if (!base[0])
 		p->script_url[0] = p->binary_url[0] = '\0';
 	else if (dhcp_policy_set_base_url(p, base) < 0)
-		return fail(err, errlen, "http-base-url", "too long for the boot URLs made from it");
+		return fail(err, errlen, "http-base-url",
+			    "too long for the boot URLs made from it");
 	return 0;
 }
 

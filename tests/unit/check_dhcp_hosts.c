@@ -8,6 +8,12 @@
  * limit), follow modifications, deletions and MACs moving between
  * Hardware, refuse an unusable interface without losing the others, and
  * stay right under random churn checked against a plain reference model.
+ * Its address index must answer by IPv4 address, leave out interfaces
+ * without an address or with disableDhcp, let the entry that took an
+ * address last win when several hold it and the one before win again
+ * when it goes (never a freed entry: ASan's run checks that), under random
+ * churn too; dhcp_hosts_each must visit every entry once and stop when
+ * asked.
  */
 #include "config.h"
 
@@ -20,6 +26,7 @@
 
 #include "dhcp/dhcp-policy.h"
 #include "dhcp/dhcp.h"
+#include "dhcp/map.h"
 #include "dhcp/server-internal.h"
 #include "tests/unit/unit.h"
 
@@ -378,9 +385,301 @@ START_TEST(test_churn)
 				snprintf(o, sizeof(o), "o%d", model[m] - 1);
 				ck_assert_msg(model[m] ? has(t, (unsigned)m, o) : !has(t, (unsigned)m, NULL),
 					      "op %d mac %d", op, m);
+				/* hw() gives MAC m the address 10.0.m */
+				struct dhcp_host h;
+				int e = dhcp_hosts_lookup_ip(t, 0x0a000000u | (unsigned)m, &h);
+				ck_assert_int_eq(e, model[m] ? 0 : -ENOENT);
+				ck_assert(!model[m] || strcmp(h.name, o) == 0);
 			}
 		}
 	}
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+/* ---- the address index ---- */
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* A Hardware with one interface per MAC index in macs[0..n), MAC i with
+ * address ips[i] (0: none), disableDhcp where disable has bit i. */
+static json_t *hw_ips(const char *name, const unsigned *macs, const uint32_t *ips, size_t n,
+		      unsigned disable)
+{
+	json_t *ifaces = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char mac[18], ip[24];
+		mac_text(macs[i], mac);
+		json_t *dhcp = json_pack("{s:s, s:s}", "mac", mac, "hostname", name);
+		if (ips[i]) {
+			snprintf(ip, sizeof(ip), "%u.%u.%u.%u", ips[i] >> 24, (ips[i] >> 16) & 255,
+				 (ips[i] >> 8) & 255, ips[i] & 255);
+			json_object_set_new(
+				dhcp, "ip",
+				json_pack("{s:s, s:s}", "address", ip, "netmask", "255.255.0.0"));
+		}
+		json_array_append_new(ifaces, json_pack("{s:o, s:b}", "dhcp", dhcp, "disableDhcp",
+							(disable >> i) & 1));
+	}
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:o}}", "apiVersion",
+			 "tinkerbell.org/v1alpha1", "kind", "Hardware", "metadata", "name", name,
+			 "namespace", "default", "spec", "interfaces", ifaces);
+}
+
+static void put_ips(struct dhcp_hosts *t, const char *name, const unsigned *macs,
+		    const uint32_t *ips, size_t n, unsigned disable)
+{
+	char err[256];
+	json_t *o = hw_ips(name, macs, ips, n, disable);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), (int)n);
+	json_decref(o);
+}
+
+/* Who answers for ip: "name/mac index", or "" when nobody. */
+static const char *by_ip(const struct dhcp_hosts *t, uint32_t ip)
+{
+	static char who[DHCP_HOST_NAME_MAX + 16];
+	struct dhcp_host h;
+	memset(&h, 0x5a, sizeof(h));
+	int e = dhcp_hosts_lookup_ip(t, ip, &h);
+	if (e == -ENOENT)
+		return "";
+	ck_assert_int_eq(e, 0);
+	ck_assert_uint_eq(h.ip, ip);
+	snprintf(who, sizeof(who), "%s/%u", h.name, (unsigned)h.mac[4] << 8 | h.mac[5]);
+	return who;
+}
+
+START_TEST(test_lookup_ip)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	const uint32_t x = IP(10, 9, 0, 1), y = IP(10, 9, 0, 2), z = IP(10, 9, 0, 3);
+	const unsigned m1[] = { 1 }, m2[] = { 2 }, m3[] = { 3 }, m45[] = { 4, 5 };
+	const uint32_t ipx[] = { x }, ipy[] = { y }, ipzz[] = { z, z }, none[] = { 0 };
+
+	/* one holder; the address 0 and an unknown one are nobody's */
+	put_ips(t, "a", m1, ipx, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "a/1");
+	ck_assert_str_eq(by_ip(t, y), "");
+	ck_assert_str_eq(by_ip(t, 0), "");
+
+	/* b takes x too: the last entered wins; b goes: a again */
+	put_ips(t, "b", m2, ipx, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "b/2");
+	dhcp_hosts_remove(t, "default", "b");
+	ck_assert_str_eq(by_ip(t, x), "a/1");
+
+	/* three holders; the middle one goes, then the newest */
+	put_ips(t, "b", m2, ipx, 1, 0);
+	put_ips(t, "c", m3, ipx, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "c/3");
+	dhcp_hosts_remove(t, "default", "b");
+	ck_assert_str_eq(by_ip(t, x), "c/3");
+	dhcp_hosts_remove(t, "default", "c");
+	ck_assert_str_eq(by_ip(t, x), "a/1");
+
+	/* a put that keeps its address keeps its place: b stays ahead */
+	put_ips(t, "b", m2, ipx, 1, 0);
+	put_ips(t, "a", m1, ipx, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "b/2");
+	/* b moves to y: a answers for x again */
+	put_ips(t, "b", m2, ipy, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "a/1");
+	ck_assert_str_eq(by_ip(t, y), "b/2");
+	/* a loses its address: x is nobody's, its MAC is still served */
+	put_ips(t, "a", m1, none, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "");
+	ck_assert(has(t, 1, "a"));
+	/* disableDhcp: the MAC is in the table, its address is not indexed */
+	put_ips(t, "a", m1, ipx, 1, 1);
+	ck_assert(has(t, 1, "a"));
+	ck_assert_str_eq(by_ip(t, x), "");
+	put_ips(t, "a", m1, ipx, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "a/1");
+
+	/* a MAC taken over by another Hardware with another address */
+	put_ips(t, "c", m1, ipy, 1, 0);
+	ck_assert_str_eq(by_ip(t, x), "");
+	ck_assert_str_eq(by_ip(t, y), "c/1"); /* newer than b's */
+	dhcp_hosts_remove(t, "default", "a"); /* owns nothing now */
+	ck_assert_str_eq(by_ip(t, y), "c/1");
+	dhcp_hosts_remove(t, "default", "c");
+	ck_assert_str_eq(by_ip(t, y), "b/2");
+
+	/* two interfaces of one Hardware reserve z: the later one */
+	put_ips(t, "d", m45, ipzz, 2, 0);
+	ck_assert_str_eq(by_ip(t, z), "d/5");
+	/* the later interface dropped: the earlier answers */
+	put_ips(t, "d", m45, ipzz, 1, 0);
+	ck_assert_str_eq(by_ip(t, z), "d/4");
+	dhcp_hosts_remove(t, "default", "d");
+	ck_assert_str_eq(by_ip(t, z), "");
+
+	dhcp_hosts_clear(t);
+	ck_assert_str_eq(by_ip(t, y), "");
+	ck_assert_uint_eq(dhcp_hosts_bytes(t), 0);
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+/* dhcp_hosts_bytes counts the index: the same entries take more room
+ * when their addresses are indexed. */
+START_TEST(test_lookup_ip_bytes)
+{
+	struct dhcp_hosts *with = dhcp_hosts_new(), *without = dhcp_hosts_new();
+	unsigned macs[32];
+	uint32_t ips[32], none[32] = { 0 };
+	for (unsigned i = 0; i < 32; i++) {
+		macs[i] = i;
+		ips[i] = IP(10, 9, 1, i + 1);
+	}
+	put_ips(with, "a", macs, ips, 32, 0);
+	put_ips(without, "a", macs, none, 32, 0);
+	ck_assert_uint_eq(dhcp_hosts_count(with), dhcp_hosts_count(without));
+	ck_assert_uint_ge(dhcp_hosts_bytes(with),
+			  dhcp_hosts_bytes(without) + 32 * sizeof(struct dhcp_map_slot));
+	dhcp_hosts_free(with);
+	dhcp_hosts_free(without);
+}
+END_TEST
+
+#define IPCHURN_MACS 64
+#define IPCHURN_ADDRS 6 /* few: addresses are shared often */
+#define IPCHURN_OPS 3000
+#define IPCHURN_NONE (-1)
+
+/* The reference: each MAC's address (IPCHURN_NONE: not in the table, or
+ * no address) and the time its address was entered. */
+struct ipmodel {
+	int owner[IPCHURN_MACS]; /* owner + 1, 0: absent */
+	int addr[IPCHURN_MACS];
+	unsigned long since[IPCHURN_MACS];
+	unsigned long clock;
+};
+
+static void ipmodel_drop(struct ipmodel *m, int mac)
+{
+	m->owner[mac] = 0;
+	m->addr[mac] = IPCHURN_NONE;
+}
+
+/* Random puts and removes of Hardware whose interfaces share a handful of
+ * addresses, against the model: for each address, the MAC that entered
+ * it last among those holding it answers. */
+START_TEST(test_lookup_ip_churn)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	struct ipmodel m = { 0 };
+	unsigned seed = 777;
+	char name[16];
+
+	for (int i = 0; i < IPCHURN_MACS; i++)
+		m.addr[i] = IPCHURN_NONE;
+	for (int op = 0; op < IPCHURN_OPS; op++) {
+		unsigned owner = (unsigned)rand_r(&seed) % 16;
+		snprintf(name, sizeof(name), "o%u", owner);
+		if (rand_r(&seed) % 4 == 0) {
+			dhcp_hosts_remove(t, "default", name);
+			for (int i = 0; i < IPCHURN_MACS; i++)
+				if (m.owner[i] == (int)owner + 1)
+					ipmodel_drop(&m, i);
+		} else {
+			unsigned macs[5];
+			uint32_t ips[5];
+			int addr[5];
+			size_t n = (size_t)rand_r(&seed) % 5, k = 0;
+			for (size_t i = 0; i < n; i++) {
+				unsigned mac = (unsigned)rand_r(&seed) % IPCHURN_MACS;
+				bool dup = false;
+				for (size_t j = 0; j < k; j++)
+					dup |= macs[j] == mac;
+				if (dup)
+					continue;
+				addr[k] = (int)((unsigned)rand_r(&seed) % (IPCHURN_ADDRS + 1)) - 1;
+				ips[k] = addr[k] == IPCHURN_NONE ? 0 : IP(10, 9, 2, addr[k] + 1);
+				macs[k++] = mac;
+			}
+			put_ips(t, name, macs, ips, k, 0);
+			/* in interface order, as the table enters them */
+			for (size_t j = 0; j < k; j++) {
+				int mac = (int)macs[j];
+				if (m.owner[mac] == 0 || m.addr[mac] != addr[j])
+					m.since[mac] = ++m.clock;
+				m.owner[mac] = (int)owner + 1;
+				m.addr[mac] = addr[j];
+			}
+			for (int i = 0; i < IPCHURN_MACS; i++) {
+				bool kept = false;
+				for (size_t j = 0; j < k; j++)
+					kept |= macs[j] == (unsigned)i;
+				if (m.owner[i] == (int)owner + 1 && !kept)
+					ipmodel_drop(&m, i);
+			}
+		}
+		for (int a = 0; a < IPCHURN_ADDRS; a++) {
+			int best = -1;
+			char want[32] = "";
+			for (int i = 0; i < IPCHURN_MACS; i++)
+				if (m.addr[i] == a && (best < 0 || m.since[i] > m.since[best]))
+					best = i;
+			if (best >= 0)
+				snprintf(want, sizeof(want), "o%d/%d", m.owner[best] - 1, best);
+			ck_assert_msg(strcmp(by_ip(t, IP(10, 9, 2, a + 1)), want) == 0,
+				      "op %d address %d: %s, want %s", op, a,
+				      by_ip(t, IP(10, 9, 2, a + 1)), want);
+		}
+	}
+	dhcp_hosts_free(t);
+}
+END_TEST
+
+/* dhcp_hosts_each's callback: counts, and stops at stop_at. */
+struct each_seen {
+	size_t calls, stop_at;
+	unsigned macs[8];
+};
+
+static int each_count(const struct dhcp_host *h, void *arg)
+{
+	struct each_seen *s = arg;
+	ck_assert_uint_lt(s->calls, 8);
+	s->macs[s->calls++] = (unsigned)h->mac[4] << 8 | h->mac[5];
+	return s->calls == s->stop_at;
+}
+
+START_TEST(test_each)
+{
+	struct dhcp_hosts *t = dhcp_hosts_new();
+	const unsigned a[] = { 1, 2 }, b[] = { 3 };
+	struct each_seen seen = { 0 };
+	char err[256];
+
+	ck_assert_uint_eq(dhcp_hosts_each(t, each_count, &seen), 0);
+	ck_assert_uint_eq(seen.calls, 0);
+	json_t *o = hw("a", a, 2);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 2);
+	json_decref(o);
+	o = hw("b", b, 1);
+	ck_assert_int_eq(dhcp_hosts_put(t, o, err, sizeof(err)), 1);
+	json_decref(o);
+	/* every entry once */
+	ck_assert_uint_eq(dhcp_hosts_each(t, each_count, &seen), 3);
+	ck_assert_uint_eq(seen.calls, 3);
+	unsigned sum = 0, mask = 0;
+	for (size_t i = 0; i < 3; i++) {
+		sum += seen.macs[i];
+		mask |= 1u << seen.macs[i];
+	}
+	ck_assert_uint_eq(mask, 0xe);
+	ck_assert_uint_eq(sum, 6);
+	/* stopped by the callback: the calls made, the stopping one counted */
+	seen = (struct each_seen){ .stop_at = 2 };
+	ck_assert_uint_eq(dhcp_hosts_each(t, each_count, &seen), 2);
+	ck_assert_uint_eq(seen.calls, 2);
+	dhcp_hosts_remove(t, "default", "a");
+	seen = (struct each_seen){ 0 };
+	ck_assert_uint_eq(dhcp_hosts_each(t, each_count, &seen), 1);
+	ck_assert_uint_eq(seen.macs[0], 3);
 	dhcp_hosts_free(t);
 }
 END_TEST
@@ -614,6 +913,10 @@ static Suite *hosts_suite(void)
 	UNIT_TEST(tc, test_move);
 	UNIT_TEST(tc, test_refused_interface);
 	UNIT_TEST(tc, test_churn);
+	UNIT_TEST(tc, test_lookup_ip);
+	UNIT_TEST(tc, test_lookup_ip_bytes);
+	UNIT_TEST(tc, test_lookup_ip_churn);
+	UNIT_TEST(tc, test_each);
 	UNIT_TEST(tc, test_lease_marks);
 	UNIT_TEST(tc, test_lease_marks_sweep);
 	UNIT_TEST(tc, test_udp4);

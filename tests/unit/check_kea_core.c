@@ -47,15 +47,14 @@ static const char hw1[] =
 	"\"netboot\":{\"allowPXE\":true}},"
 	"{\"dhcp\":{\"mac\":\"52:54:00:12:34:58\",\"ip\":{\"address\":\"10.0.0.52\"}},"
 	"\"disableDhcp\":true}]}}";
-static const char hw2[] =
-	"{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Hardware\","
-	"\"metadata\":{\"name\":\"m2\",\"namespace\":\"prov\"},"
-	"\"spec\":{\"interfaces\":["
-	"{\"dhcp\":{\"mac\":\"52:54:00:12:34:57\",\"hostname\":\"m2\","
-	"\"ip\":{\"address\":\"10.0.0.51\",\"netmask\":\"255.255.255.0\"}},"
-	"\"netboot\":{\"allowPXE\":false}},"
-	"{\"dhcp\":{\"mac\":\"52:54:00:12:34:59\",\"hostname\":\"m4\"},"
-	"\"netboot\":{\"allowPXE\":true}}]}}";
+static const char hw2[] = "{\"apiVersion\":\"tinkerbell.org/v1alpha1\",\"kind\":\"Hardware\","
+			  "\"metadata\":{\"name\":\"m2\",\"namespace\":\"prov\"},"
+			  "\"spec\":{\"interfaces\":["
+			  "{\"dhcp\":{\"mac\":\"52:54:00:12:34:57\",\"hostname\":\"m2\","
+			  "\"ip\":{\"address\":\"10.0.0.51\",\"netmask\":\"255.255.255.0\"}},"
+			  "\"netboot\":{\"allowPXE\":false}},"
+			  "{\"dhcp\":{\"mac\":\"52:54:00:12:34:59\",\"hostname\":\"m4\"},"
+			  "\"netboot\":{\"allowPXE\":true}}]}}";
 
 static json_t *load_json(const char *s)
 {
@@ -158,7 +157,9 @@ static void q_ip(uint8_t code, uint32_t ip)
  * user class when not NULL. */
 static void q_pxe(const char *vendor, uint16_t arch, const char *user_class)
 {
-	static const uint8_t guid[17] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	static const uint8_t guid[17] = {
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+	};
 	tp_opt(&q, 55, 9, 1, 3, 6, 12, 15, 43, 60, 66, 67);
 	tp_opt_str(&q, 60, vendor);
 	tp_opt(&q, 93, 2, arch >> 8, arch & 0xff);
@@ -181,8 +182,9 @@ static struct ibkea_answer ans;
 
 static void answer(struct ibkea *k, enum dhcp_msg_type type, uint32_t yiaddr)
 {
-	struct ibkea_kea_reply kea = { .type = type, .yiaddr = yiaddr, .server_id = SERVER,
-				       .lease_time = 4000 };
+	struct ibkea_kea_reply kea = {
+		.type = type, .yiaddr = yiaddr, .server_id = SERVER, .lease_time = 4000
+	};
 	ibkea_answer_request(k, q.b, q.len, &kea, &ans);
 	ck_assert_ptr_nonnull(ans.why);
 }
@@ -266,7 +268,8 @@ static void same_as_policy(const char *hw, const uint8_t *mac, uint32_t yiaddr)
 	}
 	for (unsigned code = 0; code < 255; code++)
 		if (code == 43 || code == 60 || code == 66 || code == 67)
-			ck_assert_int_eq(del_has((uint8_t)code), !dhcp_reply_has(&rep, (uint8_t)code));
+			ck_assert_int_eq(del_has((uint8_t)code),
+					 !dhcp_reply_has(&rep, (uint8_t)code));
 		else
 			ck_assert(!del_has((uint8_t)code));
 }
@@ -568,8 +571,9 @@ END_TEST
 /* A public address and an arch entry from the parameters. */
 START_TEST(test_params_used)
 {
-	static const char js[] = "{\"public-address\":\"192.0.2.7\",\"tftp-address\":\"192.0.2.8\","
-				 "\"arch\":{\"0\":\"custom.kpxe\"},\"syslog-address\":\"192.0.2.9\"}";
+	static const char js[] =
+		"{\"public-address\":\"192.0.2.7\",\"tftp-address\":\"192.0.2.8\","
+		"\"arch\":{\"0\":\"custom.kpxe\"},\"syslog-address\":\"192.0.2.9\"}";
 	struct ibkea *k = core_loaded();
 	char err[256];
 	ck_assert_int_eq(ibkea_params_parse(js, strlen(js), &k->p, err, sizeof(err)), 0);
@@ -610,6 +614,27 @@ START_TEST(test_netboot_off)
 }
 END_TEST
 
+/* Marks m1 (bit 0) and m2 (bit 1). */
+static int each_count(const struct ibkea_reservation *r, void *arg)
+{
+	unsigned *seen = arg;
+	ck_assert(r->ip != 0);
+	if (memcmp(r->mac, mac1, 6) == 0)
+		*seen |= 1;
+	else if (memcmp(r->mac, mac2, 6) == 0)
+		*seen |= 2;
+	else
+		ck_abort_msg("reservation of an unexpected MAC");
+	return 0;
+}
+
+static int each_stop(const struct ibkea_reservation *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 1;
+}
+
 START_TEST(test_lookups)
 {
 	struct ibkea *k = core_loaded();
@@ -625,12 +650,26 @@ START_TEST(test_lookups)
 	ck_assert_int_eq(ibkea_by_mac(k, mac_unknown, &r), -ENOENT);
 	ck_assert_uint_eq(ibkea_lease_time(k, mac_unknown), 0);
 	ck_assert_uint_eq(ibkea_count(k), 4);
+	/* By address: m3 has one, but disableDhcp. */
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 51), &r), 0);
+	ck_assert_mem_eq(r.mac, mac2, 6);
+	ck_assert_str_eq(r.hostname, "m2");
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 52), &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 99), &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, 0, &r), -ENOENT);
+	/* Each reservation with an address: m1 and m2. */
+	unsigned seen = 0;
+	ck_assert_uint_eq(ibkea_each(k, each_count, &seen), 2);
+	ck_assert_uint_eq(seen, 0x3);
+	seen = 0;
+	ck_assert_uint_eq(ibkea_each(k, each_stop, &seen), 1);
 	/* A batch of changes under the write lock: m2 deleted. */
 	struct dhcp_hosts *t = ibkea_table_wrlock(k);
 	dhcp_hosts_remove(t, "prov", "m2");
 	ibkea_table_unlock(k);
 	ck_assert_uint_eq(ibkea_count(k), 2);
 	ck_assert_int_eq(ibkea_by_mac(k, mac2, &r), -ENOENT);
+	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 51), &r), -ENOENT);
 	ibkea_free(k);
 }
 END_TEST
@@ -645,7 +684,7 @@ START_TEST(test_names)
 	ck_assert_str_eq(ibkea_outcome_name(IBKEA_MALFORMED), "malformed");
 	ck_assert_str_eq(ibkea_outcome_name(IBKEA_ERROR), "error");
 	ck_assert_str_eq(ibkea_outcome_name(IBKEA_OUTCOME_MAX), "unknown");
-	ck_assert_str_eq(ibkea_outcome_name((enum ibkea_outcome)-1), "unknown");
+	ck_assert_str_eq(ibkea_outcome_name((enum ibkea_outcome) - 1), "unknown");
 }
 END_TEST
 

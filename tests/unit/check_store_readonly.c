@@ -2,10 +2,10 @@
  * a second handle on a store that a store_open() handle writes (same
  * process, as the Kea hook is another process on the daemon's file) reads
  * what was written and what is committed after; every write through it is
- * -EROFS; and a file that is missing (and stays missing), unreadable, of
- * random bytes, empty, of a newer or older schema, another program's,
- * corrupt, or locked by another connection fails with the errno and a
- * message naming the path.
+ * -EROFS; and a file that is missing (and stays missing), a directory,
+ * unreadable, of random bytes, empty, of a newer or older schema, another
+ * program's, corrupt, or locked by another connection fails with the
+ * errno and a message naming the path.
  *
  * Each test works in its own mkdtemp() directory (under $TMPDIR) and
  * removes it afterwards.
@@ -235,6 +235,23 @@ START_TEST(test_missing_is_not_created)
 }
 END_TEST
 
+/* A path through a file, and a directory where the file should be. */
+START_TEST(test_not_a_file)
+{
+	write_file("", 0);
+	char file[sizeof(dbpath)];
+	snprintf(file, sizeof(file), "%s", dbpath);
+	ck_assert_uint_lt(strlen(file) + sizeof("/x.db"), sizeof(dbpath));
+	memcpy(dbpath + strlen(file), "/x.db", sizeof("/x.db"));
+	expect_fail(-ENOENT, "no such file");
+	snprintf(dbpath, sizeof(dbpath), "%s/sub", dir);
+	ck_assert_int_eq(mkdir(dbpath, 0755), 0);
+	expect_fail(-EPROTO, "not a regular file");
+	ck_assert_int_eq(rmdir(dbpath), 0);
+	snprintf(dbpath, sizeof(dbpath), "%s", file);
+}
+END_TEST
+
 START_TEST(test_random_bytes)
 {
 	uint8_t b[8192];
@@ -388,6 +405,7 @@ int main(void)
 	UNIT_TEST(tc, test_reads_a_closed_store);
 	UNIT_TEST(tc, test_writes_are_erofs);
 	UNIT_TEST(tc, test_missing_is_not_created);
+	UNIT_TEST(tc, test_not_a_file);
 	UNIT_TEST(tc, test_random_bytes);
 	UNIT_TEST(tc, test_zero_length);
 	UNIT_TEST(tc, test_other_program);

@@ -1,0 +1,698 @@
+/* hook — the C++ shim of the Kea hook library libdhcp_ironbell.so: what
+ * kea-dhcp4 loads and calls, translated into calls to the hook's C core
+ * (dhcp/kea/ironbell-kea.h), which makes every decision.
+ *
+ * DESIGN: kea-dhcp4 (2.2) looks up version(), load(), unload(),
+ * multi_threading_compatible() and one function per hook point by name
+ * (dhcp/kea/hook.map exports those alone). load() checks the parameters
+ * with ibkea_params_parse() (a bad one fails the load, so Kea refuses the
+ * configuration with the core's message), starts the core with Kea's
+ * logger as its log sink, and registers the host data source factory
+ * "ironbell". The source itself is added in dhcp4_srv_configured: Kea
+ * loads hook libraries in the middle of its configuration and then makes
+ * its host manager anew, which would drop a source added in load(). The
+ * source answers Kea's allocation engine from the core's reservation
+ * table (ibkea_by_mac, ibkea_by_ip) with Hosts limited to the Kea subnet
+ * asked about; lease4_select gives the lease the Hardware's lease time;
+ * pkt4_send hands the request's bytes and Kea's OFFER or ACK to
+ * ibkea_answer_request() and copies the boot fields and options it
+ * returns into the response. unload() takes the source out of the host
+ * manager before the core is freed and the library unmapped.
+ *
+ * Nothing leaves a callout as an exception: each catches, logs through
+ * Kea's logger ("ironbell-hooks") and lets Kea go on with its own answer.
+ * Kea runs the packet callouts on several threads; the core is
+ * thread-safe, and the shim's only state besides it is set by load and
+ * unload, which Kea runs with its packet threads stopped.
+ *
+ * Statistics (Kea's StatsMgr, statistic-get-all): ironbell.lookups,
+ * ironbell.answers.<outcome>, ironbell.boot.<boot> (applied answers),
+ * and the gauges ironbell.hosts and ironbell.ready, refreshed by every
+ * callout and after every control command (command_processed): Kea's
+ * statistics have no gauge read on demand, and a thread of the hook may
+ * not write them while Kea runs single-threaded.
+ */
+#include <hooks/hooks.h>
+
+#include <asiolink/io_address.h>
+#include <cc/data.h>
+#include <dhcp/dhcp4.h>
+#include <dhcp/option.h>
+#include <dhcp/pkt4.h>
+#include <dhcpsrv/base_host_data_source.h>
+#include <dhcpsrv/cfgmgr.h>
+#include <dhcpsrv/host.h>
+#include <dhcpsrv/host_data_source_factory.h>
+#include <dhcpsrv/host_mgr.h>
+#include <dhcpsrv/lease.h>
+#include <dhcpsrv/subnet.h>
+#include <exceptions/exceptions.h>
+#include <log/log_dbglevels.h>
+#include <log/logger.h>
+#include <log/macros.h>
+#include <log/message_initializer.h>
+#include <stats/stats_mgr.h>
+
+#include <string>
+#include <vector>
+
+/* C headers: a C struct and a function may share a name (dhcp_relay_info),
+ * which C++ calls shadowing. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+extern "C" {
+#include "common/log.h"
+#include "dhcp/kea/ironbell-kea.h"
+}
+#pragma GCC diagnostic pop
+
+using isc::asiolink::IOAddress;
+using isc::dhcp::ConstHostCollection;
+using isc::dhcp::ConstHostPtr;
+using isc::dhcp::Host;
+using isc::dhcp::HostPageSize;
+using isc::dhcp::HostPtr;
+using isc::dhcp::SubnetID;
+using isc::hooks::CalloutHandle;
+using isc::hooks::LibraryHandle;
+
+namespace {
+
+/* ---- logging: Kea's logger, a dictionary of one pass-through message per
+ * level ---- */
+
+const isc::log::MessageID IRONBELL_ERROR = "IRONBELL_ERROR";
+const isc::log::MessageID IRONBELL_WARN = "IRONBELL_WARN";
+const isc::log::MessageID IRONBELL_INFO = "IRONBELL_INFO";
+const isc::log::MessageID IRONBELL_DEBUG = "IRONBELL_DEBUG";
+
+const char *ib_messages[] = {
+	"IRONBELL_ERROR", "%1", "IRONBELL_WARN", "%1", "IRONBELL_INFO", "%1",
+	"IRONBELL_DEBUG", "%1", NULL,
+};
+const isc::log::MessageInitializer ib_message_init(ib_messages);
+
+isc::log::Logger ib_logger("ironbell-hooks");
+
+const char HOST_SOURCE_TYPE[] = "ironbell";
+
+/* The core, between load and unload. */
+struct ibkea *ib_core;
+
+void ib_log_line(enum ibkea_log_level level, const char *msg) noexcept
+{
+	try {
+		switch (level) {
+		case IBKEA_LOG_ERROR:
+			LOG_ERROR(ib_logger, IRONBELL_ERROR).arg(msg);
+			break;
+		case IBKEA_LOG_WARN:
+			LOG_WARN(ib_logger, IRONBELL_WARN).arg(msg);
+			break;
+		case IBKEA_LOG_INFO:
+			LOG_INFO(ib_logger, IRONBELL_INFO).arg(msg);
+			break;
+		default:
+			LOG_DEBUG(ib_logger, isc::log::DBGLVL_TRACE_BASIC, IRONBELL_DEBUG).arg(msg);
+			break;
+		}
+	} catch (...) {
+		/* a line that cannot be logged is lost, never thrown into C */
+	}
+}
+
+void ib_error(const std::string &msg) noexcept
+{
+	ib_log_line(IBKEA_LOG_ERROR, msg.c_str());
+}
+
+} /* namespace */
+
+/* The C core's log callback, and the sink of the lines that ironbell's
+ * own code (common/log.c: the store) logs inside the hook. */
+extern "C" {
+static void ib_core_log(enum ibkea_log_level level, const char *msg)
+{
+	ib_log_line(level, msg);
+}
+
+static void ib_common_log(enum log_level level, const char *subsystem, const char *line)
+{
+	enum ibkea_log_level l = level == LOG_LVL_ERROR ? IBKEA_LOG_ERROR
+				 : level == LOG_LVL_WARN ? IBKEA_LOG_WARN
+				 : level == LOG_LVL_INFO ? IBKEA_LOG_INFO
+							 : IBKEA_LOG_DEBUG;
+	try {
+		if (subsystem && *subsystem)
+			ib_log_line(l, (std::string(subsystem) + ": " + line).c_str());
+		else
+			ib_log_line(l, line);
+	} catch (...) {
+		/* out of memory: the line is lost */
+	}
+}
+}
+
+namespace {
+
+/* ---- statistics ---- */
+
+const char STAT_LOOKUPS[] = "ironbell.lookups";
+const char STAT_HOSTS[] = "ironbell.hosts";
+const char STAT_READY[] = "ironbell.ready";
+
+std::string stat_answer(enum ibkea_outcome o)
+{
+	return std::string("ironbell.answers.") + ibkea_outcome_name(o);
+}
+
+std::string stat_boot(enum dhcp_boot b)
+{
+	return std::string("ironbell.boot.") + dhcp_boot_name(b);
+}
+
+void stats_refresh_gauges()
+{
+	struct ibkea *k = ib_core;
+
+	if (!k)
+		return;
+	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
+	s.setValue(STAT_HOSTS, static_cast<int64_t>(ibkea_count(k)));
+	s.setValue(STAT_READY, static_cast<int64_t>(ibkea_ready(k) ? 1 : 0));
+}
+
+/* Every statistic at 0, so that statistic-get-all lists them all. */
+void stats_create()
+{
+	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
+	s.setValue(STAT_LOOKUPS, static_cast<int64_t>(0));
+	s.setValue(STAT_HOSTS, static_cast<int64_t>(0));
+	s.setValue(STAT_READY, static_cast<int64_t>(0));
+	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
+		s.setValue(stat_answer(static_cast<enum ibkea_outcome>(o)), static_cast<int64_t>(0));
+	for (int b = 0; b < DHCP_BOOT_MAX; b++)
+		s.setValue(stat_boot(static_cast<enum dhcp_boot>(b)), static_cast<int64_t>(0));
+}
+
+/* Unloaded, the hook leaves no statistics behind. */
+void stats_remove()
+{
+	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
+	s.del(STAT_LOOKUPS);
+	s.del(STAT_HOSTS);
+	s.del(STAT_READY);
+	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
+		s.del(stat_answer(static_cast<enum ibkea_outcome>(o)));
+	for (int b = 0; b < DHCP_BOOT_MAX; b++)
+		s.del(stat_boot(static_cast<enum dhcp_boot>(b)));
+}
+
+/* ---- the host data source ---- */
+
+/* The Kea subnet id's subnet holds ip. */
+bool subnet_has(SubnetID id, uint32_t ip)
+{
+	isc::dhcp::ConstSubnet4Ptr s = isc::dhcp::CfgMgr::instance()
+					       .getCurrentCfg()
+					       ->getCfgSubnets4()
+					       ->getBySubnetId(id);
+	return s && s->inRange(IOAddress(ip));
+}
+
+/* The id of a Kea subnet that holds ip, or SUBNET_ID_UNUSED. */
+SubnetID subnet_of(uint32_t ip)
+{
+	const isc::dhcp::Subnet4Collection *all =
+		isc::dhcp::CfgMgr::instance().getCurrentCfg()->getCfgSubnets4()->getAll();
+	IOAddress a(ip);
+
+	if (!all)
+		return isc::dhcp::SUBNET_ID_UNUSED;
+	for (const auto &s : *all) {
+		if (s->inRange(a))
+			return s->getID();
+	}
+	return isc::dhcp::SUBNET_ID_UNUSED;
+}
+
+/* A reservation by hardware address in Kea's terms. */
+ConstHostPtr host_of(const struct ibkea_reservation &r, SubnetID id)
+{
+	return HostPtr(new Host(r.mac, sizeof(r.mac), Host::IDENT_HWADDR, id,
+				isc::dhcp::SUBNET_ID_UNUSED, IOAddress(r.ip)));
+}
+
+/* Kea's host data source "ironbell": the core's reservation table, read
+ * only. A MAC's Host exists in the Kea subnet that holds its Hardware's
+ * address, and in no other. */
+class IronbellHostSource : public isc::dhcp::BaseHostDataSource {
+public:
+	explicit IronbellHostSource(struct ibkea *k) : k_(k)
+	{
+	}
+
+	ConstHostCollection getAll(const Host::IdentifierType &type, const uint8_t *id,
+				   const size_t len) const override
+	{
+		ConstHostCollection hosts;
+		struct ibkea_reservation r;
+
+		if (!mac_reservation(type, id, len, &r))
+			return hosts;
+		SubnetID s = subnet_of(r.ip);
+		if (s != isc::dhcp::SUBNET_ID_UNUSED)
+			hosts.push_back(host_of(r, s));
+		return hosts;
+	}
+
+	ConstHostPtr get4(const SubnetID &subnet_id, const Host::IdentifierType &type,
+			  const uint8_t *id, const size_t len) const override
+	{
+		struct ibkea_reservation r;
+
+		if (!mac_reservation(type, id, len, &r) || !subnet_has(subnet_id, r.ip))
+			return ConstHostPtr();
+		return host_of(r, subnet_id);
+	}
+
+	ConstHostPtr get4(const SubnetID &subnet_id, const IOAddress &address) const override
+	{
+		struct ibkea_reservation r;
+
+		if (!ip_reservation(address, &r) || !subnet_has(subnet_id, r.ip))
+			return ConstHostPtr();
+		return host_of(r, subnet_id);
+	}
+
+	ConstHostCollection getAll4(const SubnetID &subnet_id,
+				    const IOAddress &address) const override
+	{
+		ConstHostCollection hosts;
+		ConstHostPtr h = get4(subnet_id, address);
+
+		if (h)
+			hosts.push_back(h);
+		return hosts;
+	}
+
+	ConstHostCollection getAll4(const IOAddress &address) const override
+	{
+		ConstHostCollection hosts;
+		struct ibkea_reservation r;
+
+		if (!ip_reservation(address, &r))
+			return hosts;
+		SubnetID s = subnet_of(r.ip);
+		if (s != isc::dhcp::SUBNET_ID_UNUSED)
+			hosts.push_back(host_of(r, s));
+		return hosts;
+	}
+
+	/* Listing the table by subnet or by page is left out: the
+	 * allocation engine never asks for it, and ironbell's own tools
+	 * list its Hardware. */
+	ConstHostCollection getAll4(const SubnetID &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getAll6(const SubnetID &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getAllbyHostname(const std::string &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getAllbyHostname4(const std::string &, const SubnetID &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getAllbyHostname6(const std::string &, const SubnetID &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getPage4(const SubnetID &, size_t &, uint64_t,
+				     const HostPageSize &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getPage6(const SubnetID &, size_t &, uint64_t,
+				     const HostPageSize &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getPage4(size_t &, uint64_t, const HostPageSize &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostCollection getPage6(size_t &, uint64_t, const HostPageSize &) const override
+	{
+		return ConstHostCollection();
+	}
+	ConstHostPtr get6(const SubnetID &, const Host::IdentifierType &, const uint8_t *,
+			  const size_t) const override
+	{
+		return ConstHostPtr();
+	}
+	ConstHostPtr get6(const IOAddress &, const uint8_t) const override
+	{
+		return ConstHostPtr();
+	}
+	ConstHostPtr get6(const SubnetID &, const IOAddress &) const override
+	{
+		return ConstHostPtr();
+	}
+	ConstHostCollection getAll6(const SubnetID &, const IOAddress &) const override
+	{
+		return ConstHostCollection();
+	}
+
+	/* Read only: the reservations are ironbell's Hardware. Kea's host
+	 * manager adds a host to every source in turn (host_cmds'
+	 * reservation-add): beside another source that takes it, this one
+	 * lets it pass; alone, it says why nothing was stored. */
+	void add(const HostPtr &) override
+	{
+		for (const auto &s : isc::dhcp::HostMgr::instance().getHostDataSourceList()) {
+			if (s->getType() != HOST_SOURCE_TYPE)
+				return;
+		}
+		isc_throw(isc::NotImplemented, "the ironbell host source is read-only: its "
+					       "reservations are ironbell's Hardware");
+	}
+	bool del(const SubnetID &, const IOAddress &) override
+	{
+		return false;
+	}
+	bool del4(const SubnetID &, const Host::IdentifierType &, const uint8_t *,
+		  const size_t) override
+	{
+		return false;
+	}
+	bool del6(const SubnetID &, const Host::IdentifierType &, const uint8_t *,
+		  const size_t) override
+	{
+		return false;
+	}
+
+	std::string getType() const override
+	{
+		return HOST_SOURCE_TYPE;
+	}
+
+	/* At most one reservation per address, whichever Kea asks for. */
+	bool setIPReservationsUnique(const bool) override
+	{
+		return true;
+	}
+
+private:
+	bool mac_reservation(const Host::IdentifierType &type, const uint8_t *id, size_t len,
+			     struct ibkea_reservation *r) const
+	{
+		if (type != Host::IDENT_HWADDR || len != 6 || !id)
+			return false;
+		return ibkea_by_mac(k_, id, r) == 0 && r->ip != 0;
+	}
+
+	bool ip_reservation(const IOAddress &address, struct ibkea_reservation *r) const
+	{
+		if (!address.isV4())
+			return false;
+		uint32_t ip = address.toUint32();
+		return ip != 0 && ibkea_by_ip(k_, ip, r) == 0;
+	}
+
+	struct ibkea *k_; /* borrowed: unload removes the source before freeing it */
+};
+
+isc::dhcp::HostDataSourcePtr host_source_factory(const isc::db::DatabaseConnection::ParameterMap &)
+{
+	if (!ib_core)
+		isc_throw(isc::Unexpected, "the ironbell hook is not loaded");
+	return isc::dhcp::HostDataSourcePtr(new IronbellHostSource(ib_core));
+}
+
+/* ---- the answer ---- */
+
+/* Options ironbell never changes in Kea's answer (ironbell-kea.h). */
+bool option_is_keas(uint8_t code)
+{
+	switch (code) {
+	case 0:
+	case 255:
+	case isc::dhcp::DHO_DHCP_MESSAGE_TYPE:
+	case isc::dhcp::DHO_DHCP_SERVER_IDENTIFIER:
+	case isc::dhcp::DHO_DHCP_CLIENT_IDENTIFIER:
+	case isc::dhcp::DHO_DHCP_AGENT_OPTIONS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes. */
+uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
+{
+	isc::dhcp::OptionPtr o = pkt->getOption(code);
+
+	if (!o)
+		return 0;
+	std::vector<uint8_t> b = o->toBinary(false);
+	if (b.size() != 4)
+		return 0;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Removes every instance of code from pkt (bounded: a packet holds fewer
+ * options than its bytes). */
+void option_remove(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code)
+{
+	for (int i = 0; i < 1500 && pkt->delOption(code); i++)
+		;
+}
+
+/* Sets option code of pkt to len bytes: instances of at most 255 bytes,
+ * in order, which the client joins again (RFC 3396 §5); Kea packs each
+ * as it is. */
+void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data, size_t len)
+{
+	option_remove(pkt, code);
+	size_t off = 0;
+	do {
+		size_t n = len - off > 255 ? 255 : len - off;
+		isc::dhcp::OptionPtr o(new isc::dhcp::Option(
+			isc::dhcp::Option::V4, code,
+			isc::dhcp::OptionBuffer(data + off, data + off + n)));
+		/* Pkt::addOption: Pkt4's own refuses a second instance. */
+		pkt->isc::dhcp::Pkt::addOption(o);
+		off += n;
+	} while (off < len);
+}
+
+/* Copies an applied answer into Kea's response. */
+void answer_apply(const isc::dhcp::Pkt4Ptr &resp, const struct ibkea_answer &a)
+{
+	resp->setSiaddr(IOAddress(a.siaddr));
+	resp->setSname(a.sname, sizeof(a.sname));
+	resp->setFile(a.file, sizeof(a.file));
+	for (size_t i = 0; i < a.ndel && i < IBKEA_MAX_OPTIONS; i++) {
+		if (!option_is_keas(a.del[i]))
+			option_remove(resp, a.del[i]);
+	}
+	for (size_t i = 0; i < a.nset && i < IBKEA_MAX_OPTIONS; i++) {
+		const struct ibkea_option &o = a.set[i];
+		if (option_is_keas(o.code) || (o.len && !o.data))
+			continue;
+		option_set(resp, o.code, o.data, o.len);
+	}
+}
+
+/* One answer per packet thread: a few KiB, not for the stack. */
+thread_local struct ibkea_answer tl_answer;
+
+void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &resp)
+{
+	struct ibkea *k = ib_core;
+
+	if (!k || !query || !resp || !resp->getOption(isc::dhcp::DHO_DHCP_MESSAGE_TYPE))
+		return;
+	uint8_t type = resp->getType();
+	if (type != isc::dhcp::DHCPOFFER && type != isc::dhcp::DHCPACK)
+		return;
+	if (query->data_.empty())
+		return;
+
+	struct ibkea_kea_reply kea = {};
+	kea.type = static_cast<enum dhcp_msg_type>(type);
+	kea.yiaddr = resp->getYiaddr().isV4() ? resp->getYiaddr().toUint32() : 0;
+	kea.server_id = option_u32(resp, isc::dhcp::DHO_DHCP_SERVER_IDENTIFIER);
+	kea.lease_time = option_u32(resp, isc::dhcp::DHO_DHCP_LEASE_TIME);
+
+	struct ibkea_answer &a = tl_answer;
+	ibkea_answer_request(k, query->data_.data(), query->data_.size(), &kea, &a);
+
+	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
+	s.addValue(STAT_LOOKUPS, static_cast<int64_t>(1));
+	s.addValue(stat_answer(a.outcome), static_cast<int64_t>(1));
+	if (a.outcome != IBKEA_APPLIED)
+		return;
+	answer_apply(resp, a);
+	s.addValue(stat_boot(a.boot), static_cast<int64_t>(1));
+}
+
+/* Frees what load made, in the reverse order. */
+void hook_teardown()
+{
+	try {
+		/* delBackend needs the host manager made: Kea unloads a library
+		 * whose load failed before it makes one (instance() does). */
+		isc::dhcp::HostMgr::instance();
+		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
+		isc::dhcp::HostDataSourceFactory::deregisterFactory(HOST_SOURCE_TYPE, true);
+		stats_remove();
+	} catch (const std::exception &e) {
+		ib_error(std::string("unload: ") + e.what());
+	}
+	log_set_sink(NULL);
+	ibkea_free(ib_core);
+	ib_core = NULL;
+}
+
+} /* namespace */
+
+/* What kea-dhcp4 looks up by name: visible (the rest of the library is
+ * compiled hidden), and listed in dhcp/kea/hook.map. */
+#define HOOK_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+HOOK_EXPORT int version()
+{
+	return KEA_HOOKS_VERSION;
+}
+
+HOOK_EXPORT int multi_threading_compatible()
+{
+	return 1;
+}
+
+/* Checks the parameters and starts the core: 0, or 1 with the reason
+ * logged (Kea then refuses the configuration). */
+HOOK_EXPORT int load(LibraryHandle &handle)
+{
+	char err[512] = "";
+
+	try {
+		struct ibkea_params params;
+		isc::data::ConstElementPtr p = handle.getParameters();
+		std::string json = p ? p->str() : std::string();
+		if (ibkea_params_parse(json.empty() ? NULL : json.c_str(), json.size(), &params,
+				       err, sizeof(err)) < 0) {
+			ib_error(std::string("the hook's parameters are refused: ") + err);
+			return 1;
+		}
+		if (ib_core) /* a load without its unload: never from Kea */
+			hook_teardown();
+		log_set_level(ib_logger.isDebugEnabled() ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+		log_set_sink(ib_common_log);
+		if (ibkea_new(&params, ib_core_log, &ib_core, err, sizeof(err)) < 0) {
+			ib_error(std::string("cannot start: ") + err);
+			log_set_sink(NULL);
+			ib_core = NULL;
+			return 1;
+		}
+		isc::dhcp::HostDataSourceFactory::deregisterFactory(HOST_SOURCE_TYPE, true);
+		isc::dhcp::HostDataSourceFactory::registerFactory(HOST_SOURCE_TYPE,
+								  host_source_factory, true);
+		stats_create();
+	} catch (const std::exception &e) {
+		ib_error(std::string("load: ") + e.what());
+		hook_teardown();
+		return 1;
+	} catch (...) {
+		ib_error("load: an unknown exception");
+		hook_teardown();
+		return 1;
+	}
+	return 0;
+}
+
+HOOK_EXPORT int unload()
+{
+	hook_teardown();
+	return 0;
+}
+
+/* Kea is configured (its host manager made anew): the source goes in. */
+HOOK_EXPORT int dhcp4_srv_configured(CalloutHandle &handle)
+{
+	try {
+		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
+		isc::dhcp::HostMgr::addBackend(std::string("type=") + HOST_SOURCE_TYPE);
+		stats_refresh_gauges();
+	} catch (const std::exception &e) {
+		ib_error(std::string("cannot add the host source: ") + e.what());
+		return 1;
+	} catch (...) {
+		ib_error("cannot add the host source: an unknown exception");
+		return 1;
+	}
+	return 0;
+}
+
+/* The lease of a Hardware with a lease time gets it. */
+HOOK_EXPORT int lease4_select(CalloutHandle &handle)
+{
+	try {
+		isc::dhcp::Lease4Ptr lease;
+		handle.getArgument("lease4", lease);
+		struct ibkea *k = ib_core;
+		if (k && lease && lease->hwaddr_ && lease->hwaddr_->hwaddr_.size() == 6) {
+			uint32_t t = ibkea_lease_time(k, lease->hwaddr_->hwaddr_.data());
+			if (t)
+				lease->valid_lft_ = t;
+		}
+		stats_refresh_gauges();
+	} catch (const std::exception &e) {
+		ib_error(std::string("lease4_select: ") + e.what());
+	} catch (...) {
+		ib_error("lease4_select: an unknown exception");
+	}
+	return 0;
+}
+
+/* Kea's OFFER or ACK, about to leave: ironbell's boot answer goes in. */
+HOOK_EXPORT int pkt4_send(CalloutHandle &handle)
+{
+	try {
+		if (handle.getStatus() == CalloutHandle::NEXT_STEP_DROP)
+			return 0;
+		isc::dhcp::Pkt4Ptr resp, query;
+		handle.getArgument("response4", resp);
+		handle.getArgument("query4", query);
+		answer_response(query, resp);
+		stats_refresh_gauges();
+	} catch (const std::exception &e) {
+		ib_error(std::string("pkt4_send: ") + e.what());
+	} catch (...) {
+		ib_error("pkt4_send: an unknown exception");
+	}
+	return 0;
+}
+
+/* After each control command: the gauges for the next statistic-get. */
+HOOK_EXPORT int command_processed(CalloutHandle &handle)
+{
+	try {
+		stats_refresh_gauges();
+	} catch (const std::exception &e) {
+		ib_error(std::string("command_processed: ") + e.what());
+	} catch (...) {
+		ib_error("command_processed: an unknown exception");
+	}
+	return 0;
+}
+
+} /* extern "C" */
