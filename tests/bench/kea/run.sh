@@ -135,6 +135,14 @@ say "== kea: $N reservations; kea-dhcp4 on CPU $SCPU, perfdhcp on CPU $CCPU; $ST
 # ---- the reservations: Hardware for ironbelld, the same in Kea's form ----
 
 sh "$src/tests/gen-hardware.sh" 0 "$N" 1000 "$tmp/hw-%04d.yaml" || exit 1
+# perfdhcp is a relay (giaddr 10.0.0.2), and ironbelld's policy answers a
+# relayed request only when the reserved address is on the relay's
+# network by the Hardware's netmask (a /16 per rack in gen-hardware.sh):
+# here that network is 10.0.0.0/8, Kea's subnet, so the Hardware say so,
+# with its router. Otherwise every answer would be "silent" or "mismatch",
+# left to Kea, and the run would measure Kea alone twice.
+sed -i 's/netmask: 255\.255\.0\.0, gateway: 10\.[0-9]*\.0\.1}/netmask: 255.0.0.0, gateway: 10.0.0.1}/' \
+	"$tmp"/hw-*.yaml
 # Each Hardware's MAC, address, gateway and host name, read back from the
 # YAML that was generated (not computed again), so that the two cannot
 # drift apart.
