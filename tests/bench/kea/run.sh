@@ -21,7 +21,8 @@
 # For each it prints:
 #   - the highest rate with under 1% drops in both exchanges (perfdhcp's
 #     own counts) that perfdhcp really sent (its "Rate:" at least 95% of
-#     the one asked), found by doubling from 250, then bisecting,
+#     the one asked), found by doubling from 250, then BENCH_KEA_BISECT (4)
+#     bisection steps (to within 1/16 of the rate: the target is 10%),
 #     BENCH_KEA_SECONDS (8) per step; when perfdhcp could send no faster
 #     while Kea still answered nearly everything, the figure is what it
 #     reached, marked ">=": the client's limit, not Kea's;
@@ -33,7 +34,8 @@
 #     was;
 #   - reply latency p50 and p99 at 1,000 DORA/s, DISCOVER -> OFFER and
 #     REQUEST -> ACK apart, from a capture on the server's interface
-#     (tests/bench/dhcp/latency.py);
+#     (tests/bench/dhcp/latency.py), and how much of kea-dhcp4's core
+#     other processes took meanwhile: a p99 is only as quiet as that core;
 #   - how many of the N reservations Kea's lease file holds with their
 #     reserved address after the warm-up (every MAC leased once, so that
 #     both are measured renewing), and for the hook its own statistics
@@ -70,6 +72,7 @@ CONFIGS=${BENCH_KEA_CONFIGS:-"kea kea+hook"}
 HOOK=${BENCH_KEA_HOOK:-$b/dhcp/kea/libdhcp_ironbell.so}
 CMP=${BENCH_KEA_CMP_RATE:-2000}
 ROUNDS=${BENCH_KEA_ROUNDS:-1}
+BISECT=${BENCH_KEA_BISECT:-4}
 MAX_RATE=65536
 PY=/usr/bin/python3
 HZ=$(getconf CLK_TCK)
@@ -424,7 +427,7 @@ step() {
 	return 1
 }
 
-# search: doubling from 250, then two bisection steps.
+# search: doubling from 250, then BISECT bisection steps.
 search() {
 	local r=250 st=0
 	lo=0 hi=0 lowest=$MAX_RATE
@@ -438,7 +441,7 @@ search() {
 		r=$((r * 2))
 	done
 	[ "$st" = 1 ] || return 0
-	for _ in 1 2; do
+	for _ in $(seq "$BISECT"); do
 		r=$(((lo + hi) / 2))
 		[ "$lo" -gt 0 ] || r=$((hi / 2))
 		step "$r"
@@ -462,14 +465,23 @@ latency() {
 	perfdhcp_timed 3 /dev/null -r 1000 -M "$tmp/macs.txt" >/dev/null
 	ip netns exec "$NS_S" tcpdump -i ibs0 -n -s 400 --time-stamp-precision=nano -w "$cap/cap.pcap" \
 		'udp port 67' >"$tmp/tcpdump.out" 2>&1 &
-	local tpid=$!
+	local tpid=$! c0 c1 k0 k1 t0 t1 _s
 	sleep 1
+	c0=$(cpu_ticks "$spid")
+	read -r k0 _s < <(core_ticks "$SCPU")
+	t0=$(date +%s%N)
 	perfdhcp_timed "$STEP" "$tmp/lat.out" -r 1000 -M "$tmp/macs.txt" >/dev/null
+	t1=$(date +%s%N)
+	c1=$(cpu_ticks "$spid")
+	read -r k1 _s < <(core_ticks "$SCPU")
+	others=$(awk -v c="$((c1 - c0))" -v k="$((k1 - k0))" -v hz="$HZ" -v wall="$((t1 - t0))" \
+		'BEGIN { o = wall ? (k - c) / hz * 1e11 / wall : 0; printf "%.0f\n", o < 0 ? 0 : o }')
 	sleep 0.5
 	kill -INT "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	"$PY" "$src/tests/bench/dhcp/latency.py" "$cap/cap.pcap" >"$tmp/lat.txt"
 	sed 's/^/    /' "$tmp/lat.txt"
+	say "    other processes on kea-dhcp4's core meanwhile: $others% of it"
 	read -r op50 op99 < <(awk '$1 == "discover-offer" { sub("p50=", "", $3); sub("p99=", "", $4);
 		print $3, $4 }' "$tmp/lat.txt")
 	read -r ap50 ap99 < <(awk '$1 == "request-ack" { sub("p50=", "", $3); sub("p99=", "", $4);
@@ -540,7 +552,7 @@ for cfg in $CONFIGS; do
 	fi
 	stop_server
 	[ "$best" = 0 ] && best="<$lowest"
-	results="$results$cfg $best $best_us $best_cpct $best_cus $best_ccpct $cmp_us $cmp_cus $op50/$op99 $ap50/$ap99 $good $client_bound $round
+	results="$results$cfg $best $best_us $best_cpct $best_cus $best_ccpct $cmp_us $cmp_cus $op50/$op99 $ap50/$ap99 $good $client_bound $round $others
 "
 done
 done
@@ -549,10 +561,10 @@ ipid=
 
 say ""
 say "== kea results: $N reservations, $STEP s steps (kea-dhcp4 on CPU $SCPU, perfdhcp on CPU $CCPU)"
-printf '%-11s %14s %15s %15s %12s %16s %16s %11s  %s\n' config "max DORA/s <1%" \
-	"kea us (CPU%)" "client us(CPU%)" "kea us@$CMP" "OFFER p50/p99 ms" "ACK p50/p99 ms" "leased" \
-	"bottleneck"
-printf '%s' "$results" | while read -r c r u p cu cp k kc o a g cb rd; do
+printf '%-11s %14s %15s %15s %12s %16s %16s %7s %11s  %s\n' config "max DORA/s <1%" \
+	"kea us (CPU%)" "client us(CPU%)" "kea us@$CMP" "OFFER p50/p99 ms" "ACK p50/p99 ms" "others" \
+	"leased" "bottleneck"
+printf '%s' "$results" | while read -r c r u p cu cp k kc o a g cb rd ot; do
 	[ -n "$c" ] || continue
 	[ "$ROUNDS" = 1 ] || c="$c/$rd"
 	case $cb in
@@ -560,11 +572,12 @@ printf '%s' "$results" | while read -r c r u p cu cp k kc o a g cb rd; do
 	2) cb="other work on kea-dhcp4's core" ;;
 	*) cb="kea-dhcp4" ;;
 	esac
-	printf '%-11s %14s %15s %15s %12s %16s %16s %11s  %s\n' "$c" "$r" "$u ($p%)" "$cu ($cp%)" \
-		"$k" "$o" "$a" "$g/$N" "$cb"
+	printf '%-11s %14s %15s %15s %12s %16s %16s %7s %11s  %s\n' "$c" "$r" "$u ($p%)" "$cu ($cp%)" \
+		"$k" "$o" "$a" "$ot%" "$g/$N" "$cb"
 done
 say "(us: CPU time per completed DORA at the max rate, of kea-dhcp4 and of perfdhcp, and"
 say " the share of one core each used; latency at 1,000 DORA/s on the server's interface;"
+say " others: the share of kea-dhcp4's core that other processes took during that latency;"
 say " leased: reservations in Kea's lease file with their reserved address after warm-up;"
 say " bottleneck: at the lowest rate over 1% drops, whose core was full)"
 # The ratios hook / alone, each round on its own line, and against the
