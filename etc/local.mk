@@ -19,6 +19,10 @@ dist_ironbellexamples_DATA = \
 # machine off.
 ironbellbmcjobsdir = $(docdir)/examples/bmc-jobs
 dist_ironbellbmcjobs_DATA = etc/examples/bmc-jobs/netboot-job.yaml
+# Nor the Kea configuration, which is no object: `ironbell apply -f` on
+# examples/ would read it as one.
+ironbellkeaexamplesdir = $(docdir)/examples/kea
+dist_ironbellkeaexamples_DATA = etc/examples/kea/kea-dhcp4.json
 
 # The unit names the daemon by its configured path.
 etc/ironbelld.service: etc/ironbelld.service.in Makefile

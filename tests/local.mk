@@ -23,3 +23,4 @@ include tests/bench/bmc/local.mk
 include tests/bench/workflow/local.mk
 include tests/bench/provision/local.mk
 include tests/bench/kube/local.mk
+include tests/bench/kea/local.mk
