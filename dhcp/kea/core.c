@@ -260,11 +260,11 @@ size_t ibkea_each(struct ibkea *k, int (*fn)(const struct ibkea_reservation *r, 
 	return c.n;
 }
 
-uint32_t ibkea_lease_time(struct ibkea *k, const uint8_t mac[6])
+uint32_t ibkea_lease_time(struct ibkea *k, const uint8_t mac[6], uint32_t ip)
 {
 	struct dhcp_host h;
 
-	if (!k || !mac || lookup(k, mac, &h) < 0 || h.disable_dhcp)
+	if (!k || !mac || lookup(k, mac, &h) < 0 || h.disable_dhcp || (h.ip && h.ip != ip))
 		return 0;
 	return h.lease_time;
 }

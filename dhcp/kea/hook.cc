@@ -53,8 +53,11 @@
 #include <log/message_initializer.h>
 #include <stats/stats_mgr.h>
 
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include <time.h>
 
 /* C headers: a C struct and a function may share a name (dhcp_relay_info),
  * which C++ calls shadowing. */
@@ -62,6 +65,7 @@
 #pragma GCC diagnostic ignored "-Wshadow"
 extern "C" {
 #include "common/log.h"
+#include "common/ratelimit.h"
 #include "dhcp/kea/ironbell-kea.h"
 }
 #pragma GCC diagnostic pop
@@ -505,6 +509,65 @@ void answer_apply(const isc::dhcp::Pkt4Ptr &resp, const struct ibkea_answer &a)
 	}
 }
 
+/* Answers that Kea sends otherwise than ironbelld would (a reserved
+ * address Kea could not give, a subnet of Kea's that does not hold the
+ * reservation) are logged at warn: at most MISMATCH_LOG_BURST lines, then
+ * MISMATCH_LOG_RATE a second, since a client can repeat them at will. */
+#define MISMATCH_LOG_BURST 10
+#define MISMATCH_LOG_RATE 1
+
+std::mutex ib_warn_mu;
+struct ratelimit ib_warn_rl; /* under ib_warn_mu */
+
+uint64_t mono_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One line per answer of a MAC the table holds: at debug when applied or
+ * left to Kea by the policy, at warn (rate-limited) on a mismatch or an
+ * error. Built only when it will be written. */
+void answer_log(const struct ibkea_answer &a, const struct ibkea_kea_reply &kea)
+{
+	bool warn = a.outcome == IBKEA_MISMATCH || a.outcome == IBKEA_ERROR;
+	char mac[18], kip[16], ours[16], line[256];
+
+	if (a.outcome == IBKEA_NOT_OURS || a.outcome == IBKEA_MALFORMED)
+		return;
+	if (!warn && !ib_logger.isDebugEnabled(isc::log::DBGLVL_TRACE_BASIC))
+		return;
+	if (warn) {
+		std::lock_guard<std::mutex> g(ib_warn_mu);
+		if (!ratelimit_log(&ib_warn_rl, mono_ns(), MISMATCH_LOG_RATE, MISMATCH_LOG_BURST,
+				   "kea"))
+			return;
+	}
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", a.mac[0], a.mac[1], a.mac[2],
+		 a.mac[3], a.mac[4], a.mac[5]);
+	dhcp_ip_str(kea.yiaddr, kip);
+	if (a.outcome == IBKEA_MISMATCH) {
+		/* The policy's reply always has its option 53 (dhcp_reply_init). */
+		const struct dhcp_options &o = a.reply_.opts;
+		uint8_t t = o.present[DHCP_OPT_MESSAGE_TYPE / 8] & (1u << (DHCP_OPT_MESSAGE_TYPE % 8))
+				    ? o.data[o.off[DHCP_OPT_MESSAGE_TYPE]]
+				    : 0;
+		dhcp_ip_str(a.reply_.yiaddr, ours);
+		snprintf(line, sizeof(line),
+			 "%s: Kea answers %s %s, ironbelld would answer %s %s (%s); Kea's answer "
+			 "goes out untouched",
+			 mac, dhcp_msg_type_name(kea.type), kip,
+			 dhcp_msg_type_name(static_cast<enum dhcp_msg_type>(t)), ours,
+			 a.why ? a.why : "");
+	} else {
+		snprintf(line, sizeof(line), "%s: %s of %s %s (%s), boot %s", mac,
+			 dhcp_msg_type_name(kea.type), kip, ibkea_outcome_name(a.outcome),
+			 a.why ? a.why : "", dhcp_boot_name(a.boot));
+	}
+	ib_log_line(warn ? IBKEA_LOG_WARN : IBKEA_LOG_DEBUG, line);
+}
+
 /* One answer per packet thread: a few KiB, not for the stack. */
 thread_local struct ibkea_answer tl_answer;
 
@@ -532,6 +595,7 @@ void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &
 	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
 	s.addValue(STAT_LOOKUPS, static_cast<int64_t>(1));
 	s.addValue(stat_answer(a.outcome), static_cast<int64_t>(1));
+	answer_log(a, kea);
 	if (a.outcome != IBKEA_APPLIED)
 		return;
 	answer_apply(resp, a);
@@ -641,7 +705,8 @@ HOOK_EXPORT int dhcp4_srv_configured(CalloutHandle &handle)
 	return 0;
 }
 
-/* The lease of a Hardware with a lease time gets it. */
+/* The lease of a Hardware with a lease time gets it, when it is for the
+ * reserved address. */
 HOOK_EXPORT int lease4_select(CalloutHandle &handle)
 {
 	try {
@@ -649,7 +714,8 @@ HOOK_EXPORT int lease4_select(CalloutHandle &handle)
 		handle.getArgument("lease4", lease);
 		struct ibkea *k = ib_core;
 		if (k && lease && lease->hwaddr_ && lease->hwaddr_->hwaddr_.size() == 6) {
-			uint32_t t = ibkea_lease_time(k, lease->hwaddr_->hwaddr_.data());
+			uint32_t ip = lease->addr_.isV4() ? lease->addr_.toUint32() : 0;
+			uint32_t t = ibkea_lease_time(k, lease->hwaddr_->hwaddr_.data(), ip);
 			if (t)
 				lease->valid_lft_ = t;
 		}

@@ -226,6 +226,9 @@ struct ibkea_answer {
 void ibkea_answer_request(struct ibkea *k, const uint8_t *query, size_t len,
 			  const struct ibkea_kea_reply *kea, struct ibkea_answer *ret);
 
-/* The lease time that mac's Hardware sets (seconds), for Kea's lease
- * (lease4_select), or 0: Kea's own. */
-uint32_t ibkea_lease_time(struct ibkea *k, const uint8_t mac[6]);
+/* The lease time that mac's Hardware sets (seconds), for Kea's lease of
+ * ip (lease4_select), or 0: Kea's own. Only for the address the Hardware
+ * reserves (or any, when it reserves none): a lease Kea gives from its
+ * pool in place of the reservation is Kea's answer, untouched
+ * (IBKEA_MISMATCH), lease time included. */
+uint32_t ibkea_lease_time(struct ibkea *k, const uint8_t mac[6], uint32_t ip);

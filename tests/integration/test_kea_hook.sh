@@ -220,6 +220,37 @@ else
 	skip "a Hardware applied and deleted while Kea runs" "$NOHOOK"
 fi
 
+# ---- a reservation Kea cannot give: Kea's answer, untouched, and a warning ----
+
+# m5 reserves an address on none of Kea's subnets: Kea's host source
+# offers no reservation for the subnet the request came in on, so Kea gives
+# a pool address; ironbelld would offer the reservation. The hook leaves
+# Kea's answer as it is (none of m5's options), counts a mismatch and says
+# so in Kea's log.
+M5=02:00:00:00:00:05
+if [ "$KEA_HOOK" = 1 ]; then
+	m0=$(kea_stat ironbell.answers.mismatch)
+	hw_doc m5 "$M5" 10.55.0.5 >"$IB_TMP/hw-m5.yaml"
+	ib apply -f "$IB_TMP/hw-m5.yaml"
+	is "$rc" 0 "apply m5, reserving 10.55.0.5, on none of Kea's subnets"
+	m5_offered() {
+		pxe "$NS_scp" -i eth0 --mac "$M5" --wait 0.5
+		_ip=$(replies 'r[0]["yiaddr"] if r else ""')
+		in_pool "$_ip"
+	}
+	ok "m5 is offered an address of Kea's pool" wait_for 10 m5_offered
+	is "$(replies '[(x["options"].get("3"), x["options"].get("12"), x["options"].get("51")) for x in r]')" \
+		"[('c0a84dfe', None, '00000fa0')]" "m5: Kea's router and lease time, no host name: untouched"
+	m1=$(kea_stat ironbell.answers.mismatch)
+	ok "statistic ironbell.answers.mismatch counts it ($m0 -> $m1)" \
+		test "${m1#none}" -ge $((${m0#none} + 1))
+	ok "Kea's log warns of it, naming both addresses" wait_for 5 grep -q \
+		"IRONBELL_WARN.*$M5: Kea answers offer 192\\.168\\.77\\.[0-9]*, ironbelld would answer offer 10\\.55\\.0\\.5" \
+		"$KEA_LOG"
+else
+	skip "a reservation on none of Kea's subnets" "$NOHOOK"
+fi
+
 # ---- the end ----
 
 if [ "$KEA_HOOK" = 1 ]; then

@@ -386,7 +386,10 @@ START_TEST(test_hardware_options)
 	ck_assert_ptr_nonnull(set_of(59));
 	ck_assert(del_has(43) && del_has(60) && del_has(66) && del_has(67));
 	same_as_policy(hw1, mac1, 0);
-	ck_assert_uint_eq(ibkea_lease_time(k, mac1), 3600);
+	ck_assert_uint_eq(ibkea_lease_time(k, mac1, HOST_IP), 3600);
+	/* A lease of another address (Kea's pool, not the reservation)
+	 * keeps Kea's lease time. */
+	ck_assert_uint_eq(ibkea_lease_time(k, mac1, HOST_IP + 1), 0);
 	ibkea_free(k);
 }
 END_TEST
@@ -402,7 +405,7 @@ START_TEST(test_kea_lease_time)
 	ck_assert(!set_of(51) && !set_of(58) && !set_of(59));
 	set_str_eq(12, "m2");
 	same_as_policy(hw2, mac2, 0);
-	ck_assert_uint_eq(ibkea_lease_time(k, mac2), 0);
+	ck_assert_uint_eq(ibkea_lease_time(k, mac2, HOST_IP), 0);
 	ibkea_free(k);
 }
 END_TEST
@@ -444,7 +447,7 @@ START_TEST(test_disabled)
 	answer(k, DHCP_OFFER, IP(10, 0, 0, 52));
 	untouched(IBKEA_NOT_OURS, "dhcp-disabled");
 	ck_assert_int_eq(ibkea_by_mac(k, mac3, &r), -ENOENT);
-	ck_assert_uint_eq(ibkea_lease_time(k, mac3), 0);
+	ck_assert_uint_eq(ibkea_lease_time(k, mac3, HOST_IP), 0);
 	ibkea_free(k);
 }
 END_TEST
@@ -648,7 +651,7 @@ START_TEST(test_lookups)
 	ck_assert_int_eq(ibkea_by_mac(k, mac4, &r), 0);
 	ck_assert_uint_eq(r.ip, 0);
 	ck_assert_int_eq(ibkea_by_mac(k, mac_unknown, &r), -ENOENT);
-	ck_assert_uint_eq(ibkea_lease_time(k, mac_unknown), 0);
+	ck_assert_uint_eq(ibkea_lease_time(k, mac_unknown, HOST_IP), 0);
 	ck_assert_uint_eq(ibkea_count(k), 4);
 	/* By address: m3 has one, but disableDhcp. */
 	ck_assert_int_eq(ibkea_by_ip(k, IP(10, 0, 0, 51), &r), 0);
