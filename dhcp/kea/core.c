@@ -76,7 +76,13 @@ struct dhcp_hosts *ibkea_table_wrlock(struct ibkea *k)
 
 void ibkea_table_unlock(struct ibkea *k)
 {
+	atomic_fetch_add(&k->generation, 1);
 	pthread_rwlock_unlock(&k->lock);
+}
+
+uint64_t ibkea_generation(const struct ibkea *k)
+{
+	return k ? (uint64_t)atomic_load(&k->generation) : 0;
 }
 
 void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh)
@@ -84,6 +90,7 @@ void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh)
 	struct dhcp_hosts *old = NULL;
 
 	pthread_rwlock_wrlock(&k->lock);
+	atomic_fetch_add(&k->generation, 1);
 	if (fresh) {
 		old = k->hosts;
 		k->hosts = fresh;

@@ -53,8 +53,10 @@
 #include <log/message_initializer.h>
 #include <stats/stats_mgr.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <time.h>
@@ -160,29 +162,55 @@ namespace {
 
 /* ---- statistics ---- */
 
-const char STAT_LOOKUPS[] = "ironbell.lookups";
-const char STAT_HOSTS[] = "ironbell.hosts";
-const char STAT_READY[] = "ironbell.ready";
+/* The names, made once: a statistic is looked up by a std::string, and
+ * most of these are too long for one without an allocation. */
+const std::string STAT_LOOKUPS("ironbell.lookups");
+const std::string STAT_HOSTS("ironbell.hosts");
+const std::string STAT_READY("ironbell.ready");
 
-std::string stat_answer(enum ibkea_outcome o)
+const std::string &stat_answer(enum ibkea_outcome o)
 {
-	return std::string("ironbell.answers.") + ibkea_outcome_name(o);
+	static const std::vector<std::string> names = [] {
+		std::vector<std::string> v;
+		for (int i = 0; i <= IBKEA_OUTCOME_MAX; i++)
+			v.push_back(std::string("ironbell.answers.") +
+				    ibkea_outcome_name(static_cast<enum ibkea_outcome>(i)));
+		return v;
+	}();
+	return names[(unsigned)o < IBKEA_OUTCOME_MAX ? o : IBKEA_OUTCOME_MAX];
 }
 
-std::string stat_boot(enum dhcp_boot b)
+const std::string &stat_boot(enum dhcp_boot b)
 {
-	return std::string("ironbell.boot.") + dhcp_boot_name(b);
+	static const std::vector<std::string> names = [] {
+		std::vector<std::string> v;
+		for (int i = 0; i <= DHCP_BOOT_MAX; i++)
+			v.push_back(std::string("ironbell.boot.") +
+				    dhcp_boot_name(static_cast<enum dhcp_boot>(i)));
+		return v;
+	}();
+	return names[(unsigned)b < DHCP_BOOT_MAX ? b : DHCP_BOOT_MAX];
 }
 
-void stats_refresh_gauges()
+/* The gauges as last written: a packet's callouts write them again only
+ * when they changed, so that they cost Kea's statistics nothing; a control
+ * command (force) writes them whatever they were, since statistic-reset
+ * or statistic-remove may have changed them behind the hook's back. */
+std::atomic<int64_t> last_hosts{ 0 }, last_ready{ 0 };
+
+void stats_refresh_gauges(bool force = false)
 {
 	struct ibkea *k = ib_core;
 
 	if (!k)
 		return;
+	int64_t hosts = static_cast<int64_t>(ibkea_count(k));
+	int64_t ready = ibkea_ready(k) ? 1 : 0;
 	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
-	s.setValue(STAT_HOSTS, static_cast<int64_t>(ibkea_count(k)));
-	s.setValue(STAT_READY, static_cast<int64_t>(ibkea_ready(k) ? 1 : 0));
+	if (last_hosts.exchange(hosts) != hosts || force)
+		s.setValue(STAT_HOSTS, hosts);
+	if (last_ready.exchange(ready) != ready || force)
+		s.setValue(STAT_READY, ready);
 }
 
 /* Every statistic at 0, so that statistic-get-all lists them all. */
@@ -192,6 +220,8 @@ void stats_create()
 	s.setValue(STAT_LOOKUPS, static_cast<int64_t>(0));
 	s.setValue(STAT_HOSTS, static_cast<int64_t>(0));
 	s.setValue(STAT_READY, static_cast<int64_t>(0));
+	last_hosts = 0;
+	last_ready = 0;
 	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
 		s.setValue(stat_answer(static_cast<enum ibkea_outcome>(o)),
 			   static_cast<int64_t>(0));
@@ -258,33 +288,30 @@ public:
 				   const size_t len) const override
 	{
 		ConstHostCollection hosts;
-		struct ibkea_reservation r;
+		CacheEntry e;
 
-		if (!mac_reservation(type, id, len, &r))
-			return hosts;
-		SubnetID s = subnet_of(r.ip);
-		if (s != isc::dhcp::SUBNET_ID_UNUSED)
-			hosts.push_back(host_of(r, s));
+		if (mac_entry(type, id, len, &e) && e.host)
+			hosts.push_back(e.host);
 		return hosts;
 	}
 
 	ConstHostPtr get4(const SubnetID &subnet_id, const Host::IdentifierType &type,
 			  const uint8_t *id, const size_t len) const override
 	{
-		struct ibkea_reservation r;
+		CacheEntry e;
 
-		if (!mac_reservation(type, id, len, &r) || !subnet_has(subnet_id, r.ip))
+		if (!mac_entry(type, id, len, &e))
 			return ConstHostPtr();
-		return host_of(r, subnet_id);
+		return in_subnet(e, subnet_id);
 	}
 
 	ConstHostPtr get4(const SubnetID &subnet_id, const IOAddress &address) const override
 	{
-		struct ibkea_reservation r;
+		CacheEntry e;
 
-		if (!ip_reservation(address, &r) || !subnet_has(subnet_id, r.ip))
+		if (!ip_entry(address, &e))
 			return ConstHostPtr();
-		return host_of(r, subnet_id);
+		return in_subnet(e, subnet_id);
 	}
 
 	ConstHostCollection getAll4(const SubnetID &subnet_id,
@@ -301,13 +328,10 @@ public:
 	ConstHostCollection getAll4(const IOAddress &address) const override
 	{
 		ConstHostCollection hosts;
-		struct ibkea_reservation r;
+		CacheEntry e;
 
-		if (!ip_reservation(address, &r))
-			return hosts;
-		SubnetID s = subnet_of(r.ip);
-		if (s != isc::dhcp::SUBNET_ID_UNUSED)
-			hosts.push_back(host_of(r, s));
+		if (ip_entry(address, &e) && e.host)
+			hosts.push_back(e.host);
 		return hosts;
 	}
 
@@ -410,23 +434,95 @@ public:
 	}
 
 private:
-	bool mac_reservation(const Host::IdentifierType &type, const uint8_t *id, size_t len,
-			     struct ibkea_reservation *r) const
+	/* Hosts already made, by MAC and by address. A Host costs Kea's
+	 * allocator a dozen blocks, and its allocation engine asks for the
+	 * same one several times in one exchange. An entry holds while the
+	 * table's generation (ibkea_generation) is the one it was made at;
+	 * the cache is emptied whole when it reaches HOST_CACHE_MAX entries.
+	 * Each configuration makes a new source, so Kea's subnets, which the
+	 * entries depend on, cannot change under one. MACs and addresses the
+	 * table does not have are not kept: they cost a hash probe. */
+	static constexpr size_t HOST_CACHE_MAX = 65536;
+	static constexpr uint64_t KEY_MAC = 1ull << 62, KEY_IP = 1ull << 63;
+
+	struct CacheEntry {
+		uint64_t gen = 0;
+		struct ibkea_reservation r = {};
+		SubnetID subnet = isc::dhcp::SUBNET_ID_UNUSED; /* the Kea subnet holding r.ip */
+		ConstHostPtr host;                             /* in that subnet, or none */
+	};
+
+	/* The Host for subnet_id: the cached one when it is the subnet that
+	 * holds the address, a new one when Kea's subnets overlap and this
+	 * one holds it too, else none. */
+	ConstHostPtr in_subnet(const CacheEntry &e, const SubnetID &subnet_id) const
+	{
+		if (e.host && e.subnet == subnet_id)
+			return e.host;
+		if (subnet_has(subnet_id, e.r.ip))
+			return host_of(e.r, subnet_id);
+		return ConstHostPtr();
+	}
+
+	/* The entry of key, from the cache or made from the reservation that
+	 * lookup finds: false when the table has none (with an address). */
+	template <typename Lookup>
+	bool entry(uint64_t key, Lookup lookup, CacheEntry *ret) const
+	{
+		uint64_t gen = ibkea_generation(k_);
+		{
+			std::lock_guard<std::mutex> g(cache_mu_);
+			auto it = cache_.find(key);
+			if (it != cache_.end() && it->second.gen == gen) {
+				*ret = it->second;
+				return true;
+			}
+		}
+		CacheEntry e;
+		if (!lookup(&e.r) || !e.r.ip)
+			return false;
+		e.gen = gen;
+		e.subnet = subnet_of(e.r.ip);
+		if (e.subnet != isc::dhcp::SUBNET_ID_UNUSED)
+			e.host = host_of(e.r, e.subnet);
+		std::lock_guard<std::mutex> g(cache_mu_);
+		if (cache_.size() >= HOST_CACHE_MAX)
+			cache_.clear();
+		cache_[key] = e;
+		*ret = e;
+		return true;
+	}
+
+	bool mac_entry(const Host::IdentifierType &type, const uint8_t *id, size_t len,
+		       CacheEntry *ret) const
 	{
 		if (type != Host::IDENT_HWADDR || len != 6 || !id)
 			return false;
-		return ibkea_by_mac(k_, id, r) == 0 && r->ip != 0;
+		uint64_t key = KEY_MAC;
+		for (size_t i = 0; i < 6; i++)
+			key |= static_cast<uint64_t>(id[i]) << (8 * (5 - i));
+		return entry(
+			key,
+			[this, id](struct ibkea_reservation *r) {
+				return ibkea_by_mac(k_, id, r) == 0;
+			},
+			ret);
 	}
 
-	bool ip_reservation(const IOAddress &address, struct ibkea_reservation *r) const
+	bool ip_entry(const IOAddress &address, CacheEntry *ret) const
 	{
 		if (!address.isV4())
 			return false;
 		uint32_t ip = address.toUint32();
-		return ip != 0 && ibkea_by_ip(k_, ip, r) == 0;
+		return entry(
+			KEY_IP | ip,
+			[this, ip](struct ibkea_reservation *r) { return ibkea_by_ip(k_, ip, r) == 0; },
+			ret);
 	}
 
-	struct ibkea *k_; /* borrowed: unload removes the source before freeing it */
+	struct ibkea *k_;
+	mutable std::mutex cache_mu_;
+	mutable std::unordered_map<uint64_t, CacheEntry> cache_;
 };
 
 isc::dhcp::HostDataSourcePtr host_source_factory(const isc::db::DatabaseConnection::ParameterMap &)
@@ -694,7 +790,7 @@ HOOK_EXPORT int dhcp4_srv_configured(CalloutHandle &handle)
 	try {
 		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
 		isc::dhcp::HostMgr::addBackend(std::string("type=") + HOST_SOURCE_TYPE);
-		stats_refresh_gauges();
+		stats_refresh_gauges(true);
 	} catch (const std::exception &e) {
 		ib_error(std::string("cannot add the host source: ") + e.what());
 		return 1;
@@ -751,7 +847,7 @@ HOOK_EXPORT int pkt4_send(CalloutHandle &handle)
 HOOK_EXPORT int command_processed(CalloutHandle &handle)
 {
 	try {
-		stats_refresh_gauges();
+		stats_refresh_gauges(true);
 	} catch (const std::exception &e) {
 		ib_error(std::string("command_processed: ") + e.what());
 	} catch (...) {

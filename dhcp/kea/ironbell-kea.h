@@ -131,6 +131,11 @@ bool ibkea_ready(const struct ibkea *k);
 /* Interfaces (MACs) in the table. */
 size_t ibkea_count(const struct ibkea *k);
 
+/* A number that changes whenever the table does (a batch of changes, a
+ * load): what was read of the table at one generation still holds while
+ * it is the current one. For caches of what is made from the table. */
+uint64_t ibkea_generation(const struct ibkea *k);
+
 /* ---- lookups, for Kea's host data source ---- */
 
 /* A MAC the table answers for, and the address its Hardware reserves (0:

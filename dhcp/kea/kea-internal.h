@@ -29,6 +29,8 @@ struct ibkea {
 	pthread_rwlock_t lock;
 	struct dhcp_hosts *hosts; /* under lock */
 	atomic_bool ready;        /* the table holds a complete load */
+	atomic_uint_fast64_t generation; /* bumped by every change of the table,
+					  * under the write lock */
 
 	pthread_t thread;
 	bool thread_started;
