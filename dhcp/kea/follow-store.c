@@ -179,12 +179,18 @@ static bool same_file(struct follower *f)
 }
 
 /* Applies changes (a JSON array of store_changes()) to the table under
- * one write lock. */
+ * one write lock. A poll that found none takes no lock: Kea's threads are
+ * not held, and the table's generation, which Kea's cached Hosts are
+ * valid for, does not move. */
 static void apply(struct follower *f, const json_t *changes)
 {
-	struct dhcp_hosts *t = ibkea_table_wrlock(f->k);
+	struct dhcp_hosts *t;
 	const json_t *ch;
 	size_t i;
+
+	if (json_array_size(changes) == 0)
+		return;
+	t = ibkea_table_wrlock(f->k);
 
 	json_array_foreach (changes, i, ch) {
 		const char *type = json_string_value(json_object_get(ch, "type"));

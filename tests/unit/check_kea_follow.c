@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "dhcp/kea/ironbell-kea.h"
@@ -107,9 +108,15 @@ START_TEST(test_load_and_follow)
 	ck_assert_uint_eq(ibkea_count(k), 1);
 	ck_assert_uint_eq(ip_of(k, mac1), IP(10, 0, 0, 1));
 	ck_assert(logged("info: 1 Hardware interfaces loaded from "));
-	/* A change, from the change log. */
+	/* Polls that find no change leave the generation (what Kea's
+	 * cached Hosts hold for) where it is: 20 polls of 10 ms. */
+	uint64_t gen = ibkea_generation(k);
+	usleep(200 * 1000);
+	ck_assert_uint_eq(ibkea_generation(k), gen);
+	/* A change, from the change log, moves it. */
 	put_hw(st, "b", "02:00:00:00:00:02", "10.0.0.2", "b");
 	WAIT_UNTIL(ip_of(k, mac2) == IP(10, 0, 0, 2));
+	ck_assert_uint_gt(ibkea_generation(k), gen);
 	put_hw(st, "a", "02:00:00:00:00:01", "10.0.0.11", "a");
 	WAIT_UNTIL(ip_of(k, mac1) == IP(10, 0, 0, 11));
 	/* An interface the table refuses: logged, not served. */
