@@ -53,21 +53,6 @@ static void ip_text(uint32_t ip, char out[SETTINGS_IPV4_MAX])
 		 ip & 255);
 }
 
-static int set_arch(struct dhcp_policy_config *p, uint16_t code, const char *binary)
-{
-	size_t i;
-	for (i = 0; i < p->narches && p->arches[i].arch != code; i++)
-		;
-	if (i == p->narches) {
-		if (p->narches == DHCP_POLICY_MAX_ARCHES)
-			return -E2BIG;
-		p->narches++;
-	}
-	p->arches[i].arch = code;
-	snprintf(p->arches[i].binary, sizeof(p->arches[i].binary), "%s", binary);
-	return 0;
-}
-
 int settings_dhcp(const struct ib_config *c, struct dhcp_settings *ret, char *err, size_t errlen)
 {
 	struct dhcp_settings s = { .ninterfaces = c->dhcp.interfaces.n };
@@ -92,7 +77,7 @@ int settings_dhcp(const struct ib_config *c, struct dhcp_settings *ret, char *er
 	p->lease_time = c->dhcp.lease_time;
 	p->lease_reuse = c->dhcp.lease_reuse;
 	for (size_t i = 0; i < c->dhcp.arch.n; i++)
-		if (set_arch(p, c->dhcp.arch.e[i].code, c->dhcp.arch.e[i].binary) < 0) {
+		if (dhcp_policy_set_arch(p, c->dhcp.arch.e[i].code, c->dhcp.arch.e[i].binary) < 0) {
 			snprintf(err, errlen, "dhcp.arch: more than %d architectures in all",
 				 DHCP_POLICY_MAX_ARCHES);
 			return -E2BIG;

@@ -138,6 +138,11 @@ void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_
  * when a URL would not fit DHCP_POLICY_URL_MAX (dhcp/settings.c). */
 int dhcp_policy_set_base_url(struct dhcp_policy_config *cfg, const char *base);
 
+/* Sets the binary of option 93 value arch in cfg's table, replacing
+ * its entry or adding one (binary must fit DHCP_HOST_BINARY_MAX). 0, or
+ * -E2BIG when the table has DHCP_POLICY_MAX_ARCHES entries already. */
+int dhcp_policy_set_arch(struct dhcp_policy_config *cfg, uint16_t arch, const char *binary);
+
 /* The binary for option 93 value arch in cfg's table, or NULL. */
 const char *dhcp_policy_arch_binary(const struct dhcp_policy_config *cfg, uint16_t arch);
 

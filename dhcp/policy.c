@@ -85,6 +85,22 @@ void dhcp_policy_config_default(struct dhcp_policy_config *cfg, uint32_t public_
 		 "http://%s:7080/ipxe/binary/{mac}/{binary}", ip);
 }
 
+int dhcp_policy_set_arch(struct dhcp_policy_config *cfg, uint16_t arch, const char *binary)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->narches && cfg->arches[i].arch != arch; i++)
+		;
+	if (i == cfg->narches) {
+		if (cfg->narches == DHCP_POLICY_MAX_ARCHES)
+			return -E2BIG;
+		cfg->narches++;
+	}
+	cfg->arches[i].arch = arch;
+	snprintf(cfg->arches[i].binary, sizeof(cfg->arches[i].binary), "%s", binary);
+	return 0;
+}
+
 const char *dhcp_policy_arch_binary(const struct dhcp_policy_config *cfg, uint16_t arch)
 {
 	for (size_t i = 0; i < cfg->narches && i < DHCP_POLICY_MAX_ARCHES; i++)

@@ -150,23 +150,6 @@ static bool binary_ok(const char *s)
 	return true;
 }
 
-/* Adds or replaces the binary of code in the policy's table. */
-static int set_arch(struct dhcp_policy_config *p, uint16_t code, const char *binary)
-{
-	size_t i;
-
-	for (i = 0; i < p->narches && p->arches[i].arch != code; i++)
-		;
-	if (i == p->narches) {
-		if (p->narches == DHCP_POLICY_MAX_ARCHES)
-			return -E2BIG;
-		p->narches++;
-	}
-	p->arches[i].arch = code;
-	snprintf(p->arches[i].binary, sizeof(p->arches[i].binary), "%s", binary);
-	return 0;
-}
-
 static int get_arch(const json_t *v, struct dhcp_policy_config *p, char *err, size_t errlen)
 {
 	const char *key;
@@ -192,7 +175,7 @@ static int get_arch(const json_t *v, struct dhcp_policy_config *p, char *err, si
 				 (unsigned)code, DHCP_HOST_BINARY_MAX);
 			return fail(err, errlen, "arch", what);
 		}
-		if (set_arch(p, (uint16_t)code, json_string_value(bin)) < 0) {
+		if (dhcp_policy_set_arch(p, (uint16_t)code, json_string_value(bin)) < 0) {
 			snprintf(what, sizeof(what), "more than %d architectures in all",
 				 DHCP_POLICY_MAX_ARCHES);
 			return fail(err, errlen, "arch", what);
