@@ -130,6 +130,7 @@ int ibkea_new(const struct ibkea_params *params, ibkea_log_fn log, struct ibkea 
 	k->log = log;
 	pthread_rwlock_init(&k->lock, NULL);
 	pthread_mutex_init(&k->stop_mu, NULL);
+	pthread_mutex_init(&k->cfg_mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&k->stop_cv, &ca);
@@ -167,6 +168,7 @@ void ibkea_free(struct ibkea *k)
 	dhcp_hosts_free(k->hosts);
 	pthread_cond_destroy(&k->stop_cv);
 	pthread_mutex_destroy(&k->stop_mu);
+	pthread_mutex_destroy(&k->cfg_mu);
 	pthread_rwlock_destroy(&k->lock);
 	free(k);
 }
@@ -331,17 +333,65 @@ static void answer_edits(const struct dhcp_host *h, struct ibkea_answer *ret)
 			ret->del[ret->ndel++] = boot_opts[i];
 }
 
+/* The slot of server_id among the ready ones, or NULL. */
+static const struct ibkea_cfg_slot *cfg_find(const struct ibkea *k, uint32_t server_id)
+{
+	for (size_t i = 0; i < IBKEA_CFG_SLOTS; i++) {
+		const struct ibkea_cfg_slot *sl = &k->cfgs[i];
+		if (!atomic_load_explicit(&sl->ready, memory_order_acquire))
+			return NULL; /* slots are filled in order */
+		if (sl->server_id == server_id)
+			return sl;
+	}
+	return NULL;
+}
+
+/* The policy configuration for Kea's server identifier server_id: made
+ * once per identifier (a URL formatted, a few KiB copied), not per
+ * packet. Past IBKEA_CFG_SLOTS identifiers, made into *tmp each time.
+ * NULL when it cannot be made (logged once per identifier kept). */
+static const struct dhcp_policy_config *policy_cfg(struct ibkea *k, uint32_t server_id,
+						   struct dhcp_policy_config *tmp)
+{
+	const struct ibkea_cfg_slot *found = cfg_find(k, server_id);
+	struct ibkea_cfg_slot *sl = NULL;
+	char err[256];
+	int e;
+
+	if (found)
+		return found->error ? NULL : &found->cfg;
+	pthread_mutex_lock(&k->cfg_mu);
+	if ((found = cfg_find(k, server_id))) {
+		pthread_mutex_unlock(&k->cfg_mu);
+		return found->error ? NULL : &found->cfg;
+	}
+	for (size_t i = 0; i < IBKEA_CFG_SLOTS && !sl; i++)
+		if (!atomic_load_explicit(&k->cfgs[i].ready, memory_order_relaxed))
+			sl = &k->cfgs[i];
+	if (!sl) {
+		pthread_mutex_unlock(&k->cfg_mu);
+		e = dhcp_settings_policy(&k->p.dhcp, server_id, tmp, err, sizeof(err));
+		return e < 0 ? NULL : tmp;
+	}
+	sl->server_id = server_id;
+	sl->error = dhcp_settings_policy(&k->p.dhcp, server_id, &sl->cfg, err, sizeof(err));
+	if (sl->error)
+		ibkea_log(k, IBKEA_LOG_ERROR, "policy configuration: %s", err);
+	atomic_store_explicit(&sl->ready, true, memory_order_release);
+	pthread_mutex_unlock(&k->cfg_mu);
+	return sl->error ? NULL : &sl->cfg;
+}
+
 /* Runs the policy on host for ret->req_ and sets the outcome. */
 static void answer_decide(struct ibkea *k, struct dhcp_host *host,
 			  const struct ibkea_kea_reply *kea, struct ibkea_answer *ret)
 {
-	struct dhcp_policy_config cfg;
+	const struct dhcp_policy_config *cfg;
+	struct dhcp_policy_config tmp;
 	struct dhcp_decision d;
-	char err[256];
 	int e;
 
-	if ((e = dhcp_settings_policy(&k->p.dhcp, kea->server_id, &cfg, err, sizeof(err))) < 0) {
-		ibkea_log(k, IBKEA_LOG_ERROR, "policy configuration: %s", err);
+	if (!(cfg = policy_cfg(k, kea->server_id, &tmp))) {
 		ret->why = "no-configuration";
 		return;
 	}
@@ -349,7 +399,7 @@ static void answer_decide(struct ibkea *k, struct dhcp_host *host,
 	 * one, and ironbelld's decisions are taken as if it were reserved. */
 	if (!host->ip)
 		host->ip = kea->yiaddr;
-	e = dhcp_policy(&ret->req_, 67, host, NULL, &cfg, &ret->reply_, &d);
+	e = dhcp_policy(&ret->req_, 67, host, NULL, cfg, &ret->reply_, &d);
 	ret->why = d.why;
 	ret->boot = d.boot;
 	if (e < 0) {

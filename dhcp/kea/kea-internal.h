@@ -21,6 +21,18 @@
 #include "dhcp/kea/ironbell-kea.h"
 
 #define IBKEA_RETRY_MS 2000 /* a source that failed is tried again after this */
+#define IBKEA_CFG_SLOTS 8   /* Kea server identifiers whose policy configuration is kept */
+
+/* The policy configuration for one of Kea's server identifiers
+ * (dhcp_settings_policy(), as ironbelld's server keeps one per local
+ * address): made once, under cfg_mu, then only read. ready is set last
+ * (release), so a reader that sees it (acquire) sees the rest. */
+struct ibkea_cfg_slot {
+	atomic_bool ready;
+	uint32_t server_id;
+	int error; /* dhcp_settings_policy's: logged once, when the slot is made */
+	struct dhcp_policy_config cfg;
+};
 
 struct ibkea {
 	struct ibkea_params p;
@@ -31,6 +43,9 @@ struct ibkea {
 	atomic_bool ready;        /* the table holds a complete load */
 	atomic_uint_fast64_t generation; /* bumped by every change of the table,
 					  * under the write lock */
+
+	pthread_mutex_t cfg_mu; /* makes slots; never held to read one */
+	struct ibkea_cfg_slot cfgs[IBKEA_CFG_SLOTS];
 
 	pthread_t thread;
 	bool thread_started;

@@ -571,6 +571,47 @@ START_TEST(test_no_server_id)
 }
 END_TEST
 
+/* Each of Kea's server identifiers has its own configuration (siaddr
+ * and option 66 are the identifier's address by default), those kept
+ * (IBKEA_CFG_SLOTS) and those past them alike, asked again in another
+ * order; one that cannot have one is logged once, however often asked. */
+START_TEST(test_server_ids)
+{
+	struct ibkea *k = core_loaded();
+	char ip[16];
+
+	q_start(mac1, DHCP_DISCOVER, 0);
+	q_pxe("PXEClient:Arch:00000:UNDI:002001", 0, NULL);
+	q_end();
+	for (int round = 0; round < 2; round++) {
+		for (uint32_t i = 0; i < IBKEA_CFG_SLOTS + 4; i++) {
+			uint32_t sid = IP(10, 0, 1, round ? IBKEA_CFG_SLOTS + 4 - i : i + 1);
+			struct ibkea_kea_reply kea = { .type = DHCP_OFFER,
+						       .yiaddr = HOST_IP,
+						       .server_id = sid };
+			ibkea_answer_request(k, q.b, q.len, &kea, &ans);
+			ck_assert_int_eq(ans.outcome, IBKEA_APPLIED);
+			ck_assert_uint_eq(ans.siaddr, sid);
+			dhcp_ip_str(sid, ip);
+			set_str_eq(66, ip);
+		}
+	}
+	ibkea_free(k);
+
+	k = core_loaded();
+	log_text[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		struct ibkea_kea_reply kea = { .type = DHCP_OFFER, .yiaddr = HOST_IP };
+		ibkea_answer_request(k, q.b, q.len, &kea, &ans);
+		untouched(IBKEA_ERROR, NULL);
+	}
+	const char *first = strstr(log_text, "option 54");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_null(strstr(first + 1, "option 54"));
+	ibkea_free(k);
+}
+END_TEST
+
 /* A public address and an arch entry from the parameters. */
 START_TEST(test_params_used)
 {
@@ -756,6 +797,7 @@ int main(void)
 	UNIT_TEST(tc, test_malformed);
 	UNIT_TEST(tc, test_not_ready);
 	UNIT_TEST(tc, test_no_server_id);
+	UNIT_TEST(tc, test_server_ids);
 	UNIT_TEST(tc, test_params_used);
 	UNIT_TEST(tc, test_netboot_off);
 	UNIT_TEST(tc, test_lookups);
