@@ -190,13 +190,15 @@ out:
 	return e;
 }
 
-int store_get(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
-	      json_t **ret)
+/* One object by kind, namespace and name, with statement i (R_GET: the
+ * store's version; R_MIRROR: the cluster's). */
+static int get_named(struct store_reader *r, int i, enum store_kind k, const char *ns,
+		     const char *name, json_t **ret)
 {
 	const struct store_kind_info *ki = store_kind_info(k);
 	if (!ki || !ns || !name)
 		return -EINVAL;
-	sqlite3_stmt *st = rs(r, R_GET);
+	sqlite3_stmt *st = rs(r, i);
 	if (!st)
 		return -EIO;
 	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
@@ -205,19 +207,16 @@ int store_get(struct store_reader *r, enum store_kind k, const char *ns, const c
 	return get_one(st, ret);
 }
 
+int store_get(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
+	      json_t **ret)
+{
+	return get_named(r, R_GET, k, ns, name, ret);
+}
+
 int store_get_mirror(struct store_reader *r, enum store_kind k, const char *ns, const char *name,
 		     json_t **ret)
 {
-	const struct store_kind_info *ki = store_kind_info(k);
-	if (!ki || !ns || !name)
-		return -EINVAL;
-	sqlite3_stmt *st = rs(r, R_MIRROR);
-	if (!st)
-		return -EIO;
-	sqlite3_bind_text(st, 1, ki->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, ns, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
-	return get_one(st, ret);
+	return get_named(r, R_MIRROR, k, ns, name, ret);
 }
 
 static int read_u64(struct store_reader *r, int i, uint64_t *ret)
