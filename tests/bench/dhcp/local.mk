@@ -2,7 +2,7 @@
 # ironbelld, Kea and dnsmasq in network namespaces; needs root. See
 # tests/bench/dhcp/run.sh for what it measures and its variables
 # (BENCH_DHCP_HOSTS=100000 for the large run).
-EXTRA_DIST += tests/bench/dhcp/run.sh tests/bench/dhcp/latency.py
+EXTRA_DIST += tests/bench/dhcp/run.sh tests/bench/dhcp/latency.py tests/bench/dhcp/net.sh
 EXTRA_PROGRAMS += tests/bench/dhcp/flushfloor
 tests_bench_dhcp_flushfloor_SOURCES = tests/bench/dhcp/flushfloor.c
 tests_bench_dhcp_flushfloor_LDADD = $(PTHREAD_LIBS)

@@ -99,39 +99,22 @@ cap=$(mktemp -d /dev/shm/ironbell-bench-dhcp.XXXXXX 2>/dev/null) || cap=$tmp
 NS_S=ibb$$-s
 NS_C=ibb$$-c
 spid=
-rmem_default=$(sysctl -n net.core.rmem_default 2>/dev/null)
-rmem_max=$(sysctl -n net.core.rmem_max 2>/dev/null)
+. "$src/tests/bench/dhcp/net.sh"
 cleanup() {
-	[ -n "$rmem_default" ] && sysctl -qw net.core.rmem_default="$rmem_default" \
-		net.core.rmem_max="$rmem_max" 2>/dev/null
+	bench_rmem_restore
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null
-	for ns in "$NS_S" "$NS_C"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	done
-	sleep 0.2
-	ip netns del "$NS_S" 2>/dev/null
-	ip netns del "$NS_C" 2>/dev/null
+	bench_net_down
 	rm -rf "$tmp"
 	[ "$cap" = "$tmp" ] || rm -rf "$cap"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-ip netns add "$NS_S" && ip netns add "$NS_C" || skip "ip netns add fails here"
-ip link add ibs0 netns "$NS_S" type veth peer name ibc0 netns "$NS_C" || exit 1
-ip -n "$NS_S" addr add 10.0.0.1/8 dev ibs0
-ip -n "$NS_C" addr add 10.0.0.2/8 dev ibc0
-for ns in "$NS_S" "$NS_C"; do
-	ip -n "$ns" link set lo up
-done
-ip -n "$NS_S" link set ibs0 up
-ip -n "$NS_C" link set ibc0 up
+bench_net_up
 
 # ---- the reservations, in each server's form ----
 
-if [ -n "$rmem_default" ] && sysctl -qw net.core.rmem_default=16777216 net.core.rmem_max=16777216; then
-	say "== socket buffers: net.core.rmem_default and rmem_max 16 MiB for the run (were $rmem_default and $rmem_max)"
-fi
+bench_rmem_raise
 say "== dhcp: $N reservations; server on CPU $SCPU, perfdhcp on CPU $CCPU; $STEP s per step"
 awk -v n="$N" -v dir="$tmp" 'BEGIN {
 	for (i = 0; i < n; i++) {
@@ -266,16 +249,6 @@ stop_server() {
 	kill -KILL "$spid" 2>/dev/null
 	wait "$spid" 2>/dev/null
 	spid=
-}
-
-# received EXCHANGE FILE / dropped_pct EXCHANGE FILE: perfdhcp's counts.
-received() {
-	awk -v x="***Statistics for: $1***" '$0 == x { f = 1; next } /^\*\*\*/ { f = 0 }
-		f && /^received packets:/ { print $3; exit }' "$2" | grep . || echo 0
-}
-sent() {
-	awk -v x="***Statistics for: $1***" '$0 == x { f = 1; next } /^\*\*\*/ { f = 0 }
-		f && /^sent packets:/ { print $3; exit }' "$2" | grep . || echo 0
 }
 
 # run RATE: one step; sets ok (drops < 1% in both exchanges), acks and us
