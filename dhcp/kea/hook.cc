@@ -59,8 +59,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <time.h>
-
 /* C headers: a C struct and a function may share a name (dhcp_relay_info),
  * which C++ calls shadowing. */
 #pragma GCC diagnostic push
@@ -69,6 +67,9 @@ extern "C" {
 #include "common/log.h"
 #include "common/ratelimit.h"
 #include "dhcp/kea/ironbell-kea.h"
+/* common/common.h's (a C header this C++ cannot include whole): the
+ * monotonic clock in nanoseconds. */
+uint64_t now_mono_ns(void);
 }
 #pragma GCC diagnostic pop
 
@@ -615,13 +616,6 @@ void answer_apply(const isc::dhcp::Pkt4Ptr &resp, const struct ibkea_answer &a)
 std::mutex ib_warn_mu;
 struct ratelimit ib_warn_rl; /* under ib_warn_mu */
 
-uint64_t mono_ns()
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* One line per answer of a MAC the table holds: at debug when applied or
  * left to Kea by the policy, at warn (rate-limited) on a mismatch or an
  * error. Built only when it will be written. */
@@ -636,7 +630,7 @@ void answer_log(const struct ibkea_answer &a, const struct ibkea_kea_reply &kea)
 		return;
 	if (warn) {
 		std::lock_guard<std::mutex> g(ib_warn_mu);
-		if (!ratelimit_log(&ib_warn_rl, mono_ns(), MISMATCH_LOG_RATE, MISMATCH_LOG_BURST,
+		if (!ratelimit_log(&ib_warn_rl, now_mono_ns(), MISMATCH_LOG_RATE, MISMATCH_LOG_BURST,
 				   "kea"))
 			return;
 	}
