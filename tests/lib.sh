@@ -169,20 +169,38 @@ file_has() { grep -Eq -- "$2" "$1" 2>/dev/null; }
 # ---- the daemon ----
 
 # ib_free_port [udp]: prints a TCP (or, with udp, a UDP) port free on
-# 127.0.0.1 right now.
+# 127.0.0.1 right now. It is drawn at random below the kernel's ephemeral
+# range (ip_local_port_range), so that no client socket of another test,
+# which takes its local port from that range, can be given it between
+# this pick and the server's bind; ib_start_daemon also picks again when
+# the daemon still finds its port taken.
 ib_free_port() {
 	_type=SOCK_STREAM _ssflag=t
 	[ "${1:-}" = udp ] && _type=SOCK_DGRAM _ssflag=u
 	for _py in /usr/bin/python3 python3; do
 		if command -v "$_py" >/dev/null 2>&1; then
-			"$_py" -c "import socket
-s = socket.socket(socket.AF_INET, socket.$_type)
-s.bind(('127.0.0.1', 0))
-print(s.getsockname()[1])" && return 0
+			"$_py" -c "import random, socket
+try:
+    lo = int(open('/proc/sys/net/ipv4/ip_local_port_range').read().split()[0])
+except (OSError, ValueError, IndexError):
+    lo = 32768
+hi = max(lo - 1, 10001)
+for _ in range(200):
+    p = random.randint(10000, hi)
+    s = socket.socket(socket.AF_INET, socket.$_type)
+    try:
+        s.bind(('127.0.0.1', p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    raise SystemExit(0)
+raise SystemExit(1)" && return 0
 		fi
 	done
 	# Fallback: a port from the pid, checked with ss.
-	_p=$((20000 + $$ % 30000))
+	_p=$((20000 + $$ % 12000))
 	_i=0
 	while [ $_i -lt 100 ]; do
 		ss -Hl${_ssflag}n "sport = :$_p" 2>/dev/null | grep -q . || { echo "$_p"; return 0; }
@@ -201,6 +219,10 @@ print(s.getsockname()[1])" && return 0
 # so that tests running at once do not meet there.
 ib_write_config() {
 	mkdir -p "$IB_STATE" || return 1
+	IB_CONFIG_AUTO=
+	# Both ports picked here: ib_start_daemon may pick them again and put
+	# the new ones in the configuration.
+	[ -z "$IB_HTTP_PORT" ] && [ -z "$IB_GRPC_PORT" ] && IB_CONFIG_AUTO=1
 	[ -n "$IB_HTTP_PORT" ] || IB_HTTP_PORT=$(ib_free_port) || return 1
 	[ -n "$IB_GRPC_PORT" ] || IB_GRPC_PORT=$(ib_free_port) || return 1
 	cat >"$IB_CONFIG" <<EOF
@@ -229,12 +251,32 @@ ib_ready() {
 # ready.
 ib_start_daemon() {
 	[ -f "$IB_CONFIG" ] || ib_write_config || return 1
+	_try=0
+	while :; do
+		_from=$({ wc -c <"$IB_LOG"; } 2>/dev/null || echo 0)
+		_ib_start_once "${1:-30}" && return 0
+		# A port picked by ib_write_config can be taken by another
+		# program between the pick and the daemon's bind: pick again.
+		[ -z "$IB_DAEMON_PID" ] && [ -n "${IB_CONFIG_AUTO:-}" ] &&
+			[ $_try -lt 3 ] &&
+			tail -c +$((_from + 1)) "$IB_LOG" 2>/dev/null |
+				grep -q 'Address already in use' || return 1
+		_try=$((_try + 1))
+		_oh=$IB_HTTP_PORT _og=$IB_GRPC_PORT
+		IB_HTTP_PORT=$(ib_free_port) && IB_GRPC_PORT=$(ib_free_port) || return 1
+		sed -i -e "s/127\.0\.0\.1:$_oh\$/127.0.0.1:$IB_HTTP_PORT/" \
+			-e "s/127\.0\.0\.1:$_og\$/127.0.0.1:$IB_GRPC_PORT/" "$IB_CONFIG" || return 1
+		diag "ports taken at start; again with http $IB_HTTP_PORT, grpc $IB_GRPC_PORT"
+	done
+}
+
+_ib_start_once() {
 	# $IB_DAEMON_WRAP (split into words) goes before the binary, e.g.
 	# "ip netns exec NS" to run the daemon inside a network namespace; the
 	# wrapper must exec the daemon, so that $! is the daemon's PID.
 	${IB_DAEMON_WRAP:-} "$IRONBELLD" --config "$IB_CONFIG" >>"$IB_LOG" 2>&1 </dev/null &
 	IB_DAEMON_PID=$!
-	_lim=$(( ${1:-30} * 10 ))
+	_lim=$(( $1 * 10 ))
 	_i=0
 	while [ $_i -lt $_lim ]; do
 		if ! ib_alive "$IB_DAEMON_PID"; then
@@ -248,7 +290,7 @@ ib_start_daemon() {
 		sleep 0.1
 		_i=$((_i + 1))
 	done
-	diag "ironbelld not ready after ${1:-30} s; its log:"
+	diag "ironbelld not ready after $1 s; its log:"
 	tail -n 30 "$IB_LOG" | diag "$(cat)"
 	return 1
 }
