@@ -54,6 +54,10 @@
 # ratio in each round: on a machine whose load changes, rounds side by
 # side say more than one long run of each.
 #
+# BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
+# BENCH_KEA_CMP_RATE step of each run (DIR/<config>[-<round>].perf.data),
+# for perf report --sort dso,sym.
+#
 # It asserts nothing about time; it fails only when a server does not
 # answer at all. Needs root, perfdhcp (kea-admin), kea-dhcp4, tcpdump, the
 # built ironbelld and ironbell ($top_builddir) and, for "kea+hook", the
@@ -337,9 +341,21 @@ run() {
 	local c0 c1 cc t0 t1 k0 k1 st0 st1
 	c0=$(cpu_ticks "$spid")
 	read -r k0 st0 < <(core_ticks "$SCPU")
+	local ppid= pdata
+	if [ -n "${BENCH_KEA_PERF:-}" ] && [ "$1" = "$CMP" ] && command -v perf >/dev/null 2>&1; then
+		mkdir -p "$BENCH_KEA_PERF"
+		pdata=$BENCH_KEA_PERF/$cfg$([ "$ROUNDS" = 1 ] || echo "-$round").perf.data
+		perf record -q -p "$spid" -o "$pdata" 2>/dev/null &
+		ppid=$!
+	fi
 	t0=$(date +%s%N)
 	cc=$(perfdhcp_timed "$STEP" "$tmp/step.out" -r "$1" -M "$tmp/macs.txt")
 	t1=$(date +%s%N)
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2>/dev/null
+		wait "$ppid" 2>/dev/null
+		say "   perf profile of kea-dhcp4 at $1/s: $pdata"
+	fi
 	c1=$(cpu_ticks "$spid")
 	read -r k1 st1 < <(core_ticks "$SCPU")
 	local ds rs dr rr got
@@ -436,7 +452,8 @@ latency() {
 	sleep 2
 	rm -f "$cap/cap.pcap"
 	perfdhcp_timed 3 /dev/null -r 1000 -M "$tmp/macs.txt" >/dev/null
-	ip netns exec "$NS_S" tcpdump -i ibs0 -n -s 400 --time-stamp-precision=nano -w "$cap/cap.pcap" \
+	# The capture runs on the client's core, not on Kea's.
+	ip netns exec "$NS_S" taskset -c "$CCPU" tcpdump -i ibs0 -n -s 400 --time-stamp-precision=nano -w "$cap/cap.pcap" \
 		'udp port 67' >"$tmp/tcpdump.out" 2>&1 &
 	local tpid=$! c0 c1 k0 k1 t0 t1 _s
 	sleep 1
