@@ -6,7 +6,7 @@ libconfig_a_CFLAGS = $(AM_CFLAGS) $(YAML_CFLAGS) $(JANSSON_CFLAGS)
 # handlers.c, watch.c).
 noinst_LIBRARIES += libdaemon.a
 libdaemon_a_SOURCES = daemon/api/api.c daemon/api/api.h daemon/api/api-internal.h \
-	daemon/http/http.c daemon/api/handlers.c daemon/api/apply.c daemon/api/watch.c daemon/public/public.c daemon/public/public.h
+	daemon/http/http.c daemon/api/handlers.c daemon/api/apply.c daemon/api/watch.c daemon/public/public.c daemon/public/public.h daemon/public/files.c daemon/public/public-internal.h
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 # The transport's header: what http.c offers daemon/main.c and the handlers.
 libdaemon_a_SOURCES += daemon/http/http.h

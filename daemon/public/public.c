@@ -7,14 +7,7 @@
  * a route of ours here on the request's first call; this file reads the
  * store (the thread's own reader) or opens the file, and builds the
  * libmicrohttpd response. Nothing here blocks on anything but the local
- * disk and SQLite. Files are opened per request under a directory fd
- * (common/file.h): the route parser already refused "..", hidden names and
- * escapes, the kernel refuses any symlink on the way, and a last component
- * that is a link is followed only when root or the daemon's user owns it
- * (Debian's /usr/lib/ipxe/ipxe.efi is a link to /boot/ipxe.efi), so a
- * request never reads outside ipxe.binary_dir or ipxe.osie_dir except
- * where the operator linked it. A file is sent with sendfile by
- * libmicrohttpd (a response from the fd), and a Range of one span gets 206.
+ * disk and SQLite. The binaries and OSIE files are daemon/public/files.c's.
  *
  * Who is asking: the TCP peer's address. A script asked for without a MAC
  * and /httpboot look the machine up by that address (the store's IP
@@ -64,6 +57,7 @@
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
 #include "daemon/public/public.h"
+#include "daemon/public/public-internal.h"
 #include "daemon/settings.h"
 #include "ipxe/ipxe.h"
 #include "store/store.h"
@@ -73,17 +67,7 @@
 #define PUBLIC_LOG_BURST 10 /* log lines about refusals of a kind at once ... */
 #define PUBLIC_LOG_RATE 1   /* ... then this many per second */
 
-enum public_log {
-	PUBLIC_LOG_SCRIPT,   /* no script for a machine */
-	PUBLIC_LOG_FILE,     /* a binary or OSIE file not served */
-	PUBLIC_LOG_METADATA, /* no metadata for a client */
-	PUBLIC_LOG_MAX
-};
-
-/* True when one more line of kind may be logged (after one saying how
- * many were not, if some were not), across the handler threads: a scan of
- * the listener must not flood the log. */
-static bool public_log_allowed(enum public_log kind, const char *subsystem)
+bool public_log_allowed(enum public_log kind, const char *subsystem)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static struct ratelimit rl[PUBLIC_LOG_MAX]; /* guarded by lock */
@@ -107,16 +91,6 @@ static void count_script(const char *outcome)
 	count("ironbell_ipxe_scripts_total",
 	      "iPXE script requests, by outcome (default, url, contents, discovery, unknown, "
 	      "not_allowed, error).",
-	      labels);
-}
-
-static void count_file(const char *route, const char *outcome)
-{
-	char labels[96];
-	snprintf(labels, sizeof(labels), "route=\"%s\",outcome=\"%s\"", route, outcome);
-	count("ironbell_ipxe_files_total",
-	      "Binary and OSIE file requests, by route and outcome (ok, partial, "
-	      "not_modified, not_found, range_not_satisfiable, error).",
 	      labels);
 }
 
@@ -177,7 +151,7 @@ static struct MHD_Response *text_response(const char *text)
 	return MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 }
 
-static int reply_text(unsigned code, const char *text, struct public_reply *rep)
+int public_reply_text(unsigned code, const char *text, struct public_reply *rep)
 {
 	rep->resp = text_response(text);
 	if (!rep->resp)
@@ -259,7 +233,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	int e;
 
 	if (!r)
-		return reply_text(500, "the store cannot be read\n", rep);
+		return public_reply_text(500, "the store cannot be read\n", rep);
 	if (route->has_mac) {
 		memcpy(m, route->mac, 6);
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
@@ -294,13 +268,13 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 			log_info("ipxe", "no script for %s from %s: no Hardware has this %s", mac,
 				 client, route->has_mac ? "MAC" : "address");
 		count_script("unknown");
-		e = reply_text(404, "no Hardware for this machine\n", rep);
+		e = public_reply_text(404, "no Hardware for this machine\n", rep);
 		goto out;
 	}
 	if (e < 0) {
 		log_error("ipxe", "cannot look up %s for %s: %s", mac, client, strerror(-e));
 		count_script("error");
-		e = reply_text(500, "the store cannot be read\n", rep);
+		e = public_reply_text(500, "the store cannot be read\n", rep);
 		goto out;
 	}
 	uint32_t pub = public_address(cfg, c);
@@ -315,14 +289,14 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		count_script(e == -EACCES ? "not_allowed" : "unknown");
 		if (e == -EACCES)
 			boot_seen(api, hw, BOOTMARK_NETBOOT, "ipxe", client);
-		e = reply_text(404, "netboot is not allowed for this machine\n", rep);
+		e = public_reply_text(404, "netboot is not allowed for this machine\n", rep);
 		goto out;
 	}
 	if (e < 0) {
 		log_error("ipxe", "cannot make the script of %s (%s): %s", mac, hw_name(hw, name),
 			  e == -E2BIG ? "it is too long" : err);
 		count_script("error");
-		e = reply_text(500, "the script cannot be made; the server's log says why\n", rep);
+		e = public_reply_text(500, "the script cannot be made; the server's log says why\n", rep);
 		goto out;
 	}
 	log_info("ipxe", "script served: mac=%s hardware=%s kind=%s client=%s", mac,
@@ -334,95 +308,6 @@ out:
 	json_decref(hw);
 	buf_free(&out);
 	return e;
-}
-
-/* ---- files ---- */
-
-/* Opens name under dir (common/file.h: never outside it; a last component
- * that is a link is followed only when root or we own it). */
-static int open_beneath(const char *dir, const char *name, int *ret_fd, struct stat *st)
-{
-	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	int e = file_open_beneath(dfd, name, ret_fd, st);
-	close(dfd);
-	return e;
-}
-
-static int serve_file(struct MHD_Connection *c, const char *dir, const struct ipxe_route *route,
-		      const char *client, struct public_reply *rep)
-{
-	const char *what = route->type == IPXE_ROUTE_BINARY ? "binary" : "osie";
-	const char *name = route->name, *alias = NULL;
-	struct stat st;
-	uint64_t off = 0, len;
-	int fd = -1, e, rr;
-	char crange[96];
-
-	if (!dir) {
-		count_file(what, "not_found");
-		return reply_text(404, "no OSIE directory is configured (ipxe.osie_dir)\n", rep);
-	}
-	e = open_beneath(dir, name, &fd, &st);
-	if (e == -ENOENT && route->type == IPXE_ROUTE_BINARY && (alias = bootfile_alias(name))) {
-		e = open_beneath(dir, alias, &fd, &st);
-		if (e == 0)
-			name = alias;
-	}
-	if (e < 0) {
-		if (public_log_allowed(PUBLIC_LOG_FILE, "ipxe"))
-			log_warn("ipxe", "%s %s asked for by %s is not served: %s (%s/%s)", what,
-				 route->name, client,
-				 e == -ENOENT ? "no such file" :
-				 e == -EPERM  ? "a symbolic link root did not make, or outside the "
-						"directory" :
-				 e == -EISDIR ? "not a regular file" :
-						strerror(-e),
-				 dir, route->name);
-		count_file(what, e == -ENOENT || e == -EPERM || e == -EISDIR ? "not_found" : "error");
-		return reply_text(e == -ENOENT || e == -EPERM || e == -EISDIR ? 404 : 500,
-				  "no such file\n", rep);
-	}
-	const char *range = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
-	const char *if_range =
-		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_RANGE);
-	uint64_t size = (uint64_t)st.st_size;
-	rr = range && !if_range ? ipxe_range_parse(range, strlen(range), size, &off, &len) : 0;
-	if (rr == -ERANGE) {
-		close(fd);
-		e = reply_text(416, "range not satisfiable\n", rep);
-		if (e == 0) {
-			snprintf(crange, sizeof(crange), "bytes */%llu", (unsigned long long)size);
-			MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_RANGE, crange);
-		}
-		count_file(what, "range_not_satisfiable");
-		return e;
-	}
-	if (rr == 0) {
-		off = 0;
-		len = size;
-	}
-	rep->resp = MHD_create_response_from_fd_at_offset64(len, fd, (int64_t)off);
-	if (!rep->resp) {
-		close(fd);
-		return -ENOMEM;
-	}
-	rep->code = rr == 1 ? 206 : 200;
-	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_TYPE, ipxe_content_type(name));
-	MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
-	if (rr == 1) {
-		snprintf(crange, sizeof(crange), "bytes %llu-%llu/%llu", (unsigned long long)off,
-			 (unsigned long long)(off + len - 1), (unsigned long long)size);
-		MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_CONTENT_RANGE, crange);
-		log_debug("ipxe", "%s %s: bytes %llu-%llu to %s", what, name,
-			  (unsigned long long)off, (unsigned long long)(off + len - 1), client);
-	} else {
-		log_info("ipxe", "%s served: %s (%llu bytes) to %s", what, name,
-			 (unsigned long long)size, client);
-	}
-	count_file(what, rr == 1 ? "partial" : "ok");
-	return 0;
 }
 
 /* ---- /httpboot ---- */
@@ -437,11 +322,11 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 	int e;
 
 	if (!r)
-		return reply_text(500, "the store cannot be read\n", rep);
+		return public_reply_text(500, "the store cannot be read\n", rep);
 	e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
 	if (e < 0 && e != -ENOENT) {
 		log_error("ipxe", "cannot look up %s: %s", client, strerror(-e));
-		return reply_text(500, "the store cannot be read\n", rep);
+		return public_reply_text(500, "the store cannot be read\n", rep);
 	}
 	settings_base_url(cfg, public_address(cfg, c), base, sizeof(base));
 	e = ipxe_httpboot(hw, client, base, &out);
@@ -516,9 +401,9 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 	int e;
 
 	if (!r)
-		return reply_text(500, "the store cannot be read\n", rep);
+		return public_reply_text(500, "the store cannot be read\n", rep);
 	if (route->type == MD_ROUTE_BAD)
-		return reply_text(404, "not found\n", rep);
+		return public_reply_text(404, "not found\n", rep);
 	struct md_settings md;
 	settings_metadata(cfg, &md);
 	e = md_client_address(peer, xff, md.trusted_proxies, client, sizeof(client));
@@ -550,12 +435,12 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 					 "no Hardware with this system UUID has this address" :
 				 route->by_instance ? "not the Hardware with this instance id" :
 						      "no Hardware has this address");
-		e = reply_text(404, "no Hardware for this address\n", rep);
+		e = public_reply_text(404, "no Hardware for this address\n", rep);
 		goto out;
 	}
 	if (e < 0) {
 		log_error("metadata", "cannot look up %s: %s", client, strerror(-e));
-		e = reply_text(500, "the store cannot be read\n", rep);
+		e = public_reply_text(500, "the store cannot be read\n", rep);
 		goto out;
 	}
 	boot_seen(api, hw, BOOTMARK_DISK, "metadata", client);
@@ -576,11 +461,11 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 		e = -ENOENT;
 	}
 	if (e == -ENOENT) {
-		e = reply_text(404, "no such key\n", rep);
+		e = public_reply_text(404, "no such key\n", rep);
 	} else if (e < 0) {
 		log_error("metadata", "cannot answer %s for %s (%s): %s", md_route_template(route),
 			  client, hw_name(hw, name), e == -E2BIG ? "too large" : strerror(-e));
-		e = reply_text(500, "the answer cannot be made; the server's log says why\n", rep);
+		e = public_reply_text(500, "the answer cannot be made; the server's log says why\n", rep);
 	} else {
 		log_debug("metadata", "%s for %s (%s)", md_route_template(route), client,
 			  hw_name(hw, name));
@@ -624,12 +509,12 @@ int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Conne
 	case IPXE_ROUTE_SCRIPT:
 		return serve_script(api, cfg, c, route, client, rep);
 	case IPXE_ROUTE_BINARY:
-		return serve_file(c, cfg->ipxe.binary_dir, route, client, rep);
+		return public_serve_file(c, cfg->ipxe.binary_dir, route, client, rep);
 	case IPXE_ROUTE_OSIE:
-		return serve_file(c, cfg->ipxe.osie_dir, route, client, rep);
+		return public_serve_file(c, cfg->ipxe.osie_dir, route, client, rep);
 	case IPXE_ROUTE_HTTPBOOT:
 		return serve_httpboot(api, cfg, c, client, rep);
 	default:
-		return reply_text(404, "not found\n", rep);
+		return public_reply_text(404, "not found\n", rep);
 	}
 }
