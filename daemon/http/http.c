@@ -26,9 +26,25 @@
  * (MHD_stop_daemon), so no reader outlives the listeners.
  *
  * The config snapshot: struct api holds the current one with a reference
- * count (cfg_lock guards the pointer and the counts). A request takes a
- * reference when it starts and drops it when it completes, so a reload
- * swaps the pointer without freeing anything a request still reads.
+ * count (cfg_lock guards the pointer and the counts) and a generation that
+ * api_set_config() bumps. A listener thread does not take that lock per
+ * request: it keeps a hold (struct cfg_hold) on the snapshot it last saw,
+ * which owns one reference to it, and a request pins the hold of its thread
+ * with an atomic count on a line only that thread writes in practice. A
+ * request compares the thread's generation with the api's (one acquire
+ * load); only when they differ does the thread take cfg_lock, make a hold
+ * on the new snapshot and let go of its old hold. A hold is freed, and its
+ * reference dropped, when its last user lets go of it: the thread (on a
+ * switch, or when it ends: the thread key's destructor) or the last request
+ * that began on it. So a reload swaps the pointer without freeing anything
+ * a request still reads, and costs each thread one lock at its next request.
+ *
+ * Each connection has one struct request (MHD_OPTION_NOTIFY_CONNECTION),
+ * reused by every request of a keep-alive connection, so a request costs no
+ * allocation in the transport; the connection's local IPv4 address is
+ * cached there for the public routes' URLs (api_conn_local_ipv4()). The
+ * request counter of each (listener, route, code) is looked up once per
+ * thread and kept in a small thread-local table (count_request()).
  *
  * libmicrohttpd is told not to unescape the path or the query (a no-op
  * unescape callback): daemon/api/api.c makes every percent-encoding decision. */
@@ -40,6 +56,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +101,18 @@ struct cfg_ref {
 	struct cfg_ref *next; /* retired snapshots still referenced */
 };
 
+/* A thread's hold on one snapshot: see DESIGN. */
+struct cfg_hold {
+	struct api *api;
+	struct cfg_ref *ref; /* one reference, dropped when the hold is freed */
+	unsigned users;      /* atomic: the thread while it is current, plus its requests */
+};
+
 struct api {
 	struct store *store;
 	pthread_mutex_t cfg_lock;
 	struct cfg_ref *cfg;     /* current; guarded by cfg_lock */
+	uint64_t cfg_gen;        /* atomic: bumped by each api_set_config() */
 	struct cfg_ref *retired; /* guarded by cfg_lock */
 	struct listener admin_unix, admin_tcp, public_;
 	char *socket_path; /* the unix socket we bound, to remove at stop */
@@ -104,9 +129,16 @@ struct api {
 	bool bound;    /* api_bind() done */
 };
 
+/* One per connection (conn_notify()), reset for each of its requests. */
 struct request {
+	/* the connection's: kept across its requests */
 	struct listener *l;
-	const struct ib_config *cfg; /* a reference (api_config_get) */
+	uint32_t local_ipv4; /* host order; valid when local_known */
+	bool local_known;
+	bool in_use;         /* a request is between on_request and on_completed */
+	/* the request's: zeroed by request_reset() */
+	struct cfg_hold *hold;       /* pinned (cfg_pin) */
+	const struct ib_config *cfg; /* hold's snapshot */
 	struct api_route route;
 	const char *template_;
 	enum api_method method;
@@ -247,12 +279,98 @@ void api_set_config(struct api *api, struct ib_config *cfg)
 		api->retired = old;
 		cfg_ref_drop_locked(api, old);
 	}
+	/* Under the lock, so that a thread that sees the new generation
+	 * finds the new snapshot when it takes the lock. */
+	__atomic_add_fetch(&api->cfg_gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&api->cfg_lock);
 
 	/* The socket's mode can change without a restart. */
 	if (api->socket_path && strcmp(api->socket_path, cfg->api.socket) == 0 &&
 	    chmod(api->socket_path, cfg->api.socket_mode) < 0)
 		log_warn("api", "cannot chmod %s: %s", api->socket_path, strerror(errno));
+}
+
+/* ---- the snapshot of each listener thread (see DESIGN) ---- */
+
+struct cfg_thread {
+	struct cfg_hold *cur; /* NULL until the thread's first request */
+	uint64_t gen;         /* the api's generation cur was taken at */
+};
+
+static pthread_key_t cfg_key;
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static __thread struct cfg_thread *cfg_tls;
+
+/* Lets go of one use of h; the last one drops its snapshot reference. */
+static void cfg_hold_release(struct cfg_hold *h)
+{
+	if (!h || __atomic_sub_fetch(&h->users, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	pthread_mutex_lock(&h->api->cfg_lock);
+	cfg_ref_drop_locked(h->api, h->ref);
+	pthread_mutex_unlock(&h->api->cfg_lock);
+	free(h);
+}
+
+/* The key's destructor: a thread that ends lets go of its hold. Listener
+ * threads end inside MHD_stop_daemon(), before api_free(). */
+static void cfg_thread_destroy(void *p)
+{
+	struct cfg_thread *t = p;
+	cfg_hold_release(t->cur);
+	free(t);
+}
+
+static void cfg_key_init(void)
+{
+	if (pthread_key_create(&cfg_key, cfg_thread_destroy) != 0)
+		abort();
+}
+
+/* Makes the calling thread's hold the one of api's current snapshot. The
+ * slow path: on a thread's first request and after a reload. */
+static struct cfg_hold *cfg_thread_switch(struct api *api, struct cfg_thread *t)
+{
+	struct cfg_hold *h = calloc(1, sizeof(*h));
+	if (!h)
+		return t->cur && t->cur->api == api ? t->cur : NULL; /* keep the old one */
+	h->api = api;
+	h->users = 1; /* the thread's */
+	pthread_mutex_lock(&api->cfg_lock);
+	h->ref = api->cfg;
+	h->ref->refs++;
+	t->gen = __atomic_load_n(&api->cfg_gen, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&api->cfg_lock);
+	cfg_hold_release(t->cur);
+	t->cur = h;
+	return h;
+}
+
+/* Pins the calling thread's snapshot of api for one request: no lock unless
+ * the configuration changed since the thread's last request. Release with
+ * cfg_hold_release(). NULL on ENOMEM. */
+static struct cfg_hold *cfg_pin(struct api *api)
+{
+	struct cfg_thread *t = cfg_tls;
+	struct cfg_hold *h;
+
+	if (!t) {
+		pthread_once(&cfg_once, cfg_key_init);
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		if (pthread_setspecific(cfg_key, t) != 0) {
+			free(t);
+			return NULL;
+		}
+		cfg_tls = t;
+	}
+	h = t->cur;
+	if (!h || h->api != api || __atomic_load_n(&api->cfg_gen, __ATOMIC_ACQUIRE) != t->gen)
+		h = cfg_thread_switch(api, t);
+	if (h)
+		__atomic_add_fetch(&h->users, 1, __ATOMIC_RELAXED);
+	return h;
 }
 
 /* ---- metrics ---- */
@@ -288,15 +406,37 @@ static void collect(struct buf *out, void *userdata)
 	}
 }
 
+/* The request counters this thread used, by (listener, route template,
+ * code): templates are string literals, so their address is the key. A
+ * miss (the first request of a kind, or a slot taken by another kind)
+ * formats the labels and asks the registry's per-thread cache. */
+#define COUNT_CACHE_SIZE 64
+struct count_slot {
+	const char *template_;
+	unsigned code;
+	enum listener_type type;
+	struct metric *m;
+};
+static __thread struct count_slot count_cache[COUNT_CACHE_SIZE];
+
 static void count_request(const struct listener *l, const char *template_, unsigned code)
 {
+	uintptr_t h = ((uintptr_t)template_ >> 3) * 31u + code * 2u + (unsigned)l->type;
+	struct count_slot *e = &count_cache[(h ^ (h >> 7)) % COUNT_CACHE_SIZE];
 	char labels[256];
+
+	if (e->m && e->template_ == template_ && e->code == code && e->type == l->type) {
+		metric_inc(e->m, 1);
+		return;
+	}
 	snprintf(labels, sizeof(labels), "listener=\"%s\",path=\"%s\",code=\"%u\"",
 		 l->type == LISTENER_ADMIN ? "admin" : "public", template_, code);
-	metric_inc(metrics_counter_cached("ironbell_http_requests_total",
-				   "HTTP requests answered, by listener, route and status code.",
-				   labels),
-		   1);
+	struct metric *m = metrics_counter("ironbell_http_requests_total",
+					   "HTTP requests answered, by listener, route and status code.",
+					   labels);
+	if (m)
+		*e = (struct count_slot){ .template_ = template_, .code = code, .type = l->type, .m = m };
+	metric_inc(m, 1);
 }
 
 /* ---- responses ---- */
@@ -483,6 +623,68 @@ static enum MHD_Result finish(struct listener *l, struct MHD_Connection *c, stru
 	return ret;
 }
 
+/* The connection's struct request, made when it opens and freed when it
+ * closes: every request of a keep-alive connection reuses it. */
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			enum MHD_ConnectionNotificationCode toe)
+{
+	struct listener *l = cls;
+	struct request *rq = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		rq = calloc(1, sizeof(*rq));
+		if (rq)
+			rq->l = l;
+		*socket_context = rq; /* NULL: on_request refuses the connection's requests */
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && rq) {
+		free(rq);
+		*socket_context = NULL;
+	}
+}
+
+/* The connection's struct request, cleared of the last request's state. */
+static struct request *request_begin(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct request *rq = ci ? ci->socket_context : NULL;
+	if (!rq || rq->in_use)
+		return NULL;
+	memset(&rq->hold, 0, sizeof(*rq) - offsetof(struct request, hold));
+	rq->in_use = true;
+	return rq;
+}
+
+uint32_t api_conn_local_ipv4(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct request *rq = ci ? ci->socket_context : NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	uint32_t v = 0;
+
+	if (rq && rq->local_known)
+		return rq->local_ipv4;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET) {
+		v = ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			memcpy(&v, &a->s6_addr[12], 4);
+			v = ntohl(v);
+		}
+	}
+	if (rq) {
+		rq->local_ipv4 = v;
+		rq->local_known = true;
+	}
+	return v;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -491,11 +693,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct request *rq = *con_cls;
 
 	if (!rq) {
-		rq = calloc(1, sizeof(*rq));
+		rq = request_begin(c);
 		if (!rq)
 			return MHD_NO;
-		rq->l = l;
-		rq->cfg = api_config_get(l->api);
+		rq->hold = cfg_pin(l->api);
+		if (!rq->hold) {
+			rq->in_use = false;
+			return MHD_NO;
+		}
+		rq->cfg = rq->hold->ref->cfg;
 		rq->method = api_method_parse(method);
 		*con_cls = rq;
 		return begin(l, c, rq, url);
@@ -520,13 +726,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct listener *l = cls;
 	struct request *rq = *con_cls;
 	if (!rq)
 		return;
 	buf_free(&rq->body);
-	api_config_put(l->api, rq->cfg);
-	free(rq);
+	cfg_hold_release(rq->hold);
+	rq->hold = NULL;
+	rq->cfg = NULL;
+	rq->in_use = false; /* the connection's struct stays for its next request */
 	*con_cls = NULL;
 }
 
@@ -540,6 +747,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	const struct listener *l = cls;
 	char msg[512];
+	if (!log_enabled(LOG_LVL_DEBUG))
+		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	size_t n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
@@ -646,6 +855,7 @@ static int start_mhd(struct listener *l, unsigned threads, const struct ib_confi
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, l },
 		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, l },
 		{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },

@@ -14,9 +14,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct api;
 struct ib_config;
+struct MHD_Connection;
 struct store;
 struct store_reader;
 
@@ -66,6 +68,11 @@ void api_free(struct api *api);
 /* The calling thread's store reader, created on first use and freed when
  * the thread ends. NULL on failure. */
 struct store_reader *api_thread_reader(struct api *api);
+/* The local IPv4 address (host byte order) of a connection of the
+ * listeners, asked of the kernel once per connection and then remembered;
+ * an IPv4-mapped IPv6 address counts. 0 when it is not IPv4 or cannot be
+ * known. */
+uint32_t api_conn_local_ipv4(struct MHD_Connection *c);
 /* The store the API was made with (for the public routes' few writes). */
 struct store *api_store(struct api *api);
 /* What api_set_ready() last said (false until then). */

@@ -5,6 +5,12 @@
 TESTS += tests/integration/test_daemon.sh
 EXTRA_DIST += tests/integration/test_daemon.sh
 
+# A reload while a request is in flight on the public listener: the request
+# keeps its configuration snapshot, the listener thread moves on, nothing in
+# use is freed (python3, curl).
+TESTS += tests/integration/test_http_reload.sh
+EXTRA_DIST += tests/integration/test_http_reload.sh
+
 # Least privilege: no capability is left after start-up, as root by hand
 # and as a user with ambient capabilities; DHCP, TFTP and a reload still
 # work (root, network namespaces; busybox udhcpc, curl, setpriv).
