@@ -16,7 +16,11 @@
  * which loads them once at start.
  *
  * Threads: the public listener runs a pool of http.threads threads (one per
- * CPU by default) on epoll: its handlers never block. The admin listeners run one thread per
+ * CPU by default) on epoll, with MHD_USE_TURBO: its handlers never block.
+ * That mode was measured against one thread, no turbo, other memory limits
+ * and one daemon per thread on SO_REUSEPORT sockets (docs/http-transport.md):
+ * none did better, and the transport's CPU per request is a small part of
+ * any machine-facing answer's. The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/api/watch.c), and a write blocks until its commit, neither of
