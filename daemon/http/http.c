@@ -413,7 +413,9 @@ static void collect(struct buf *out, void *userdata)
 /* The request counters this thread used, by (listener, route template,
  * code): templates are string literals, so their address is the key. A
  * miss (the first request of a kind, or a slot taken by another kind)
- * formats the labels and asks the registry's per-thread cache. */
+ * formats the labels and asks the registry. A series lives as long as the
+ * process (only the unit tests' metrics_reset() frees them, and no
+ * listener runs there), so the pointers stay valid. */
 #define COUNT_CACHE_SIZE 64
 struct count_slot {
 	const char *template_;
