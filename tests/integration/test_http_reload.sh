@@ -6,7 +6,8 @@
 # freed (the ASan build of this test turns a use after free into a crash).
 # The request in flight is a GET of an iPXE script whose body is held back:
 # libmicrohttpd's "100 Continue" says that the request has begun (its
-# snapshot is taken) before the reload is sent. glibc's malloc fills
+# snapshot is taken) before the reload is sent; a second such request,
+# whose client goes away, ends on the same snapshot first. glibc's malloc fills
 # what is freed (MALLOC_PERTURB_), so that the plain build sees a freed
 # snapshot too. Needs python3 and curl.
 set -u
@@ -60,7 +61,7 @@ is "$?" 0 "a reload puts the second template in use"
 # answer's body goes to $IB_TMP/slow.out.
 cat >"$IB_TMP/slow.py" <<'EOF'
 import os, socket, sys, time
-port, path, tmp = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, path, tmp, tag = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 s = socket.create_connection(("127.0.0.1", port), timeout=20)
 s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
            "Expect: 100-continue\r\n\r\n" % path).encode())
@@ -72,11 +73,14 @@ while b"\r\n\r\n" not in got:
     got += chunk
 if not got.startswith(b"HTTP/1.1 100"):
     sys.exit("no 100 Continue: %r" % got)
-open(os.path.join(tmp, "begun"), "w").close()
+open(os.path.join(tmp, tag + ".begun"), "w").close()
 for _ in range(200):
     if os.path.exists(os.path.join(tmp, "go")):
         break
     time.sleep(0.1)
+if tag == "abort":
+    s.close()  # the client goes away: the request ends without an answer
+    sys.exit(0)
 s.sendall(b"body")
 resp = got.split(b"\r\n\r\n", 1)[1]
 while True:
@@ -91,11 +95,17 @@ while True:
         break
 open(os.path.join(tmp, "slow.out"), "wb").write(resp)
 EOF
-rm -f "$IB_TMP/begun" "$IB_TMP/go" "$IB_TMP/slow.out"
-python3 "$IB_TMP/slow.py" "$IB_HTTP_PORT" "$SCRIPT" "$IB_TMP" 2>"$IB_TMP/slow.err" &
+rm -f "$IB_TMP"/*.begun "$IB_TMP/go" "$IB_TMP/slow.out"
+python3 "$IB_TMP/slow.py" "$IB_HTTP_PORT" "$SCRIPT" "$IB_TMP" slow 2>"$IB_TMP/slow.err" &
 SLOW_PID=$!
-wait_for 10 test -f "$IB_TMP/begun"
+# A second one, whose client goes away instead of sending its body: its
+# end (an abort) lets go of the same snapshot.
+python3 "$IB_TMP/slow.py" "$IB_HTTP_PORT" "$SCRIPT" "$IB_TMP" abort 2>"$IB_TMP/abort.err" &
+ABORT_PID=$!
+wait_for 10 test -f "$IB_TMP/slow.begun"
 is "$?" 0 "the slow request has begun (100 Continue)"
+wait_for 10 test -f "$IB_TMP/abort.begun"
+is "$?" 0 "and the one that will be aborted"
 
 cp "$IB_TMP/two.ipxe" "$IB_TMP/tmpl.ipxe"
 kill -HUP "$IB_DAEMON_PID"
@@ -112,6 +122,8 @@ wait_for 10 sh -c "curl -s --max-time 5 $BASE$SCRIPT | grep -q snapshot-zero"
 is "$?" 0 "another reload is seen too"
 
 touch "$IB_TMP/go"
+wait "$ABORT_PID"
+is "$?" 0 "the second client goes away"
 wait "$SLOW_PID"
 is "$?" 0 "the slow request gets an answer"
 [ -s "$IB_TMP/slow.err" ] && diag "$(cat "$IB_TMP/slow.err")"
