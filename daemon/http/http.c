@@ -140,7 +140,7 @@ struct request {
 	uint32_t local_ipv4; /* host order; valid when local_known */
 	bool local_known;
 	bool in_use;         /* a request is between on_request and on_completed */
-	/* the request's: zeroed by request_reset() */
+	/* the request's: zeroed by request_begin() */
 	struct cfg_hold *hold;       /* pinned (cfg_pin) */
 	const struct ib_config *cfg; /* hold's snapshot */
 	struct api_route route;
@@ -323,6 +323,7 @@ static void cfg_thread_destroy(void *p)
 	struct cfg_thread *t = p;
 	cfg_hold_release(t->cur);
 	free(t);
+	cfg_tls = NULL; /* this thread's: it runs on the thread that ends */
 }
 
 static void cfg_key_init(void)

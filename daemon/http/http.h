@@ -51,7 +51,8 @@ void api_set_ready_check(struct api *api, api_ready_fn fn, void *userdata);
 api_ready_fn api_ready_check(struct api *api, void **ret_ud);
 /* Replaces the config snapshot (ownership taken). Requests in flight keep
  * the snapshot they started with; the old one is freed when the last of
- * them ends. Applies what can change live (max body, token, socket mode). */
+ * them ends and every listener thread has moved to the new one (at its
+ * next request, or when it ends). Applies what can change live (max body, token, socket mode). */
 void api_set_config(struct api *api, struct ib_config *cfg);
 /* A reference to the current snapshot; release it with api_config_put(). */
 const struct ib_config *api_config_get(struct api *api);
