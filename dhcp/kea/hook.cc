@@ -38,6 +38,8 @@
 #include <cc/data.h>
 #include <dhcp/dhcp4.h>
 #include <dhcp/option.h>
+#include <dhcp/option_custom.h>
+#include <dhcp/option_int.h>
 #include <dhcp/pkt4.h>
 #include <dhcpsrv/base_host_data_source.h>
 #include <dhcpsrv/cfgmgr.h>
@@ -54,6 +56,7 @@
 #include <stats/stats_mgr.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -549,17 +552,88 @@ bool option_is_keas(uint8_t code)
 	}
 }
 
-/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes. */
+/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes.
+ * Kea makes its server identifier an OptionCustom and its lease time an
+ * OptionUint32: read as such, with no buffer packed; anything else is
+ * packed to be read. */
 uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 {
 	isc::dhcp::OptionPtr o = pkt->getOption(code);
 
 	if (!o)
 		return 0;
+	if (auto c = boost::dynamic_pointer_cast<isc::dhcp::OptionCustom>(o)) {
+		try {
+			if (c->getDataFieldsNum() == 1)
+				return c->readAddress().toUint32();
+		} catch (const isc::Exception &) {
+			/* not an address: packed below */
+		}
+	} else if (auto i = boost::dynamic_pointer_cast<isc::dhcp::OptionUint32>(o)) {
+		return i->getValue();
+	}
 	std::vector<uint8_t> b = o->toBinary(false);
 	if (b.size() != 4)
 		return 0;
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Options made once: an applied answer sets the same few options (a
+ * machine's router, name servers, host name, lease times) packet after
+ * packet, and an Option made for each costs more than the rest of the
+ * answer. Made Options are immutable and shared, as Kea shares those of
+ * its own configuration between responses: a table of OPT_CACHE_SLOTS
+ * by a hash of the code and the bytes, each slot holding the last one
+ * made there (the bytes compared whole on a hit), under one of
+ * OPT_CACHE_LOCKS locks. Emptied at unload, while Kea's libraries that
+ * free them are still there. */
+constexpr size_t OPT_CACHE_SLOTS = 4096;
+constexpr size_t OPT_CACHE_LOCKS = 64;
+
+struct OptSlot {
+	uint64_t hash = 0;
+	isc::dhcp::OptionPtr opt;
+};
+
+OptSlot opt_cache[OPT_CACHE_SLOTS];
+std::mutex opt_cache_mu[OPT_CACHE_LOCKS];
+
+uint64_t opt_hash(uint8_t code, const uint8_t *data, size_t len)
+{
+	uint64_t h = 1469598103934665603ull ^ code;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ data[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+isc::dhcp::OptionPtr option_made(uint8_t code, const uint8_t *data, size_t len)
+{
+	uint64_t h = opt_hash(code, data, len);
+	size_t i = h % OPT_CACHE_SLOTS;
+	std::mutex &mu = opt_cache_mu[i % OPT_CACHE_LOCKS];
+	{
+		std::lock_guard<std::mutex> g(mu);
+		const OptSlot &sl = opt_cache[i];
+		if (sl.opt && sl.hash == h && sl.opt->getType() == code) {
+			const isc::dhcp::OptionBuffer &b = sl.opt->getData();
+			if (b.size() == len && (len == 0 || memcmp(b.data(), data, len) == 0))
+				return sl.opt;
+		}
+	}
+	isc::dhcp::OptionPtr o(new isc::dhcp::Option(isc::dhcp::Option::V4, code,
+						     isc::dhcp::OptionBuffer(data, data + len)));
+	std::lock_guard<std::mutex> g(mu);
+	opt_cache[i].hash = h;
+	opt_cache[i].opt = o;
+	return o;
+}
+
+void option_cache_clear()
+{
+	for (size_t i = 0; i < OPT_CACHE_SLOTS; i++) {
+		std::lock_guard<std::mutex> g(opt_cache_mu[i % OPT_CACHE_LOCKS]);
+		opt_cache[i].opt.reset();
+	}
 }
 
 /* Removes every instance of code from pkt (bounded: a packet holds fewer
@@ -579,11 +653,8 @@ void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data
 	size_t off = 0;
 	do {
 		size_t n = len - off > 255 ? 255 : len - off;
-		isc::dhcp::OptionPtr o(
-			new isc::dhcp::Option(isc::dhcp::Option::V4, code,
-					      isc::dhcp::OptionBuffer(data + off, data + off + n)));
 		/* Pkt::addOption: Pkt4's own refuses a second instance. */
-		pkt->isc::dhcp::Pkt::addOption(o);
+		pkt->isc::dhcp::Pkt::addOption(option_made(code, data + off, n));
 		off += n;
 	} while (off < len);
 }
@@ -702,6 +773,7 @@ void hook_teardown()
 		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
 		isc::dhcp::HostDataSourceFactory::deregisterFactory(HOST_SOURCE_TYPE, true);
 		stats_remove();
+		option_cache_clear();
 	} catch (const std::exception &e) {
 		ib_error(std::string("unload: ") + e.what());
 	}

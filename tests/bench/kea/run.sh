@@ -54,7 +54,8 @@
 # ratio in each round: on a machine whose load changes, rounds side by
 # side say more than one long run of each.
 #
-# BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
+# BENCH_KEA_RATES="R1 R2 ..." runs those steps only, in place of the
+# search (the max is then the highest that passed). BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
 # BENCH_KEA_CMP_RATE step of each run (DIR/<config>[-<round>].perf.data),
 # for perf report --sort dso,sym.
 #
@@ -345,7 +346,7 @@ run() {
 	if [ -n "${BENCH_KEA_PERF:-}" ] && [ "$1" = "$CMP" ] && command -v perf >/dev/null 2>&1; then
 		mkdir -p "$BENCH_KEA_PERF"
 		pdata=$BENCH_KEA_PERF/$cfg$([ "$ROUNDS" = 1 ] || echo "-$round").perf.data
-		perf record -q -p "$spid" -o "$pdata" 2>/dev/null &
+		perf record -q ${BENCH_KEA_PERF_EVENT:+-e "$BENCH_KEA_PERF_EVENT"} -p "$spid" -o "$pdata" 2>/dev/null &
 		ppid=$!
 	fi
 	t0=$(date +%s%N)
@@ -423,6 +424,12 @@ search() {
 	best=0 best_us=0 best_cpct=0 best_cus=0 best_ccpct=0
 	fail_cpct=- fail_ccpct=- fail_sbusy=- client_bound=0
 	cmp_us=- cmp_cus=-
+	if [ -n "${BENCH_KEA_RATES:-}" ]; then
+		for r in $BENCH_KEA_RATES; do
+			step "$r"
+		done
+		return 0
+	fi
 	while [ "$r" -le "$MAX_RATE" ]; do
 		step "$r"
 		st=$?
