@@ -36,9 +36,10 @@
 # (small Hardware carry no user data) is left out for that kind, and said.
 #
 # It reports requests/s, latency p50/p99 (wrk's own histogram), the CPU of
-# the server (utime+stime of its processes over the run, from /proc) and
-# of the client (wrk's, as its parent sees it), each as a share of one
-# core, and flags a run "client-bound" when wrk used more CPU than the
+# the server (utime+stime of its processes over the run, from /proc), of
+# the client (wrk's, as its parent sees it) and of the whole machine
+# (/proc/stat: more than server + client means something else ran), each
+# as a share of one core, and flags a run "client-bound" when wrk used more CPU than the
 # server (not at one connection, where neither is saturated) or ~95% of a
 # core per wrk thread: then the figure is wrk's, not the server's. Then the ratio to each nginx per case, and ironbelld's
 # RSS after loading and after the load. http.threads is the default (one
@@ -102,6 +103,8 @@ ticks() {
 	done
 	echo "$t"
 }
+# busy: clock ticks all the machine's cores spent not idle.
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 # procs PID: PID and its children (nginx's master and workers).
 procs() {
 	echo "$1"
@@ -116,7 +119,7 @@ srv_pids= # what "run" charges the server's CPU to
 # and records it.
 run() {
 	local kind=$1 urls=$2 case=$3 name=$4 port=$5 mode=$6 hdr=() out rps p50 p99 non2xx errs
-	local load=(-t2 -c"$CONNS") wthreads=2 script=() path t0 t1 wall cu cs scpu ccpu flag=""
+	local load=(-t2 -c"$CONNS") wthreads=2 script=() path t0 t1 m0 m1 wall cu cs scpu ccpu mcpu flag=""
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
 	[ "$mode" = light ] && { load=(-t1 -c1); wthreads=1; }
 	path=${URL[$case]}
@@ -128,14 +131,17 @@ run() {
 		hdr+=(-H "X-Forwarded-For: $(head -1 "$tmp/$kind/ips.txt")")
 	fi
 	t0=$(ticks $srv_pids)
+	m0=$(busy)
 	TIMEFORMAT='%R %U %S'
 	{ time wrk "${load[@]}" -d"${SECS}s" --latency "${hdr[@]}" "${script[@]}" \
 		"http://127.0.0.1:$port$path" >"$tmp/wrk.out" 2>&1 || true; } 2>"$tmp/wrk.time"
 	t1=$(ticks $srv_pids)
+	m1=$(busy)
 	out=$(cat "$tmp/wrk.out")
 	read -r wall cu cs <"$tmp/wrk.time"
 	scpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v w="$wall" 'BEGIN { printf "%.2f", d / hz / w }')
 	ccpu=$(awk -v u="$cu" -v s="$cs" -v w="$wall" 'BEGIN { printf "%.2f", (u + s) / w }')
+	mcpu=$(awk -v d=$((m1 - m0)) -v hz="$HZ" -v w="$wall" 'BEGIN { printf "%.2f", d / hz / w }')
 	# At one connection nothing saturates: only wrk's own core counts.
 	awk -v c="$ccpu" -v s="$scpu" -v t="$wthreads" -v m="$mode" \
 		'BEGIN { exit !((m != "light" && c > s) || c >= 0.95 * t) }' &&
@@ -150,8 +156,8 @@ run() {
 		say "$out"
 		exit 1
 	fi
-	printf '%-5s %-8s %-9s %-15s %-9s %9s req/s  p50 %8s  p99 %8s  cpu server %5s client %5s %s%s%s\n' \
-		"$kind" "$urls" "$case" "$name" "$mode" "$rps" "$p50" "$p99" "$scpu" "$ccpu" "$flag" \
+	printf '%-5s %-8s %-9s %-15s %-9s %9s req/s  p50 %8s  p99 %8s  cpu server %5s client %5s machine %5s %s%s%s\n' \
+		"$kind" "$urls" "$case" "$name" "$mode" "$rps" "$p50" "$p99" "$scpu" "$ccpu" "$mcpu" "$flag" \
 		"${non2xx:+ non-2xx $non2xx}" "${errs:+ ($errs)}"
 	echo "$kind $urls $case $name $mode $rps $p50 $p99 $scpu $ccpu ${flag:--}" >>"$results"
 }
