@@ -46,3 +46,6 @@ endif
 # The routes with curl against the real daemon (loopback, no root needed).
 TESTS += tests/integration/test_ipxe_http.sh
 EXTRA_DIST += tests/integration/test_ipxe_http.sh
+# Validators, 304, If-Range and the per-client download bound, with curl.
+TESTS += tests/integration/test_osie_files.sh
+EXTRA_DIST += tests/integration/test_osie_files.sh
