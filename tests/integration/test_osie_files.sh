@@ -160,4 +160,6 @@ like "$out" 'ironbell_ipxe_files_total\{route="osie",outcome="refused"\} 1' "ref
 
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
+ib_log_clean
+is "$?" 0 "no sanitizer report in the log"
 tap_done
