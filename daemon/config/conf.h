@@ -143,6 +143,8 @@ struct ib_config {
 		bool tinkerbell_tls;   /* ipxe.tinkerbell_tls, default false */
 		bool tinkerbell_insecure_tls; /* ipxe.tinkerbell_insecure_tls, default false */
 		unsigned retries;      /* ipxe.retries, 0..100, default 3: kernel/initrd fetches */
+		unsigned max_downloads_per_client; /* ipxe.max_downloads_per_client,
+						    * 0..10000, default 4; 0: no bound */
 	} ipxe;
 
 	/* Instance metadata (metadata/), on the public listener. */

@@ -162,6 +162,9 @@ const struct cfg_key cfg_ipxe_keys[] = {
 	  "false", NULL, "tell the agent not to verify the worker API's certificate" },
 	{ "retries", CFG_UINT, FIELD(ipxe.retries), 0, 100, "3", NULL,
 	  "times the script retries fetching the kernel and initrd" },
+	{ "max_downloads_per_client", CFG_UINT, FIELD(ipxe.max_downloads_per_client), 0, 10000,
+	  "4", NULL,
+	  "binary and OSIE files in flight to one client address; more get 503; 0: no bound" },
 	{ 0 }
 };
 

@@ -524,6 +524,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct request *rq = *con_cls;
 	if (!rq)
 		return;
+	if (rq->public_)
+		public_request_done(c, &rq->public_route);
 	buf_free(&rq->body);
 	api_config_put(l->api, rq->cfg);
 	free(rq);

@@ -509,9 +509,9 @@ int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Conne
 	case IPXE_ROUTE_SCRIPT:
 		return serve_script(api, cfg, c, route, client, rep);
 	case IPXE_ROUTE_BINARY:
-		return public_serve_file(c, cfg->ipxe.binary_dir, route, client, rep);
+		return public_serve_file(c, cfg, route, client, rep);
 	case IPXE_ROUTE_OSIE:
-		return public_serve_file(c, cfg->ipxe.osie_dir, route, client, rep);
+		return public_serve_file(c, cfg, route, client, rep);
 	case IPXE_ROUTE_HTTPBOOT:
 		return serve_httpboot(api, cfg, c, client, rep);
 	default:

@@ -37,3 +37,7 @@ const char *public_route_template(const struct public_route *r);
  * response could be made. */
 int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 		  const struct public_route *route, struct public_reply *rep);
+/* Called when libmicrohttpd completes (or aborts) the request of route on
+ * connection c: releases the download slot a file answer held
+ * (daemon/public/files.c). Cheap for every other route. */
+void public_request_done(struct MHD_Connection *c, const struct public_route *route);

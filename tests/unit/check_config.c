@@ -197,6 +197,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->dhcp.arch.n, 0);
 	ck_assert(d->dhcp.subnet_check);
 	ck_assert(d->bmc.enabled);
+	ck_assert_uint_eq(d->ipxe.max_downloads_per_client, 4);
 	ck_assert_uint_eq(d->bmc.ipmi.cipher_suite, 3);
 	ck_assert_uint_eq(d->bmc.ipmi.timeout_ms, 1000);
 	ck_assert_uint_eq(d->bmc.ipmi.retries, 3);
@@ -319,6 +320,7 @@ START_TEST(test_every_key)
 		 "  tinkerbell_tls: true\n"
 		 "  tinkerbell_insecure_tls: true\n"
 		 "  retries: 100\n"
+		 "  max_downloads_per_client: 0\n"
 		 "metadata:\n"
 		 "  trusted_proxies: [192.0.2.0/24, 10.1.2.3, \"2001:db8::/32\", 0.0.0.0/0]\n"
 		 "syslog:\n"
@@ -436,6 +438,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->ipxe.kernel_args, "console=ttyS0,115200 quiet");
 	ck_assert_str_eq(c->ipxe.grpc_authority, "tink.example.com:42113");
 	ck_assert(c->ipxe.tinkerbell_tls && c->ipxe.tinkerbell_insecure_tls);
+	ck_assert_uint_eq(c->ipxe.max_downloads_per_client, 0);
 	ck_assert_uint_eq(c->syslog.max_message, 480);
 	ck_assert_uint_eq(c->metadata.trusted_proxies.n, 4);
 	ck_assert_uint_eq(c->metadata.trusted_proxies.e[0].prefix, 24);
