@@ -10,6 +10,8 @@ libdaemon_a_SOURCES = daemon/api/api.c daemon/api/api.h daemon/api/api-internal.
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 # The transport's header: what http.c offers daemon/main.c and the handlers.
 libdaemon_a_SOURCES += daemon/http/http.h
+# The public listener's answer cache (the index is driven by a unit test).
+libdaemon_a_SOURCES += daemon/public/answers.c daemon/public/answers.h
 
 sbin_PROGRAMS += ironbelld
 ironbelld_SOURCES = daemon/main.c daemon/privilege.c daemon/privilege.h
