@@ -276,8 +276,9 @@ static void log_cached(const struct answers_rec *rec, const struct cache_req *q,
 		       const struct cached_answer *ca)
 {
 	if (q->key.type != ANSWERS_SCRIPT) {
-		log_debug("metadata", "%s for %s (%s/%s), cached", q->what, q->client,
-			  rec->namespace_, rec->name);
+		log_debug(q->key.type == ANSWERS_HTTPBOOT ? "ipxe" : "metadata",
+			  "%s for %s (%s/%s), cached", q->what, q->client, rec->namespace_,
+			  rec->name);
 		return;
 	}
 	uint64_t n = answers_log_due(rec, now_mono_ns());
@@ -565,6 +566,7 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 				       .out_max = 64 * 1024,
 				       .build = build_httpboot,
 				       .cfg = cfg,
+				       .what = "/httpboot",
 				       .client = client };
 		if (serve_cached(api, c, &q, rep) > 0)
 			return 0;
