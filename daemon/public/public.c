@@ -634,6 +634,78 @@ static enum MHD_Result xff_line(void *cls, enum MHD_ValueKind kind, const char *
 	return MHD_YES;
 }
 
+static int build_md(const json_t *hw, const struct cache_req *q, struct buf *out,
+		    struct cached_answer *ca)
+{
+	const struct md_route *route = q->md;
+	(void)ca;
+	if (route->by_instance &&
+	    (!md_instance_id(hw) || strcmp(md_instance_id(hw), route->instance_id) != 0))
+		return -ENOENT;
+	switch (route->type) {
+	case MD_ROUTE_EC2:
+		return md_ec2(hw, route->path, out);
+	case MD_ROUTE_HEGEL:
+		return md_hegel_json(hw, out);
+	case MD_ROUTE_NOCLOUD:
+		return md_nocloud(hw, route->file, out);
+	case MD_ROUTE_IGNITION:
+		return md_ignition(hw, out);
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The metadata answer of route for client from the answer cache: 1 when
+ * queued, 0 when the store path must answer. The key names the route:
+ * its type, and the EC2 path (after the instance id it was asked
+ * through) or the NoCloud file. */
+static int serve_md_cached(struct api *api, const struct ib_config *cfg,
+			   struct MHD_Connection *c, const struct md_route *route,
+			   const char *client, struct public_reply *rep)
+{
+	char param[ANSWERS_PARAM_MAX];
+	enum answers_type t;
+	int n = 0;
+
+	switch (route->type) {
+	case MD_ROUTE_EC2:
+		t = ANSWERS_EC2;
+		n = route->by_instance ?
+			    snprintf(param, sizeof(param), "%s/%s", route->instance_id, route->path) :
+			    snprintf(param, sizeof(param), "/%s", route->path);
+		break;
+	case MD_ROUTE_HEGEL:
+		t = ANSWERS_HEGEL;
+		param[0] = '\0';
+		break;
+	case MD_ROUTE_NOCLOUD:
+		t = ANSWERS_NOCLOUD;
+		n = snprintf(param, sizeof(param), "%d", (int)route->file);
+		break;
+	case MD_ROUTE_IGNITION:
+		t = ANSWERS_IGNITION;
+		param[0] = '\0';
+		break;
+	default:
+		return 0;
+	}
+	if (n < 0 || (size_t)n >= sizeof(param))
+		return 0; /* too long to be a key: the store path */
+	struct cache_req q = { .by = t == ANSWERS_IGNITION ? ANSWERS_BY_UUID : ANSWERS_BY_IP,
+			       .lookup = t == ANSWERS_IGNITION ? route->uuid : client,
+			       .must_own = t == ANSWERS_IGNITION ? client : NULL,
+			       .key = { .type = t, .pub = 0, .param = param },
+			       .ctype = md_ctype(route),
+			       .out_max = MD_BODY_MAX,
+			       .build = build_md,
+			       .cfg = cfg,
+			       .md = route,
+			       .client = client,
+			       .what = md_route_template(route) };
+	return serve_cached(api, c, &q, rep);
+}
+
 static int serve_metadata(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 			  const struct md_route *route, const char *peer, struct public_reply *rep)
 {
@@ -655,6 +727,8 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 	struct md_settings md;
 	settings_metadata(cfg, &md);
 	e = md_client_address(peer, xff, md.trusted_proxies, client, sizeof(client));
+	if (e == 0 && cfg->http.answer_cache && serve_md_cached(api, cfg, c, route, client, rep) > 0)
+		return 0;
 	if (e == 0) {
 		/* Ignition names the machine by its system UUID; the address
 		 * must still be one of that machine's. Everything else is

@@ -103,7 +103,9 @@ is "$rc" 0 "m2 is applied"
 
 # The paths, and what each one's answer is kept as.
 PATHS="/ipxe/script/52:54:00:aa:00:01/auto.ipxe /ipxe/script/52:54:00:aa:00:02/auto.ipxe
-/ipxe/script/auto.ipxe /httpboot"
+/ipxe/script/auto.ipxe /httpboot /metadata /2009-04-04/meta-data/hostname
+/2009-04-04/meta-data/instance-id /2009-04-04/user-data /latest/meta-data/
+/tootles/instanceID/m1-id/2009-04-04/meta-data/hostname /nocloud/meta-data /nocloud/user-data"
 i=0
 for p in $PATHS; do
 	i=$((i + 1))
@@ -116,7 +118,7 @@ for p in $PATHS; do
 	is "$?" 0 "$p: the second answer is the first's bytes"
 done
 h=$(hits)
-ok "the cache answered (hits: ${h:-none})" test "${h:-0}" -ge 4
+ok "the cache answered (hits: ${h:-none})" test "${h:-0}" -ge 12
 
 reload "  answer_cache: false
 $CONF_ON"
