@@ -56,3 +56,10 @@ tests_unit_check_daemon_settings_SOURCES = tests/unit/check_daemon_settings.c te
 tests_unit_check_daemon_settings_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_daemon_settings_LDADD = libdaemon.a $(DHCP_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) \
 	$(BMC_LIBS) $(WORKFLOW_LIBS) $(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+# The answer cache's index against a model (a store, no libmicrohttpd).
+check_PROGRAMS += tests/unit/check_answers
+TESTS += tests/unit/check_answers
+tests_unit_check_answers_SOURCES = tests/unit/check_answers.c tests/unit/unit.h tests/unit/store_fixture.h
+tests_unit_check_answers_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_answers_LDADD = libdaemon.a $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
