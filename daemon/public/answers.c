@@ -74,8 +74,8 @@ struct slot {
 struct rec {
 	struct answers_rec pub; /* first: the requests' view */
 	struct answers *owner;
-	char *keys[ANSWERS_MAX_KEYS];
-	unsigned n_keys;
+	char **keys; /* its index keys, the name's first */
+	unsigned n_keys, cap_keys;
 	pthread_mutex_t build;
 	struct slot *slots; /* atomic pointer; set under build */
 	unsigned n_slots;   /* atomic: slots published */
@@ -218,6 +218,7 @@ static void rec_free(struct answers *a, struct rec *r)
 	slots_free(a, r);
 	for (unsigned i = 0; i < r->n_keys; i++)
 		free(r->keys[i]);
+	free(r->keys);
 	free(r->pub.ips);
 	free((char *)r->pub.namespace_);
 	pthread_mutex_destroy(&r->build);
@@ -235,6 +236,14 @@ static int rec_key(struct rec *r, char prefix, const char *v)
 	for (unsigned i = 0; i < r->n_keys; i++)
 		if (strcmp(r->keys[i], k) == 0)
 			return 0;
+	if (r->n_keys == r->cap_keys) {
+		unsigned cap = r->cap_keys ? r->cap_keys * 2 : 4;
+		char **keys = realloc(r->keys, cap * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		r->keys = keys;
+		r->cap_keys = cap;
+	}
 	if (!(r->keys[r->n_keys] = strdup(k)))
 		return -ENOMEM;
 	r->n_keys++;
@@ -414,7 +423,7 @@ static void map_clear(struct answers *a)
 			struct entry *next = e->next;
 			/* A record is freed through its name entry, which it
 			 * always has (keys[0]). */
-			if (e->key[0] == 'n' && e->rec->keys[0] && strcmp(e->rec->keys[0], e->key) == 0)
+			if (e->key[0] == 'n' && e->rec->n_keys && strcmp(e->rec->keys[0], e->key) == 0)
 				rec_free(a, e->rec);
 			free(e);
 			e = next;
