@@ -16,7 +16,9 @@ command -v curl >/dev/null 2>&1 || skip_all "curl is not installed"
 command -v cmp >/dev/null 2>&1 || skip_all "cmp is not installed"
 
 CONF_ON="ipxe:
-  kernel_args: console=ttyS0"
+  kernel_args: console=ttyS0
+metadata:
+  trusted_proxies: [127.0.0.1/32]"
 ib_write_config "$CONF_ON" || bail_out "cannot write the config"
 ib_start_daemon || bail_out "ironbelld did not start"
 BASE=http://127.0.0.1:$IB_HTTP_PORT
@@ -67,10 +69,12 @@ apply_hw() {
 	ib apply -f "$IB_TMP/hw-$1.yaml"
 }
 
-# get PATH: GET on the public listener; sets $code and $out, and the body
-# in $IB_TMP/body.
+# get PATH [CURL ARGS...]: GET on the public listener; sets $code and
+# $out, and the body in $IB_TMP/body.
 get() {
-	run curl -s --max-time 10 -o "$IB_TMP/body" -w '%{http_code}' "$BASE$1"
+	_p=$1
+	shift
+	run curl -s --max-time 10 -o "$IB_TMP/body" -w '%{http_code}' "$@" "$BASE$_p"
 	code=$out
 	out=$(cat "$IB_TMP/body")
 }
@@ -153,6 +157,17 @@ while [ $i -lt 100 ] && [ "$(hits)" = "$h0" ]; do
 	i=$((i + 1))
 done
 diag "after the last change, requests until a cache hit: $i"
+
+# ---- X-Forwarded-For from a trusted proxy ----
+
+get /2009-04-04/meta-data/hostname
+is "$out" m1 "the peer's own metadata"
+get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.0.0.2"
+is "$out" m2 "X-Forwarded-For from a trusted proxy names m2"
+get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.0.0.2"
+is "$out" m2 "again (cached)"
+get /2009-04-04/meta-data/hostname
+is "$out" m1 "and the peer's own is still m1's"
 
 # ---- a MAC moves from m2 to m1 ----
 
