@@ -21,8 +21,16 @@
  * (md_client_address). A /tootles/ instance id or an Ignition UUID only
  * narrows that: the Hardware they name must also own the address.
  *
- * Logs: one info line per script served and per whole binary or OSIE file
- * sent, one per refusal (unknown machine, allowPXE, missing file) with the
+ * The answer cache (daemon/public/answers.c): with http.answer_cache, a
+ * script, /httpboot or metadata request is first looked up there (the
+ * Hardware by MAC, address or system UUID, the answer by route,
+ * parameters and public address); the store path below answers whatever
+ * the cache cannot (see serve_cached) and every refusal.
+ *
+ * Logs: one info line per script served from the store path, and for a
+ * cached Hardware one for its first script, then at most one a minute
+ * saying how many were served since (the rest at debug); one per whole
+ * binary or OSIE file sent, one per refusal (unknown machine, allowPXE, missing file) with the
  * client's address. Anyone who reaches the listener can ask for what is
  * refused, as fast as it likes, so those lines go through a token bucket
  * per kind (common/ratelimit.h: PUBLIC_LOG_BURST lines, then
