@@ -336,22 +336,15 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 		answers_usable(a, q->cfg) ? answers_find(a, q->by, q->lookup) : NULL;
 	if (!rec || rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
 		goto out;
-	struct cached_answer *ca = answers_get(rec, &q->key);
+	struct cached_answer *ca = answers_get(rec, &q->key), *own = NULL;
 	if (!ca) {
 		answers_build_lock(rec);
 		ca = answers_get(rec, &q->key);
 		if (!ca && (ca = cache_build(api, rec, q)) != NULL) {
 			res = ANSWERS_BUILT;
 			if (answers_put(rec, &q->key, ca, ca->bytes) < 0) {
-				/* No room: this request only. */
-				rep->queued_ret = MHD_queue_response(c, 200, ca->resp);
-				public_answer_free(ca);
-				answers_build_unlock(rec);
+				own = ca; /* no room: for this request only */
 				res = ANSWERS_UNCACHED;
-				rep->queued = true;
-				rep->code = 200;
-				ret = 1;
-				goto out;
 			}
 		}
 		answers_build_unlock(rec);
@@ -365,6 +358,7 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 	if (q->key.type == ANSWERS_SCRIPT)
 		count_script_kind(ca->kind);
 	log_cached(rec, q, ca);
+	public_answer_free(own); /* the queued response keeps its own reference */
 out:
 	answers_rdunlock(a);
 	answers_count(ret ? res : ANSWERS_UNCACHED);
