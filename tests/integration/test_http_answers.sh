@@ -169,6 +169,37 @@ is "$out" m2 "again (cached)"
 get /2009-04-04/meta-data/hostname
 is "$out" m1 "and the peer's own is still m1's"
 
+# ---- Ignition: by system UUID, and the address must be the machine's ----
+
+UUID=0f4e6c1a-1b2c-4d3e-8f90-123456789abc
+cat >"$IB_TMP/m3.yaml" <<EOF
+apiVersion: tinkerbell.org/v1alpha1
+kind: Hardware
+metadata:
+  name: m3
+  namespace: default
+  annotations:
+    ironbell.dev/system-uuid: $UUID
+spec:
+  userData: '{"ignition":{"version":"3.3.0"}}'
+  interfaces:
+  - dhcp:
+      mac: 52:54:00:aa:00:04
+      ip:
+        address: 127.0.0.3
+        netmask: 255.0.0.0
+EOF
+ib apply -f "$IB_TMP/m3.yaml"
+is "$rc" 0 "m3 is applied"
+get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
+is "$code:$out" '200:{"ignition":{"version":"3.3.0"}}' "m3's Ignition config"
+get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
+is "$code:$out" '200:{"ignition":{"version":"3.3.0"}}' "again (cached)"
+get /ignition/$UUID
+is "$code" 404 "not for an address that is not m3's"
+get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
+is "$code" 200 "and m3's own still"
+
 # ---- a MAC moves from m2 to m1 ----
 
 get /ipxe/script/52:54:00:aa:00:03/auto.ipxe
