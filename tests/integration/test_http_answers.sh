@@ -193,8 +193,10 @@ ib apply -f "$IB_TMP/m3.yaml"
 is "$rc" 0 "m3 is applied"
 get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
 is "$code:$out" '200:{"ignition":{"version":"3.3.0"}}' "m3's Ignition config"
+h0=$(hits)
 get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
-is "$code:$out" '200:{"ignition":{"version":"3.3.0"}}' "again (cached)"
+is "$code:$out" '200:{"ignition":{"version":"3.3.0"}}' "again"
+ok "from the cache" test "$(hits)" -gt "$h0"
 get /ignition/$UUID
 is "$code" 404 "not for an address that is not m3's"
 get /ignition/$UUID -H "X-Forwarded-For: 127.0.0.3"
