@@ -82,6 +82,8 @@ struct ib_config {
 					* (both listeners; watches exempt), default 120 */
 		bool public_metrics;   /* http.public_metrics, default true: /metrics on
 				       * the public listener too */
+		bool answer_cache;     /* http.answer_cache, default true: machines' answers
+				       * from the in-memory cache (daemon/public/answers.c) */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),

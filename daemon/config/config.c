@@ -75,6 +75,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "seconds an idle connection is kept open (watches are exempt)" },
 	{ "public_metrics", CFG_BOOL, FIELD(http.public_metrics), 0, 0, "true", NULL,
 	  "serve /metrics on the public listener too" },
+	{ "answer_cache", CFG_BOOL, FIELD(http.answer_cache), 0, 0, "true", NULL,
+	  "serve machines' answers from the in-memory answer cache" },
 	{ 0 }
 };
 

@@ -393,10 +393,12 @@ static enum MHD_Result finish_public(struct listener *l, struct MHD_Connection *
 	struct public_reply rep = { 0 };
 	enum MHD_Result ret;
 
-	if (public_handle(l->api, rq->cfg, c, &rq->public_route, &rep) < 0 || !rep.resp)
+	if (public_handle(l->api, rq->cfg, c, &rq->public_route, &rep) < 0 ||
+	    (!rep.resp && !rep.queued))
 		return MHD_NO;
-	ret = MHD_queue_response(c, rep.code, rep.resp);
-	MHD_destroy_response(rep.resp);
+	ret = rep.queued ? (enum MHD_Result)rep.queued_ret : MHD_queue_response(c, rep.code, rep.resp);
+	if (rep.resp)
+		MHD_destroy_response(rep.resp);
 	rq->responded = true;
 	count_request(l, rq->template_, rep.code);
 	log_debug("api", "public %s %s -> %u", url, rq->template_, rep.code);

@@ -176,6 +176,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
 	ck_assert_uint_eq(d->http.idle_timeout, 120);
 	ck_assert(d->http.public_metrics); /* /metrics stays on the public listener */
+	ck_assert(d->http.answer_cache);
 	ck_assert_ptr_null(d->api.tls_cert);
 	ck_assert_ptr_null(d->api.tls_key);
 	ck_assert_ptr_null(d->api.tls_cert_pem);
@@ -278,6 +279,7 @@ START_TEST(test_every_key)
 		 "  max_body: 1 GiB\n"
 		 "  idle_timeout: 86400\n"
 		 "  public_metrics: false\n"
+		 "  answer_cache: false\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -399,6 +401,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->http.max_body, 1024 * 1024 * 1024);
 	ck_assert_uint_eq(c->http.idle_timeout, 86400);
 	ck_assert(!c->http.public_metrics);
+	ck_assert(!c->http.answer_cache);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
