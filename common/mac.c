@@ -57,3 +57,14 @@ int mac_parse_hw(const char *s, size_t len, unsigned seps, uint8_t ret[MAC_MAX_L
 	int r = mac_parse_n(s, len, seps, n, ret);
 	return r < 0 ? r : (int)n;
 }
+
+void mac_format(const uint8_t mac[6], char out[MAC_STR_SIZE])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (int i = 0; i < 6; i++) {
+		out[3 * i] = hex[mac[i] >> 4];
+		out[3 * i + 1] = hex[mac[i] & 15];
+		out[3 * i + 2] = i < 5 ? ':' : '\0';
+	}
+}

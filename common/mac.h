@@ -1,5 +1,6 @@
 /* mac — the one parser of a MAC address written as text: in a Hardware's
- * interfaces, a lease in the store, an iPXE URL, a TFTP file name. */
+ * interfaces, a lease in the store, an iPXE URL, a TFTP file name; and the
+ * one writer of it. */
 #pragma once
 
 #include <stddef.h>
@@ -24,3 +25,9 @@ int mac_parse(const char *s, size_t len, unsigned seps, uint8_t ret[6]);
  * written to ret (6 or 20), or -EINVAL for anything else; ret is written
  * only on success. */
 int mac_parse_hw(const char *s, size_t len, unsigned seps, uint8_t ret[MAC_MAX_LEN]);
+
+#define MAC_STR_SIZE 18 /* "52:54:00:12:34:56" and its NUL */
+
+/* Writes mac as lower-case hex pairs joined by ':' into out, NUL
+ * terminated. On every DHCP answer's path: no printf. */
+void mac_format(const uint8_t mac[6], char out[MAC_STR_SIZE]);

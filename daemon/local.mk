@@ -10,6 +10,8 @@ libdaemon_a_SOURCES = daemon/api/api.c daemon/api/api.h daemon/api/api-internal.
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 # The transport's header: what http.c offers daemon/main.c and the handlers.
 libdaemon_a_SOURCES += daemon/http/http.h
+# The public listener's answer cache (the index is driven by a unit test).
+libdaemon_a_SOURCES += daemon/public/answers.c daemon/public/answers.h
 
 sbin_PROGRAMS += ironbelld
 ironbelld_SOURCES = daemon/main.c daemon/privilege.c daemon/privilege.h
@@ -54,3 +56,10 @@ tests_unit_check_daemon_settings_SOURCES = tests/unit/check_daemon_settings.c te
 tests_unit_check_daemon_settings_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_daemon_settings_LDADD = libdaemon.a $(DHCP_LIBS) libconfig.a $(IPXE_LIBS) $(METADATA_LIBS) \
 	$(BMC_LIBS) $(WORKFLOW_LIBS) $(COMMON_LIBS) $(YAML_LIBS) $(CHECK_LIBS)
+
+# The answer cache's index against a model (a store, no libmicrohttpd).
+check_PROGRAMS += tests/unit/check_answers
+TESTS += tests/unit/check_answers
+tests_unit_check_answers_SOURCES = tests/unit/check_answers.c tests/unit/unit.h tests/unit/store_fixture.h
+tests_unit_check_answers_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_answers_LDADD = libdaemon.a $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)

@@ -55,6 +55,8 @@
 #include "common/common.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
+#include "daemon/public/answers.h"
+#include "daemon/public/public.h"
 #include "daemon/privilege.h"
 #include "daemon/settings.h"
 #include "dhcp/dhcp.h"
@@ -310,6 +312,7 @@ static void reload(struct api *api, const struct opts *o)
 	api_config_put(api, old);
 	log_set_level(c->log_level);
 	api_set_config(api, c);
+	answers_set_config(answers_current(), c); /* drops the answers made with the old one */
 	if (keys.len)
 		log_warn("daemon",
 			 "reloaded %s; changed keys that take effect only after a restart: %s",
@@ -479,6 +482,7 @@ int main(int argc, char **argv)
 	struct ib_config *cfg = NULL;
 	struct store *store = NULL;
 	struct api *api = NULL;
+	struct answers *answers = NULL;
 	struct dhcp_server *dhcp = NULL;
 	struct tftp_server *tftp = NULL;
 	struct syslog_server *syslogd = NULL;
@@ -627,6 +631,17 @@ int main(int argc, char **argv)
 		log_error("daemon", "%s", err);
 		goto out;
 	}
+	/* The public listener's answer cache, made current for its handlers
+	 * (daemon/public/answers.c); freed once the listeners have stopped. */
+	const struct ib_config *acfg = api_config_get(api);
+	answers = answers_new(store, public_answer_free);
+	if (answers)
+		answers_set_config(answers, acfg);
+	api_config_put(api, acfg);
+	if (!answers || answers_start(answers, err, sizeof(err)) < 0) {
+		log_error("daemon", "%s", answers ? err : "answer cache: out of memory");
+		goto out;
+	}
 	if (dhcp && dhcp_server_start(dhcp, err, sizeof(err)) < 0) {
 		log_error("daemon", "%s", err);
 		goto out;
@@ -676,6 +691,7 @@ out:
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */
+	answers_free(answers); /* no handler is left to use it */
 	store_close(store);
 	config_free(cfg);
 	if (sfd >= 0)

@@ -273,9 +273,10 @@ static enum dhcp_bad parse(const uint8_t *buf, size_t len, struct dhcp_packet *p
 	p->overload = w.overload;
 	/* Lay the codes out in ascending order; the total is at most the
 	 * input length, so it fits data[]. */
-	for (unsigned c = 1; c < 255; c++) {
-		if (!dhcp_bit(o->present, (uint8_t)c))
-			continue;
+	uint8_t codes[254];
+	unsigned n = dhcp_bits_list(o->present, codes);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t c = codes[i];
 		o->off[c] = (uint16_t)off;
 		o->len[c] = w.total[c];
 		w.cursor[c] = (uint16_t)off;
@@ -293,11 +294,12 @@ int dhcp_parse(const void *data, size_t len, struct dhcp_packet *ret, enum dhcp_
 
 	if (bad)
 		goto out;
-	for (unsigned c = 1; c < 255; c++) {
-		if (!dhcp_bit(o->present, (uint8_t)c))
-			continue;
-		o->bad[c] = (uint8_t)check_option(ret, (uint8_t)c, o->data + o->off[c], o->len[c]);
-		if (o->bad[c] && fatal_option((uint8_t)c)) {
+	uint8_t codes[254];
+	unsigned n = dhcp_bits_list(o->present, codes);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t c = codes[i];
+		o->bad[c] = (uint8_t)check_option(ret, c, o->data + o->off[c], o->len[c]);
+		if (o->bad[c] && fatal_option(c)) {
 			bad = o->bad[c];
 			goto out;
 		}

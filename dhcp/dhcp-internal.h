@@ -79,6 +79,30 @@ static inline void dhcp_bit_clear(uint8_t *map, uint8_t code)
 	map[code >> 3] &= (uint8_t)~(1u << (code & 7));
 }
 
+/* Writes the codes 1-254 set in map (a 256-bit map, dhcp_bit's), in
+ * ascending order, into codes; returns how many. A word at a time: the
+ * per-packet loops over a message's options visit the few there are, not
+ * all 254 codes. */
+static inline unsigned dhcp_bits_list(const uint8_t *map, uint8_t codes[254])
+{
+	unsigned n = 0;
+
+	for (unsigned w = 0; w < 4; w++) {
+		uint64_t x = 0;
+		for (unsigned b = 0; b < 8; b++)
+			x |= (uint64_t)map[8 * w + b] << (8 * b);
+		if (w == 0)
+			x &= ~(uint64_t)1; /* code 0: pad */
+		if (w == 3)
+			x &= ~(1ull << 63); /* code 255: end */
+		while (x) {
+			codes[n++] = (uint8_t)(64 * w + (unsigned)__builtin_ctzll(x));
+			x &= x - 1;
+		}
+	}
+	return n;
+}
+
 /* Validates a sub-option list (code, len, data; 0 pad and 255 end take no
  * length), as in options 43 and 82. With want != 0, finds that sub-option
  * (*ret, *ret_len; -ENOENT when absent). Returns 0 or -EBADMSG. */

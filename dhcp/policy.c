@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/mac.h"
 #include "dhcp/dhcp-policy.h"
 
 #define DHCP_SERVER_PORT 67
@@ -709,8 +710,7 @@ int dhcp_policy(const struct dhcp_packet *req, uint16_t port, const struct dhcp_
 		return silent(&c, "not-ethernet");
 	if (host && memcmp(host->mac, req->chaddr, 6) != 0)
 		return -EINVAL;
-	snprintf(c.mac, sizeof(c.mac), "%02x:%02x:%02x:%02x:%02x:%02x", req->chaddr[0],
-		 req->chaddr[1], req->chaddr[2], req->chaddr[3], req->chaddr[4], req->chaddr[5]);
+	mac_format(req->chaddr, c.mac);
 	/* Port 4011 is the PXE boot server port: only a proxy listens there. */
 	if (port == DHCP_PROXY_PORT && !c.proxy)
 		return silent(&c, "not-proxy-mode");

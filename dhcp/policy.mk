@@ -33,13 +33,13 @@ tests_unit_check_dhcp_hosts_LDADD = $(DHCP_LIBS) $(COMMON_LIBS) $(CHECK_LIBS)
 # Policy fuzz target: every parsed request decided in every mode and port.
 check_PROGRAMS += tests/fuzz/fuzz_dhcp_policy_replay
 tests_fuzz_fuzz_dhcp_policy_replay_SOURCES = tests/fuzz/fuzz_dhcp_policy.c tests/fuzz/replay.c
-tests_fuzz_fuzz_dhcp_policy_replay_LDADD = $(DHCP_LIBS)
+tests_fuzz_fuzz_dhcp_policy_replay_LDADD = $(DHCP_LIBS) $(COMMON_LIBS)
 TESTS += tests/fuzz/fuzz_dhcp_policy.fuzz
 EXTRA_DIST += tests/fuzz/fuzz_dhcp_policy.fuzz
 if ENABLE_FUZZ
 noinst_PROGRAMS += tests/fuzz/fuzz_dhcp_policy
 tests_fuzz_fuzz_dhcp_policy_SOURCES = tests/fuzz/fuzz_dhcp_policy.c dhcp/codec.c dhcp/write.c \
-	dhcp/policy.c
+	dhcp/policy.c common/mac.c
 tests_fuzz_fuzz_dhcp_policy_CFLAGS = $(AM_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_dhcp_policy_LDFLAGS = $(FUZZ_FLAGS)
 endif

@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
@@ -100,7 +101,7 @@ static const char *const drop_names[DROP_MAX - DHCP_BAD_MAX] = {
 
 void dhcp_srv_mac_str(const uint8_t *m, char out[18])
 {
-	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	mac_format(m, out);
 }
 
 int64_t dhcp_srv_now_s(void)

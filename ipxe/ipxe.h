@@ -84,6 +84,32 @@ const char *ipxe_content_type(const char *name);
 int ipxe_range_parse(const char *h, size_t hlen, uint64_t size, uint64_t *ret_off,
 		     uint64_t *ret_len);
 
+/* ---- validators of a file (ipxe/validators.c) ---- */
+
+#define IPXE_ETAG_MAX 72      /* "\"<dev>-<ino>-<size>-<mtime ns>\"" in hex, and NUL */
+#define IPXE_HTTP_DATE_MAX 30 /* "Sun, 06 Nov 1994 08:49:37 GMT" and NUL */
+
+/* The strong ETag of a file from its device, inode, size and modification
+ * time (nanoseconds): a file replaced or rewritten gets another one. */
+void ipxe_etag(uint64_t dev, uint64_t ino, uint64_t size, int64_t mtime_sec, long mtime_nsec,
+	       char out[IPXE_ETAG_MAX]);
+/* t (seconds since the epoch) as an RFC 9110 IMF-fixdate. 0, or -ERANGE
+ * for a time before 1970 or after 9999. */
+int ipxe_http_date(int64_t t, char out[IPXE_HTTP_DATE_MAX]);
+/* An HTTP date (n bytes, not NUL-terminated): IMF-fixdate, RFC 850 or
+ * asctime form (RFC 9110 §5.6.7). 0 with *ret in seconds since the epoch,
+ * or -EINVAL: the caller treats the header as absent. */
+int ipxe_http_date_parse(const char *h, size_t n, int64_t *ret);
+/* If-None-Match (n bytes) against the file's etag: 1 when "*" or one of
+ * the listed tags matches by the weak comparison (the 304 case), 0 when
+ * none does, the header is NULL, or it cannot be read. */
+int ipxe_if_none_match(const char *h, size_t n, const char *etag);
+/* If-Range (n bytes): true when a Range header is to be honoured, that is
+ * when h is NULL, or names the file's etag (strong comparison), or is an
+ * HTTP date equal to mtime (its Last-Modified); false otherwise (the whole
+ * file is sent with 200). */
+bool ipxe_if_range(const char *h, size_t n, const char *etag, int64_t mtime);
+
 /* ---- templates ---- */
 
 /* The names a template may use, NULL-terminated. */

@@ -76,8 +76,7 @@ static const json_t *find_iface(const json_t *hw, const uint8_t mac[6])
 
 static void mac_text(const uint8_t mac[6], char out[18])
 {
-	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
-		 mac[5]);
+	mac_format(mac, out);
 }
 
 /* Appends s to out percent-encoding every byte that is not safe in an

@@ -156,6 +156,8 @@ struct store {
 	uint64_t rv_committed;    /* as of the last commit */
 	uint64_t changes_trimmed; /* highest change rv dropped by retention */
 	uint32_t changed;         /* kind bits changed in the open transaction */
+	uint64_t kind_rv[STORE_KIND_MAX]; /* atomic: rv of the last commit that changed
+					   * the kind (store_kind_committed_rv) */
 	size_t last_batch;        /* requests in the last transaction */
 
 	sqlite3_stmt *lstmt[STORE_LEASE_WSTMT_MAX]; /* writer thread: lease.c's */

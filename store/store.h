@@ -432,6 +432,13 @@ int store_subscription_fd(const struct store_subscription *sub);
 void store_subscription_ack(struct store_subscription *sub);
 void store_unsubscribe(struct store *s, struct store_subscription *sub);
 
+/* The resourceVersion of the last commit that changed objects of kind k
+ * (the store's resourceVersion at open until one does), set before the
+ * writer wakes that commit's callers: a follower of the change log that
+ * has applied this rv has everything a returned write made. Lock-free (an
+ * acquire load). 0 on a store_open_readonly() store or for an unknown k. */
+uint64_t store_kind_committed_rv(struct store *s, enum store_kind k);
+
 /* ---- label selectors (Kubernetes syntax) ----
  * "a=b", "a==b", "a!=b", "a", "!a", "a in (x,y)", "a notin (x)", joined by
  * commas. */

@@ -354,6 +354,11 @@ static void run_batch(struct store *s, struct store_req *batch, size_t n)
 	if (e < 0)
 		abort_batch(s, batch, n, rv0, trimmed0, &ar);
 	s->rv_committed = s->rv;
+	/* Before the callers are woken: a write that returned is visible to
+	 * anyone comparing store_kind_committed_rv() with what it follows. */
+	for (unsigned k = 0; s->rv != rv0 && k < STORE_KIND_MAX; k++)
+		if (s->changed & (1u << k))
+			__atomic_store_n(&s->kind_rv[k], s->rv, __ATOMIC_RELEASE);
 	metric_observe(s->m_write_seconds, (double)(now_mono_ns() - t0) / 1e9);
 	metric_inc(s->m_transactions, 1);
 	for (rq = batch, i = 0; i < n; rq = rq->next, i++) {
@@ -723,6 +728,13 @@ int store_event(struct store *s, enum store_kind k, const char *ns, const char *
 	return cut ? 1 : 0;
 }
 
+uint64_t store_kind_committed_rv(struct store *s, enum store_kind k)
+{
+	if (s->readonly || (unsigned)k >= STORE_KIND_MAX)
+		return 0;
+	return __atomic_load_n(&s->kind_rv[k], __ATOMIC_ACQUIRE);
+}
+
 /* ---- subscriptions ---- */
 
 struct store_subscription *store_subscribe(struct store *s, uint32_t kind_mask)
@@ -822,6 +834,8 @@ static int open_db(struct store *s, char *err, size_t errlen)
 		return -EIO;
 	}
 	s->rv_committed = s->rv;
+	for (unsigned k = 0; k < STORE_KIND_MAX; k++)
+		s->kind_rv[k] = s->rv;
 	return 0;
 }
 

@@ -19,6 +19,7 @@ include tests/bench/dhcp/local.mk
 include tests/bench/http/local.mk
 include tests/bench/tftp/local.mk
 include tests/bench/metadata/local.mk
+include tests/bench/osie/local.mk
 include tests/bench/bmc/local.mk
 include tests/bench/workflow/local.mk
 include tests/bench/provision/local.mk

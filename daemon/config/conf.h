@@ -82,6 +82,8 @@ struct ib_config {
 					* (both listeners; watches exempt), default 120 */
 		bool public_metrics;   /* http.public_metrics, default true: /metrics on
 				       * the public listener too */
+		bool answer_cache;     /* http.answer_cache, default true: machines' answers
+				       * from the in-memory cache (daemon/public/answers.c) */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),
@@ -143,6 +145,8 @@ struct ib_config {
 		bool tinkerbell_tls;   /* ipxe.tinkerbell_tls, default false */
 		bool tinkerbell_insecure_tls; /* ipxe.tinkerbell_insecure_tls, default false */
 		unsigned retries;      /* ipxe.retries, 0..100, default 3: kernel/initrd fetches */
+		unsigned max_downloads_per_client; /* ipxe.max_downloads_per_client,
+						    * 0..10000, default 4; 0: no bound */
 	} ipxe;
 
 	/* Instance metadata (metadata/), on the public listener. */

@@ -75,6 +75,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "seconds an idle connection is kept open (watches are exempt)" },
 	{ "public_metrics", CFG_BOOL, FIELD(http.public_metrics), 0, 0, "true", NULL,
 	  "serve /metrics on the public listener too" },
+	{ "answer_cache", CFG_BOOL, FIELD(http.answer_cache), 0, 0, "true", NULL,
+	  "serve machines' answers from the in-memory answer cache" },
 	{ 0 }
 };
 
@@ -162,6 +164,9 @@ const struct cfg_key cfg_ipxe_keys[] = {
 	  "false", NULL, "tell the agent not to verify the worker API's certificate" },
 	{ "retries", CFG_UINT, FIELD(ipxe.retries), 0, 100, "3", NULL,
 	  "times the script retries fetching the kernel and initrd" },
+	{ "max_downloads_per_client", CFG_UINT, FIELD(ipxe.max_downloads_per_client), 0, 10000,
+	  "4", NULL,
+	  "binary and OSIE files in flight to one client address; more get 503; 0: no bound" },
 	{ 0 }
 };
 

@@ -540,10 +540,12 @@ static enum MHD_Result finish_public(struct listener *l, struct MHD_Connection *
 	struct public_reply rep = { 0 };
 	enum MHD_Result ret;
 
-	if (public_handle(l->api, rq->cfg, c, &rq->public_route, &rep) < 0 || !rep.resp)
+	if (public_handle(l->api, rq->cfg, c, &rq->public_route, &rep) < 0 ||
+	    (!rep.resp && !rep.queued))
 		return MHD_NO;
-	ret = MHD_queue_response(c, rep.code, rep.resp);
-	MHD_destroy_response(rep.resp);
+	ret = rep.queued ? (enum MHD_Result)rep.queued_ret : MHD_queue_response(c, rep.code, rep.resp);
+	if (rep.resp)
+		MHD_destroy_response(rep.resp);
 	rq->responded = true;
 	count_request(l, rq->template_, rep.code);
 	log_debug("api", "public %s %s -> %u", url, rq->template_, rep.code);
@@ -736,6 +738,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct request *rq = *con_cls;
 	if (!rq)
 		return;
+	if (rq->public_)
+		public_request_done(c, &rq->public_route);
 	buf_free(&rq->body);
 	cfg_hold_release(rq->hold);
 	rq->hold = NULL;

@@ -21,8 +21,16 @@
  * (md_client_address). A /tootles/ instance id or an Ignition UUID only
  * narrows that: the Hardware they name must also own the address.
  *
- * Logs: one info line per script served and per whole binary or OSIE file
- * sent, one per refusal (unknown machine, allowPXE, missing file) with the
+ * The answer cache (daemon/public/answers.c): with http.answer_cache, a
+ * script, /httpboot or metadata request is first looked up there (the
+ * Hardware by MAC, address or system UUID, the answer by route,
+ * parameters and public address); the store path below answers whatever
+ * the cache cannot (see serve_cached) and every refusal.
+ *
+ * Logs: one info line per script served from the store path, and for a
+ * cached Hardware one for its first script, then at most one a minute
+ * saying how many were served since (the rest at debug); one per whole
+ * binary or OSIE file sent, one per refusal (unknown machine, allowPXE, missing file) with the
  * client's address. Anyone who reaches the listener can ask for what is
  * refused, as fast as it likes, so those lines go through a token bucket
  * per kind (common/ratelimit.h: PUBLIC_LOG_BURST lines, then
@@ -56,6 +64,7 @@
 #include "common/ratelimit.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
+#include "daemon/public/answers.h"
 #include "daemon/public/public.h"
 #include "daemon/public/public-internal.h"
 #include "daemon/settings.h"
@@ -176,6 +185,214 @@ static int reply_buf(unsigned code, const char *ctype, struct buf *b, struct pub
 	return 0;
 }
 
+/* ---- the answer cache (daemon/public/answers.c) ----
+ *
+ * A cached answer is one libmicrohttpd response shared by every request
+ * that gets it: MHD_queue_response takes a reference of its own, queued
+ * under the cache's read lock, so the record (and the response) cannot be
+ * freed before; the cache's own reference goes when the record does
+ * (MHD frees the response when its last connection is done with it). */
+
+struct cached_answer {
+	struct MHD_Response *resp;
+	enum ipxe_script_kind kind; /* scripts: for the log line and the metric */
+	char mac[18];               /* scripts: the interface's MAC */
+	size_t bytes;               /* the body's */
+};
+
+/* answers_new()'s answers_free_fn. */
+void public_answer_free(void *answer)
+{
+	struct cached_answer *ca = answer;
+	if (!ca)
+		return;
+	MHD_destroy_response(ca->resp);
+	free(ca);
+}
+
+struct cache_req;
+typedef int (*cache_build_fn)(const json_t *hw, const struct cache_req *q, struct buf *out,
+			      struct cached_answer *ca);
+
+/* One request the cache may answer: how to find the record, the answer's
+ * key, how to make the answer. */
+struct cache_req {
+	enum answers_by by;
+	const char *lookup;   /* the MAC, address or UUID */
+	const char *must_own; /* an address the Hardware must have, or NULL */
+	struct answers_key key;
+	const char *ctype;
+	size_t out_max;
+	cache_build_fn build;
+	const struct ib_config *cfg;
+	const uint8_t *mac;             /* scripts by MAC */
+	const struct md_route *md;      /* metadata */
+	const char *client;
+	const char *what;               /* for the debug line */
+};
+
+static bool rec_owns(const struct answers_rec *rec, const char *ip)
+{
+	for (unsigned i = 0; i < rec->n_ips; i++)
+		if (strcmp(rec->ips[i], ip) == 0)
+			return true;
+	return false;
+}
+
+/* Makes rec's answer for q from the store: NULL when the stored Hardware
+ * is not the record's version (the index lags a change not yet
+ * committed when the request began) or the answer is not a 200 (today's
+ * path says why). */
+static struct cached_answer *cache_build(struct api *api, const struct answers_rec *rec,
+					 const struct cache_req *q)
+{
+	struct store_reader *r = api_thread_reader(api);
+	struct cached_answer *ca = NULL;
+	struct buf out = BUF_INIT(q->out_max);
+	json_t *hw = NULL;
+	uint64_t rv = 0;
+
+	if (!r || store_get(r, STORE_KIND_HARDWARE, rec->namespace_, rec->name, &hw) < 0)
+		goto out;
+	const char *rvs = json_string_value(
+		json_object_get(json_object_get(hw, "metadata"), "resourceVersion"));
+	if (!rvs || num_parse_u64_str(rvs, UINT64_MAX, &rv) < 0 || rv != rec->rv)
+		goto out;
+	if (!(ca = calloc(1, sizeof(*ca))) || q->build(hw, q, &out, ca) < 0)
+		goto fail;
+	size_t len = out.len;
+	char *data = buf_steal(&out);
+	ca->bytes = len;
+	ca->resp = data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE) : NULL;
+	if (!ca->resp) {
+		free(data);
+		goto fail;
+	}
+	MHD_add_response_header(ca->resp, MHD_HTTP_HEADER_CONTENT_TYPE, q->ctype);
+	MHD_add_response_header(ca->resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	goto out;
+fail:
+	free(ca);
+	ca = NULL;
+out:
+	json_decref(hw);
+	buf_free(&out);
+	return ca;
+}
+
+static void log_cached(const struct answers_rec *rec, const struct cache_req *q,
+		       const struct cached_answer *ca)
+{
+	if (q->key.type != ANSWERS_SCRIPT) {
+		log_debug(q->key.type == ANSWERS_HTTPBOOT ? "ipxe" : "metadata",
+			  "%s for %s (%s/%s), cached", q->what, q->client, rec->namespace_,
+			  rec->name);
+		return;
+	}
+	uint64_t n = answers_log_due(rec, now_mono_ns());
+	if (n > 1)
+		log_info("ipxe", "script served: mac=%s hardware=%s/%s kind=%s client=%s "
+				 "(%llu more since)",
+			 ca->mac, rec->namespace_, rec->name, ipxe_script_kind_name(ca->kind),
+			 q->client, (unsigned long long)(n - 1));
+	else if (n == 1)
+		log_info("ipxe", "script served: mac=%s hardware=%s/%s kind=%s client=%s", ca->mac,
+			 rec->namespace_, rec->name, ipxe_script_kind_name(ca->kind), q->client);
+	else
+		log_debug("ipxe", "script served: mac=%s hardware=%s/%s kind=%s client=%s",
+			  ca->mac, rec->namespace_, rec->name, ipxe_script_kind_name(ca->kind),
+			  q->client);
+}
+
+static void count_script_kind(enum ipxe_script_kind k)
+{
+	static struct metric *m[IPXE_SCRIPT_KIND_MAX]; /* atomic pointers */
+	struct metric *x = __atomic_load_n(&m[k], __ATOMIC_ACQUIRE);
+	if (!x) {
+		char labels[64];
+		snprintf(labels, sizeof(labels), "outcome=\"%s\"", ipxe_script_kind_name(k));
+		x = metrics_counter("ironbell_ipxe_scripts_total",
+				    "iPXE script requests, by outcome (default, url, contents, "
+				    "discovery, unknown, not_allowed, error).",
+				    labels);
+		__atomic_store_n(&m[k], x, __ATOMIC_RELEASE);
+	}
+	metric_inc(x, 1);
+}
+
+/* Answers q from the cache when it can: 1 with the response queued (rep
+ * says so), 0 when the request must take the uncached path. */
+static int serve_cached(struct api *api, struct MHD_Connection *c, const struct cache_req *q,
+			struct public_reply *rep)
+{
+	struct answers *a = answers_current();
+	enum answers_result res = ANSWERS_HIT;
+	int ret = 0;
+
+	if (!a || !q->cfg->http.answer_cache)
+		return 0;
+	answers_rdlock(a);
+	const struct answers_rec *rec =
+		answers_usable(a, q->cfg) ? answers_find(a, q->by, q->lookup) : NULL;
+	if (!rec || rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
+		goto out;
+	struct cached_answer *ca = answers_get(rec, &q->key), *own = NULL;
+	if (!ca) {
+		answers_build_lock(rec);
+		ca = answers_get(rec, &q->key);
+		if (!ca && (ca = cache_build(api, rec, q)) != NULL) {
+			res = ANSWERS_BUILT;
+			if (answers_put(rec, &q->key, ca, ca->bytes) < 0) {
+				own = ca; /* no room: for this request only */
+				res = ANSWERS_UNCACHED;
+			}
+		}
+		answers_build_unlock(rec);
+		if (!ca)
+			goto out;
+	}
+	rep->queued_ret = MHD_queue_response(c, 200, ca->resp);
+	rep->queued = true;
+	rep->code = 200;
+	ret = 1;
+	if (q->key.type == ANSWERS_SCRIPT)
+		count_script_kind(ca->kind);
+	log_cached(rec, q, ca);
+	public_answer_free(own); /* the queued response keeps its own reference */
+out:
+	answers_rdunlock(a);
+	answers_count(ret ? res : ANSWERS_UNCACHED);
+	return ret;
+}
+
+static int build_script(const json_t *hw, const struct cache_req *q, struct buf *out,
+			struct cached_answer *ca)
+{
+	char base[SETTINGS_URL_MAX], grpc[SETTINGS_GRPC_MAX], syslog[SETTINGS_IPV4_MAX];
+	char err[512];
+	struct ipxe_settings s;
+	uint8_t m[6];
+
+	if (q->mac)
+		memcpy(m, q->mac, 6);
+	else if (ipxe_mac_by_ip(hw, q->client, m) < 0)
+		return -ENOENT;
+	snprintf(ca->mac, sizeof(ca->mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+		 m[4], m[5]);
+	settings_base_url(q->cfg, q->key.pub, base, sizeof(base));
+	settings_ipxe(q->cfg, q->key.pub, base, grpc, syslog, &s);
+	return ipxe_script(hw, m, &s, out, &ca->kind, err, sizeof(err));
+}
+
+static int build_httpboot(const json_t *hw, const struct cache_req *q, struct buf *out,
+			  struct cached_answer *ca)
+{
+	char base[SETTINGS_URL_MAX];
+	(void)ca;
+	settings_base_url(q->cfg, q->key.pub, base, sizeof(base));
+	return ipxe_httpboot(hw, q->client, base, out);
+}
+
 /* ---- scripts ---- */
 
 static const char *hw_name(const json_t *hw, char out[320])
@@ -234,6 +451,24 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
+	if (cfg->http.answer_cache && (route->has_mac || client[0])) {
+		char key[18];
+		snprintf(key, sizeof(key), "%02x:%02x:%02x:%02x:%02x:%02x", route->mac[0],
+			 route->mac[1], route->mac[2], route->mac[3], route->mac[4], route->mac[5]);
+		struct cache_req q = { .by = route->has_mac ? ANSWERS_BY_MAC : ANSWERS_BY_IP,
+				       .lookup = route->has_mac ? key : client,
+				       .key = { .type = ANSWERS_SCRIPT,
+						.pub = public_address(cfg, c),
+						.param = route->has_mac ? key : client },
+				       .ctype = CT_TEXT,
+				       .out_max = IPXE_SCRIPT_MAX,
+				       .build = build_script,
+				       .cfg = cfg,
+				       .mac = route->has_mac ? route->mac : NULL,
+				       .client = client };
+		if (serve_cached(api, c, &q, rep) > 0)
+			return 0;
+	}
 	if (route->has_mac) {
 		memcpy(m, route->mac, 6);
 		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
@@ -323,6 +558,21 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
+	if (cfg->http.answer_cache && client[0]) {
+		struct cache_req q = { .by = ANSWERS_BY_IP,
+				       .lookup = client,
+				       .key = { .type = ANSWERS_HTTPBOOT,
+						.pub = public_address(cfg, c),
+						.param = client },
+				       .ctype = CT_JSON,
+				       .out_max = 64 * 1024,
+				       .build = build_httpboot,
+				       .cfg = cfg,
+				       .what = "/httpboot",
+				       .client = client };
+		if (serve_cached(api, c, &q, rep) > 0)
+			return 0;
+	}
 	e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
 	if (e < 0 && e != -ENOENT) {
 		log_error("ipxe", "cannot look up %s: %s", client, strerror(-e));
@@ -386,6 +636,78 @@ static enum MHD_Result xff_line(void *cls, enum MHD_ValueKind kind, const char *
 	return MHD_YES;
 }
 
+static int build_md(const json_t *hw, const struct cache_req *q, struct buf *out,
+		    struct cached_answer *ca)
+{
+	const struct md_route *route = q->md;
+	(void)ca;
+	if (route->by_instance &&
+	    (!md_instance_id(hw) || strcmp(md_instance_id(hw), route->instance_id) != 0))
+		return -ENOENT;
+	switch (route->type) {
+	case MD_ROUTE_EC2:
+		return md_ec2(hw, route->path, out);
+	case MD_ROUTE_HEGEL:
+		return md_hegel_json(hw, out);
+	case MD_ROUTE_NOCLOUD:
+		return md_nocloud(hw, route->file, out);
+	case MD_ROUTE_IGNITION:
+		return md_ignition(hw, out);
+	default:
+		return -ENOENT;
+	}
+}
+
+/* The metadata answer of route for client from the answer cache: 1 when
+ * queued, 0 when the store path must answer. The key names the route:
+ * its type, and the EC2 path (after the instance id it was asked
+ * through) or the NoCloud file. */
+static int serve_md_cached(struct api *api, const struct ib_config *cfg,
+			   struct MHD_Connection *c, const struct md_route *route,
+			   const char *client, struct public_reply *rep)
+{
+	char param[ANSWERS_PARAM_MAX];
+	enum answers_type t;
+	int n = 0;
+
+	switch (route->type) {
+	case MD_ROUTE_EC2:
+		t = ANSWERS_EC2;
+		n = route->by_instance ?
+			    snprintf(param, sizeof(param), "%s/%s", route->instance_id, route->path) :
+			    snprintf(param, sizeof(param), "/%s", route->path);
+		break;
+	case MD_ROUTE_HEGEL:
+		t = ANSWERS_HEGEL;
+		param[0] = '\0';
+		break;
+	case MD_ROUTE_NOCLOUD:
+		t = ANSWERS_NOCLOUD;
+		n = snprintf(param, sizeof(param), "%d", (int)route->file);
+		break;
+	case MD_ROUTE_IGNITION:
+		t = ANSWERS_IGNITION;
+		param[0] = '\0';
+		break;
+	default:
+		return 0;
+	}
+	if (n < 0 || (size_t)n >= sizeof(param))
+		return 0; /* too long to be a key: the store path */
+	struct cache_req q = { .by = t == ANSWERS_IGNITION ? ANSWERS_BY_UUID : ANSWERS_BY_IP,
+			       .lookup = t == ANSWERS_IGNITION ? route->uuid : client,
+			       .must_own = t == ANSWERS_IGNITION ? client : NULL,
+			       .key = { .type = t, .pub = 0, .param = param },
+			       .ctype = md_ctype(route),
+			       .out_max = MD_BODY_MAX,
+			       .build = build_md,
+			       .cfg = cfg,
+			       .md = route,
+			       .client = client,
+			       .what = md_route_template(route) };
+	return serve_cached(api, c, &q, rep);
+}
+
 static int serve_metadata(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 			  const struct md_route *route, const char *peer, struct public_reply *rep)
 {
@@ -407,6 +729,8 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 	struct md_settings md;
 	settings_metadata(cfg, &md);
 	e = md_client_address(peer, xff, md.trusted_proxies, client, sizeof(client));
+	if (e == 0 && cfg->http.answer_cache && serve_md_cached(api, cfg, c, route, client, rep) > 0)
+		return 0;
 	if (e == 0) {
 		/* Ignition names the machine by its system UUID; the address
 		 * must still be one of that machine's. Everything else is
@@ -509,9 +833,9 @@ int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Conne
 	case IPXE_ROUTE_SCRIPT:
 		return serve_script(api, cfg, c, route, client, rep);
 	case IPXE_ROUTE_BINARY:
-		return public_serve_file(c, cfg->ipxe.binary_dir, route, client, rep);
+		return public_serve_file(c, cfg, route, client, rep);
 	case IPXE_ROUTE_OSIE:
-		return public_serve_file(c, cfg->ipxe.osie_dir, route, client, rep);
+		return public_serve_file(c, cfg, route, client, rep);
 	case IPXE_ROUTE_HTTPBOOT:
 		return serve_httpboot(api, cfg, c, client, rep);
 	default:

@@ -13,11 +13,19 @@ struct MHD_Connection;
 struct MHD_Response;
 
 /* A response to queue: the status and the libmicrohttpd response (owned
- * by the caller, who queues and destroys it). */
+ * by the caller, who queues and destroys it), or, when queued is true, a
+ * response already queued (a shared one of the answer cache) with
+ * MHD_queue_response's result in queued_ret and resp NULL. */
 struct public_reply {
 	unsigned code;
 	struct MHD_Response *resp;
+	bool queued;
+	int queued_ret;
 };
+
+/* Frees an answer of the answer cache (daemon/public/answers.h's
+ * answers_free_fn): the daemon gives it to answers_new(). */
+void public_answer_free(void *answer);
 
 /* A route of the public listener that this file answers. */
 struct public_route {
@@ -37,3 +45,7 @@ const char *public_route_template(const struct public_route *r);
  * response could be made. */
 int public_handle(struct api *api, const struct ib_config *cfg, struct MHD_Connection *c,
 		  const struct public_route *route, struct public_reply *rep);
+/* Called when libmicrohttpd completes (or aborts) the request of route on
+ * connection c: releases the download slot a file answer held
+ * (daemon/public/files.c). Cheap for every other route. */
+void public_request_done(struct MHD_Connection *c, const struct public_route *route);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dhcp/dhcp-internal.h"
 #include "dhcp/kea/kea-internal.h"
 
 #define IBKEA_LOG_LINE 1024 /* bytes of one log line */
@@ -320,11 +321,13 @@ static void answer_edits(const struct dhcp_host *h, struct ibkea_answer *ret)
 	ret->siaddr = ret->reply_.siaddr;
 	memcpy(ret->sname, ret->reply_.sname, sizeof(ret->sname));
 	memcpy(ret->file, ret->reply_.file, sizeof(ret->file));
-	for (unsigned code = 1; code < DHCP_OPT_END && ret->nset < IBKEA_MAX_OPTIONS; code++) {
-		if (!(o->present[code / 8] & (1u << (code % 8))) ||
-		    kea_keeps((uint8_t)code, h->lease_time != 0))
+	uint8_t codes[254];
+	unsigned n = dhcp_bits_list(o->present, codes);
+	for (unsigned i = 0; i < n && ret->nset < IBKEA_MAX_OPTIONS; i++) {
+		uint8_t code = codes[i];
+		if (kea_keeps(code, h->lease_time != 0))
 			continue;
-		ret->set[ret->nset++] = (struct ibkea_option){ .code = (uint8_t)code,
+		ret->set[ret->nset++] = (struct ibkea_option){ .code = code,
 							       .len = o->len[code],
 							       .data = o->data + o->off[code] };
 	}

@@ -27,10 +27,12 @@
  *
  * Statistics (Kea's StatsMgr, statistic-get-all): ironbell.lookups,
  * ironbell.answers.<outcome>, ironbell.boot.<boot> (applied answers),
- * and the gauges ironbell.hosts and ironbell.ready, refreshed by every
- * callout and after every control command (command_processed): Kea's
- * statistics have no gauge read on demand, and a thread of the hook may
- * not write them while Kea runs single-threaded.
+ * and the gauges ironbell.hosts and ironbell.ready. The counters are
+ * counted aside and written every 50 ms by a packet's callout; the gauges
+ * by every callout when they changed; both after every control command
+ * (command_processed), which answers statistic-get and statistic-get-all
+ * again with them: Kea's statistics have no value read on demand, and a
+ * thread of the hook may not write them while Kea runs single-threaded.
  */
 #include <hooks/hooks.h>
 
@@ -38,6 +40,8 @@
 #include <cc/data.h>
 #include <dhcp/dhcp4.h>
 #include <dhcp/option.h>
+#include <dhcp/option_custom.h>
+#include <dhcp/option_int.h>
 #include <dhcp/pkt4.h>
 #include <dhcpsrv/base_host_data_source.h>
 #include <dhcpsrv/cfgmgr.h>
@@ -54,6 +58,7 @@
 #include <stats/stats_mgr.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -214,6 +219,65 @@ void stats_refresh_gauges(bool force = false)
 		s.setValue(STAT_READY, ready);
 }
 
+/* The counters of a packet's callouts are kept here and added to Kea's
+ * statistics at most every STATS_FLUSH_NS, and at every control command:
+ * each StatsMgr::addValue takes Kea's statistics lock, finds the name in
+ * a map, reads the clock and stamps a sample (a third of what the hook
+ * cost a packet, three of them per answer). A flush runs on a thread of
+ * Kea's, never on one of the hook's. */
+constexpr uint64_t STATS_FLUSH_NS = 50 * 1000 * 1000;
+
+std::atomic<int64_t> pend_lookups{ 0 };
+std::atomic<int64_t> pend_answer[IBKEA_OUTCOME_MAX];
+std::atomic<int64_t> pend_boot[DHCP_BOOT_MAX];
+std::atomic<uint64_t> stats_flushed_ns{ 0 };
+
+int64_t pend_take(std::atomic<int64_t> &c)
+{
+	return c.load(std::memory_order_relaxed) ? c.exchange(0, std::memory_order_relaxed) : 0;
+}
+
+/* Adds what the callouts counted since the last flush; true when there
+ * was anything. */
+bool stats_flush()
+{
+	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
+	bool any = false;
+	int64_t v;
+
+	stats_flushed_ns.store(now_mono_ns(), std::memory_order_relaxed);
+	if ((v = pend_take(pend_lookups))) {
+		s.addValue(STAT_LOOKUPS, v);
+		any = true;
+	}
+	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
+		if ((v = pend_take(pend_answer[o]))) {
+			s.addValue(stat_answer(static_cast<enum ibkea_outcome>(o)), v);
+			any = true;
+		}
+	for (int b = 0; b < DHCP_BOOT_MAX; b++)
+		if ((v = pend_take(pend_boot[b]))) {
+			s.addValue(stat_boot(static_cast<enum dhcp_boot>(b)), v);
+			any = true;
+		}
+	return any;
+}
+
+/* Counts one answer (boot only when applied), and flushes when the last
+ * flush is STATS_FLUSH_NS old. */
+void stats_count(enum ibkea_outcome o, enum dhcp_boot b, bool applied)
+{
+	pend_lookups.fetch_add(1, std::memory_order_relaxed);
+	if ((unsigned)o < IBKEA_OUTCOME_MAX)
+		pend_answer[o].fetch_add(1, std::memory_order_relaxed);
+	if (applied && (unsigned)b < DHCP_BOOT_MAX)
+		pend_boot[b].fetch_add(1, std::memory_order_relaxed);
+	uint64_t now = now_mono_ns(), last = stats_flushed_ns.load(std::memory_order_relaxed);
+	if (now - last >= STATS_FLUSH_NS &&
+	    stats_flushed_ns.compare_exchange_strong(last, now, std::memory_order_relaxed))
+		stats_flush();
+}
+
 /* Every statistic at 0, so that statistic-get-all lists them all. */
 void stats_create()
 {
@@ -223,6 +287,11 @@ void stats_create()
 	s.setValue(STAT_READY, static_cast<int64_t>(0));
 	last_hosts = 0;
 	last_ready = 0;
+	pend_lookups = 0;
+	for (auto &c : pend_answer)
+		c = 0;
+	for (auto &c : pend_boot)
+		c = 0;
 	for (int o = 0; o < IBKEA_OUTCOME_MAX; o++)
 		s.setValue(stat_answer(static_cast<enum ibkea_outcome>(o)),
 			   static_cast<int64_t>(0));
@@ -549,25 +618,104 @@ bool option_is_keas(uint8_t code)
 	}
 }
 
-/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes. */
+/* Option code of pkt, read in place: during a callout, Kea's getOption()
+ * copies the option it returns (so that a callout cannot change one its
+ * configuration shares), which is an allocation and a copy per read for
+ * an option the hook only reads. */
+isc::dhcp::OptionPtr option_peek(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
+{
+	auto it = pkt->options_.find(code);
+	return it == pkt->options_.end() ? isc::dhcp::OptionPtr() : it->second;
+}
+
+/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes.
+ * Kea makes its server identifier an OptionCustom and its lease time an
+ * OptionUint32: read as such, with no buffer packed; anything else is
+ * packed to be read. */
 uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 {
-	isc::dhcp::OptionPtr o = pkt->getOption(code);
+	isc::dhcp::OptionPtr o = option_peek(pkt, code);
 
 	if (!o)
 		return 0;
+	if (auto c = boost::dynamic_pointer_cast<isc::dhcp::OptionCustom>(o)) {
+		try {
+			if (c->getDataFieldsNum() == 1)
+				return c->readAddress().toUint32();
+		} catch (const isc::Exception &) {
+			/* not an address: packed below */
+		}
+	} else if (auto i = boost::dynamic_pointer_cast<isc::dhcp::OptionUint32>(o)) {
+		return i->getValue();
+	}
 	std::vector<uint8_t> b = o->toBinary(false);
 	if (b.size() != 4)
 		return 0;
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-/* Removes every instance of code from pkt (bounded: a packet holds fewer
- * options than its bytes). */
+/* Options made once: an applied answer sets the same few options (a
+ * machine's router, name servers, host name, lease times) packet after
+ * packet, and an Option made for each costs more than the rest of the
+ * answer. Made Options are immutable and shared, as Kea shares those of
+ * its own configuration between responses: a table of OPT_CACHE_SLOTS
+ * by a hash of the code and the bytes, each slot holding the last one
+ * made there (the bytes compared whole on a hit), under one of
+ * OPT_CACHE_LOCKS locks. Emptied at unload, while Kea's libraries that
+ * free them are still there. */
+constexpr size_t OPT_CACHE_SLOTS = 4096;
+constexpr size_t OPT_CACHE_LOCKS = 64;
+
+struct OptSlot {
+	uint64_t hash = 0;
+	isc::dhcp::OptionPtr opt;
+};
+
+OptSlot opt_cache[OPT_CACHE_SLOTS];
+std::mutex opt_cache_mu[OPT_CACHE_LOCKS];
+
+uint64_t opt_hash(uint8_t code, const uint8_t *data, size_t len)
+{
+	uint64_t h = 1469598103934665603ull ^ code;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ data[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+isc::dhcp::OptionPtr option_made(uint8_t code, const uint8_t *data, size_t len)
+{
+	uint64_t h = opt_hash(code, data, len);
+	size_t i = h % OPT_CACHE_SLOTS;
+	std::mutex &mu = opt_cache_mu[i % OPT_CACHE_LOCKS];
+	{
+		std::lock_guard<std::mutex> g(mu);
+		const OptSlot &sl = opt_cache[i];
+		if (sl.opt && sl.hash == h && sl.opt->getType() == code) {
+			const isc::dhcp::OptionBuffer &b = sl.opt->getData();
+			if (b.size() == len && (len == 0 || memcmp(b.data(), data, len) == 0))
+				return sl.opt;
+		}
+	}
+	isc::dhcp::OptionPtr o(new isc::dhcp::Option(isc::dhcp::Option::V4, code,
+						     isc::dhcp::OptionBuffer(data, data + len)));
+	std::lock_guard<std::mutex> g(mu);
+	opt_cache[i].hash = h;
+	opt_cache[i].opt = o;
+	return o;
+}
+
+void option_cache_clear()
+{
+	for (size_t i = 0; i < OPT_CACHE_SLOTS; i++) {
+		std::lock_guard<std::mutex> g(opt_cache_mu[i % OPT_CACHE_LOCKS]);
+		opt_cache[i].opt.reset();
+	}
+}
+
+/* Removes every instance of code from pkt. */
 void option_remove(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code)
 {
-	for (int i = 0; i < 1500 && pkt->delOption(code); i++)
-		;
+	pkt->options_.erase(code);
 }
 
 /* Sets option code of pkt to len bytes: instances of at most 255 bytes,
@@ -579,11 +727,8 @@ void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data
 	size_t off = 0;
 	do {
 		size_t n = len - off > 255 ? 255 : len - off;
-		isc::dhcp::OptionPtr o(
-			new isc::dhcp::Option(isc::dhcp::Option::V4, code,
-					      isc::dhcp::OptionBuffer(data + off, data + off + n)));
 		/* Pkt::addOption: Pkt4's own refuses a second instance. */
-		pkt->isc::dhcp::Pkt::addOption(o);
+		pkt->isc::dhcp::Pkt::addOption(option_made(code, data + off, n));
 		off += n;
 	} while (off < len);
 }
@@ -665,7 +810,7 @@ void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &
 {
 	struct ibkea *k = ib_core;
 
-	if (!k || !query || !resp || !resp->getOption(isc::dhcp::DHO_DHCP_MESSAGE_TYPE))
+	if (!k || !query || !resp || !option_peek(resp, isc::dhcp::DHO_DHCP_MESSAGE_TYPE))
 		return;
 	uint8_t type = resp->getType();
 	if (type != isc::dhcp::DHCPOFFER && type != isc::dhcp::DHCPACK)
@@ -682,14 +827,10 @@ void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &
 	struct ibkea_answer &a = tl_answer;
 	ibkea_answer_request(k, query->data_.data(), query->data_.size(), &kea, &a);
 
-	isc::stats::StatsMgr &s = isc::stats::StatsMgr::instance();
-	s.addValue(STAT_LOOKUPS, static_cast<int64_t>(1));
-	s.addValue(stat_answer(a.outcome), static_cast<int64_t>(1));
+	stats_count(a.outcome, a.boot, a.outcome == IBKEA_APPLIED);
 	answer_log(a, kea);
-	if (a.outcome != IBKEA_APPLIED)
-		return;
-	answer_apply(resp, a);
-	s.addValue(stat_boot(a.boot), static_cast<int64_t>(1));
+	if (a.outcome == IBKEA_APPLIED)
+		answer_apply(resp, a);
 }
 
 /* Frees what load made, in the reverse order. */
@@ -702,6 +843,7 @@ void hook_teardown()
 		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
 		isc::dhcp::HostDataSourceFactory::deregisterFactory(HOST_SOURCE_TYPE, true);
 		stats_remove();
+		option_cache_clear();
 	} catch (const std::exception &e) {
 		ib_error(std::string("unload: ") + e.what());
 	}
@@ -841,7 +983,26 @@ HOOK_EXPORT int pkt4_send(CalloutHandle &handle)
 HOOK_EXPORT int command_processed(CalloutHandle &handle)
 {
 	try {
+		/* The counters held back, and the gauges, are written now; a
+		 * statistic-get or statistic-get-all that read Kea's
+		 * statistics before they were is answered again, so that
+		 * what a command reads is what the callouts counted. */
+		stats_flush();
 		stats_refresh_gauges(true);
+		std::string name;
+		handle.getArgument("name", name);
+		if (name == "statistic-get" || name == "statistic-get-all") {
+			isc::data::ConstElementPtr args;
+			try {
+				handle.getArgument("arguments", args);
+			} catch (const isc::hooks::NoSuchArgument &) {
+				/* none given */
+			}
+			handle.setArgument("response",
+					   name == "statistic-get" ?
+						   isc::stats::StatsMgr::statisticGetHandler(name, args) :
+						   isc::stats::StatsMgr::statisticGetAllHandler(name, args));
+		}
 	} catch (const std::exception &e) {
 		ib_error(std::string("command_processed: ") + e.what());
 	} catch (...) {

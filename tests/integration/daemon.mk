@@ -28,3 +28,9 @@ EXTRA_DIST += tests/integration/test_api_tls.sh
 # line and column; toggleAllowNetboot; a restart (needs python3, curl).
 TESTS += tests/integration/test_workflow_daemon.sh
 EXTRA_DIST += tests/integration/test_workflow_daemon.sh
+
+# The public listener's answer cache: the same bytes as the store path,
+# a change, a deletion, a moved MAC and a reload served at the next
+# request, the boot mark still recorded (curl).
+TESTS += tests/integration/test_http_answers.sh
+EXTRA_DIST += tests/integration/test_http_answers.sh

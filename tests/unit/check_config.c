@@ -176,6 +176,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->http.max_body, 8 * 1024 * 1024);
 	ck_assert_uint_eq(d->http.idle_timeout, 120);
 	ck_assert(d->http.public_metrics); /* /metrics stays on the public listener */
+	ck_assert(d->http.answer_cache);
 	ck_assert_ptr_null(d->api.tls_cert);
 	ck_assert_ptr_null(d->api.tls_key);
 	ck_assert_ptr_null(d->api.tls_cert_pem);
@@ -197,6 +198,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->dhcp.arch.n, 0);
 	ck_assert(d->dhcp.subnet_check);
 	ck_assert(d->bmc.enabled);
+	ck_assert_uint_eq(d->ipxe.max_downloads_per_client, 4);
 	ck_assert_uint_eq(d->bmc.ipmi.cipher_suite, 3);
 	ck_assert_uint_eq(d->bmc.ipmi.timeout_ms, 1000);
 	ck_assert_uint_eq(d->bmc.ipmi.retries, 3);
@@ -277,6 +279,7 @@ START_TEST(test_every_key)
 		 "  max_body: 1 GiB\n"
 		 "  idle_timeout: 86400\n"
 		 "  public_metrics: false\n"
+		 "  answer_cache: false\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -319,6 +322,7 @@ START_TEST(test_every_key)
 		 "  tinkerbell_tls: true\n"
 		 "  tinkerbell_insecure_tls: true\n"
 		 "  retries: 100\n"
+		 "  max_downloads_per_client: 0\n"
 		 "metadata:\n"
 		 "  trusted_proxies: [192.0.2.0/24, 10.1.2.3, \"2001:db8::/32\", 0.0.0.0/0]\n"
 		 "syslog:\n"
@@ -397,6 +401,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->http.max_body, 1024 * 1024 * 1024);
 	ck_assert_uint_eq(c->http.idle_timeout, 86400);
 	ck_assert(!c->http.public_metrics);
+	ck_assert(!c->http.answer_cache);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
@@ -436,6 +441,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(c->ipxe.kernel_args, "console=ttyS0,115200 quiet");
 	ck_assert_str_eq(c->ipxe.grpc_authority, "tink.example.com:42113");
 	ck_assert(c->ipxe.tinkerbell_tls && c->ipxe.tinkerbell_insecure_tls);
+	ck_assert_uint_eq(c->ipxe.max_downloads_per_client, 0);
 	ck_assert_uint_eq(c->syslog.max_message, 480);
 	ck_assert_uint_eq(c->metadata.trusted_proxies.n, 4);
 	ck_assert_uint_eq(c->metadata.trusted_proxies.e[0].prefix, 24);

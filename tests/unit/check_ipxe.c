@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -177,6 +178,154 @@ START_TEST(test_ranges)
 END_TEST
 
 /* ---- templates ---- */
+
+/* ---- validators ---- */
+
+static const struct {
+	const char *h;
+	int e;      /* 0 or -EINVAL */
+	int64_t t;
+} dates[] = {
+	{ "Sun, 06 Nov 1994 08:49:37 GMT", 0, 784111777 },   /* RFC 9110's example */
+	{ "Sunday, 06-Nov-94 08:49:37 GMT", 0, 784111777 },  /* RFC 850 */
+	{ "Sun Nov  6 08:49:37 1994", 0, 784111777 },        /* asctime */
+	{ "  Thu, 01 Jan 1970 00:00:00 GMT ", 0, 0 },
+	{ "Tue, 29 Feb 2000 23:59:59 GMT", 0, 951868799 },
+	{ "Thu, 31 Dec 9999 23:59:59 GMT", 0, 253402300799 },
+	{ "Tue, 29 Feb 2100 00:00:00 GMT", -EINVAL, 0 },     /* not a leap year */
+	{ "Sun, 31 Nov 1994 08:49:37 GMT", -EINVAL, 0 },
+	{ "Sun, 06 Nov 1994 24:00:00 GMT", -EINVAL, 0 },
+	{ "Sun, 06 Nov 1994 08:60:00 GMT", -EINVAL, 0 },
+	{ "Sun, 06 Nov 1994 08:49:37 UTC", -EINVAL, 0 },
+	{ "Sun, 06 nov 1994 08:49:37 GMT", -EINVAL, 0 },     /* case matters */
+	{ "Sun, 6 Nov 1994 08:49:37 GMT", -EINVAL, 0 },
+	{ "Sun, 06 Nov 94 08:49:37 GMT", -EINVAL, 0 },
+	{ "Wed, 31 Dec 1969 23:59:59 GMT", -EINVAL, 0 },     /* before the epoch */
+	{ "Sun, 06 Nov 1994 08:49:37 GMT junk", -EINVAL, 0 },
+	{ "Sun, 06 Nov 1994 08:49:37", -EINVAL, 0 },         /* cut short */
+	{ "Sun, 06 Nov 1994 08:49:3", -EINVAL, 0 },
+	{ "Sun,", -EINVAL, 0 },
+	{ "Funday, 06-Nov-94 08:49:37 GMT", -EINVAL, 0 },
+	{ "Sun Nov 6 08:49:37 1994", -EINVAL, 0 },
+	{ "1994-11-06T08:49:37Z", -EINVAL, 0 },
+	{ "", -EINVAL, 0 },
+	{ "-1", -EINVAL, 0 },
+};
+
+START_TEST(test_http_dates)
+{
+	int64_t t = -7;
+	const char *h = dates[_i].h;
+	int e = ipxe_http_date_parse(h, strlen(h), &t);
+	ck_assert_msg(e == dates[_i].e, "%s: %d, want %d", h, e, dates[_i].e);
+	if (e == 0)
+		ck_assert_msg(t == dates[_i].t, "%s: %lld", h, (long long)t);
+}
+END_TEST
+
+START_TEST(test_http_date_format)
+{
+	char out[IPXE_HTTP_DATE_MAX];
+	int64_t t;
+	ck_assert_int_eq(ipxe_http_date(784111777, out), 0);
+	ck_assert_str_eq(out, "Sun, 06 Nov 1994 08:49:37 GMT");
+	ck_assert_int_eq(ipxe_http_date(0, out), 0);
+	ck_assert_str_eq(out, "Thu, 01 Jan 1970 00:00:00 GMT");
+	ck_assert_int_eq(ipxe_http_date(-1, out), -ERANGE);
+	ck_assert_int_eq(ipxe_http_date_parse(NULL, 5, &t), -EINVAL);
+	/* Not NUL-terminated: only the length counts. */
+	const char longer[] = "Sun, 06 Nov 1994 08:49:37 GMTXXXX";
+	ck_assert_int_eq(ipxe_http_date_parse(longer, 29, &t), 0);
+	ck_assert_int_eq(t, 784111777);
+	ck_assert_int_eq(ipxe_http_date_parse(longer, 28, &t), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_etag)
+{
+	char a[IPXE_ETAG_MAX], b[IPXE_ETAG_MAX];
+	ipxe_etag(0x803, 0x1a2b, 0x10000000, 1700000000, 123456789, a);
+	ck_assert_str_eq(a, "\"803-1a2b-10000000-17979cfe3d85cd15\"");
+	ipxe_etag(0x803, 0x1a2b, 0x10000000, 1700000000, 123456790, b);
+	ck_assert_str_ne(a, b); /* a rewrite within the second changes it */
+	ipxe_etag(UINT64_MAX, UINT64_MAX, UINT64_MAX, INT64_MAX / 1000000000, 999999999, b);
+	ck_assert_uint_lt(strlen(b), IPXE_ETAG_MAX);
+}
+END_TEST
+
+#define TAG "\"803-1a2b-10000000-17979cfe3d85cd15\""
+
+static const struct {
+	const char *h;
+	int match;
+} inms[] = {
+	{ TAG, 1 },
+	{ "W/" TAG, 1 },                    /* weak comparison */
+	{ "*", 1 },
+	{ " * ", 1 },
+	{ "\"a\", " TAG, 1 },
+	{ "\"a\",," TAG " ,", 1 },          /* empty list elements */
+	{ "\"a\"\t,\tW/" TAG, 1 },
+	{ "\"a\", \"b\"", 0 },
+	{ "\"803-1a2b-10000000-17979cfe3d85cd1\"", 0 },
+	{ "803-1a2b-10000000-17979cfe3d85cd15", 0 }, /* unquoted */
+	{ TAG " junk", 0 },
+	{ "\"a\" " TAG, 0 },                /* no comma */
+	{ "*, " TAG, 0 },
+	{ "w/" TAG, 0 },
+	{ "\"unterminated", 0 },
+	{ "\"a b\", " TAG, 0 },             /* a space is not an etagc */
+	{ "", 0 },
+	{ ",", 0 },
+};
+
+START_TEST(test_if_none_match)
+{
+	const char *h = inms[_i].h;
+	ck_assert_msg(ipxe_if_none_match(h, strlen(h), TAG) == inms[_i].match, "%s", h);
+}
+END_TEST
+
+START_TEST(test_if_none_match_limits)
+{
+	char h[64 * 8 + 64] = "";
+	size_t n = 0;
+	ck_assert_int_eq(ipxe_if_none_match(NULL, 0, TAG), 0);
+	/* Not NUL-terminated: the tag cut by the length does not match. */
+	ck_assert_int_eq(ipxe_if_none_match(TAG, strlen(TAG) - 1, TAG), 0);
+	/* Past the 64 tags read, a match is not seen: the client gets 200. */
+	for (int i = 0; i < 64; i++)
+		n += (size_t)snprintf(h + n, sizeof(h) - n, "\"%02d\",", i);
+	ck_assert_int_eq(ipxe_if_none_match(h, n - 1, "\"63\""), 1);
+	n += (size_t)snprintf(h + n, sizeof(h) - n, "\"xx\"");
+	ck_assert_int_eq(ipxe_if_none_match(h, n, "\"xx\""), 0);
+}
+END_TEST
+
+static const struct {
+	const char *h;
+	bool ok;
+} ifranges[] = {
+	{ TAG, true },
+	{ " " TAG " ", true },
+	{ "W/" TAG, false },                /* strong comparison only */
+	{ "\"other\"", false },
+	{ TAG ", \"x\"", false },
+	{ "Tue, 14 Nov 2023 22:13:20 GMT", true }, /* exactly Last-Modified */
+	{ "Tuesday, 14-Nov-23 22:13:20 GMT", true },
+	{ "Wed, 15 Nov 2023 22:13:20 GMT", false }, /* a later date is no match */
+	{ "Tue, 14 Nov 2023 22:13:19 GMT", false },
+	{ "Tue, 14 Nov 2023 22:13:20", false },
+	{ "", false },
+	{ "\"", false },
+};
+
+START_TEST(test_if_range)
+{
+	const char *h = ifranges[_i].h;
+	ck_assert_msg(ipxe_if_range(h, strlen(h), TAG, 1700000000) == ifranges[_i].ok, "%s", h);
+}
+END_TEST
 
 START_TEST(test_template_check)
 {
@@ -514,6 +663,14 @@ static Suite *ipxe_suite(void)
 	UNIT_TEST(tc, test_route_not_nul_terminated);
 	UNIT_TEST(tc, test_types_and_aliases);
 	tcase_add_loop_test(tc, test_ranges, 0, sizeof(ranges) / sizeof(ranges[0]));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("validators");
+	tcase_add_loop_test(tc, test_http_dates, 0, sizeof(dates) / sizeof(dates[0]));
+	UNIT_TEST(tc, test_http_date_format);
+	UNIT_TEST(tc, test_etag);
+	tcase_add_loop_test(tc, test_if_none_match, 0, sizeof(inms) / sizeof(inms[0]));
+	UNIT_TEST(tc, test_if_none_match_limits);
+	tcase_add_loop_test(tc, test_if_range, 0, sizeof(ifranges) / sizeof(ifranges[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("scripts");
 	UNIT_TEST(tc, test_template_check);

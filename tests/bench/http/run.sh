@@ -1,33 +1,49 @@
 #!/usr/bin/env bash
 # tests/bench/http/run.sh — the public listener's per-machine answers (the
-# iPXE script, EC2 metadata, Hegel's /metadata JSON) against nginx serving
-# the same bytes. Never part of make check: it prints figures and asserts
-# nothing about time.
+# iPXE script, /httpboot, EC2 metadata, Hegel's /metadata JSON, NoCloud
+# user-data) against nginx serving the same bytes. Never part of make check:
+# it prints figures and asserts nothing about time; it fails only when a
+# server does not answer.
 #
-# What it does, in one run on this machine:
-#  - ironbelld with N Hardware objects (BENCH_HTTP_HOSTS, default 10000),
-#    each with its own MAC, address, hostname and storage layout, on the
-#    loopback address, 127.0.0.1 being a trusted proxy;
+# What it does, in one run on this machine, for each kind of Hardware
+# (BENCH_HTTP_HARDWARE, default "rich small"):
+#  - rich: N Hardware objects as a fleet's look (tests/gen-hardware.sh
+#    --rich: 2-4 interfaces, 2-4 disks with partitions, ~1.5 KiB of
+#    metadata, ~1 KiB of cloud-config user data); small: one interface,
+#    a hostname and a one-disk storage layout. N is BENCH_HTTP_HOSTS
+#    (default 10000; 100000 works). ironbelld listens on the loopback
+#    address, 127.0.0.1 being a trusted proxy;
 #  - nginx (nginx-light, run by hand from a private prefix, never as a
-#    service) serving, for each case, one static file holding exactly what
-#    ironbelld answers for one machine, with one worker and with as many
-#    workers as the machine has cores;
-#  - wrk against each, its Lua script making every request come from
-#    another of the N machines (so ironbelld looks each one up: no
-#    single-row cache): the iPXE case rotates the MAC in the path, the
-#    metadata cases rotate X-Forwarded-For over the machines' addresses.
-#    BENCH_HTTP_SECONDS (10) per run, with keep-alive and with
-#    "Connection: close", WRK_CONNS connections (32) on 2 threads; and once
-#    more with one connection and one request at a time ("light"), for the
-#    latency of an answer without the queueing of a saturated server (on a
-#    2-core machine wrk and the server share the cores, and the p99 of a
-#    saturated run mostly measures the scheduler, nginx's as much as ours).
-# Cases (BENCH_HTTP_CASES, default all three): ipxe
-# (/ipxe/script/<mac>/auto.ipxe), hostname (/2009-04-04/meta-data/hostname),
-# metadata (/metadata). It reports requests/s, latency p50/p99 (wrk's own
-# histogram), the ratio to each nginx, and ironbelld's RSS after loading
-# and after the load. http.threads is the default (one per CPU) unless
-# BENCH_HTTP_THREADS says otherwise.
+#    service; access_log off, sendfile on) serving, for each case, one
+#    static file holding exactly what ironbelld answered for the first
+#    machine (fetched first), with one worker and with as many workers as
+#    the machine has cores;
+#  - wrk against each, for each case, with two ways of choosing the URL
+#    (BENCH_HTTP_URLS, default "rotating plain"): rotating, every request
+#    from another of the N machines (a Lua script rotates the MAC in the
+#    path or X-Forwarded-For over the machines' addresses); plain, one
+#    machine, one fixed URL and header, no Lua (the fairest comparison
+#    with nginx serving one file). And three loads (BENCH_HTTP_MODES,
+#    default "keepalive close light"): WRK_CONNS connections (32) on 2
+#    threads with keep-alive, the same with "Connection: close", and one
+#    connection with one request at a time ("light": the p99 of an answer
+#    without the queueing of a saturated server). BENCH_HTTP_SECONDS (10)
+#    per run.
+# Cases (BENCH_HTTP_CASES, default all five): ipxe
+# (/ipxe/script/<mac>/auto.ipxe), httpboot (/httpboot), hostname
+# (/2009-04-04/meta-data/hostname), metadata (/metadata), userdata
+# (/nocloud/user-data). A case a kind of Hardware does not answer with 200
+# (small Hardware carry no user data) is left out for that kind, and said.
+#
+# It reports requests/s, latency p50/p99 (wrk's own histogram), the CPU of
+# the server (utime+stime of its processes over the run, from /proc), of
+# the client (wrk's, as its parent sees it) and of the whole machine
+# (/proc/stat: more than server + client means something else ran), each
+# as a share of one core, and flags a run "client-bound" when wrk used more CPU than the
+# server (not at one connection, where neither is saturated) or ~95% of a
+# core per wrk thread: then the figure is wrk's, not the server's. Then the ratio to each nginx per case, and ironbelld's
+# RSS after loading and after the load. http.threads is the default (one
+# per CPU) unless BENCH_HTTP_THREADS says otherwise.
 set -euo pipefail
 
 : "${top_builddir:?}" "${top_srcdir:?}"
@@ -35,7 +51,10 @@ N=${BENCH_HTTP_HOSTS:-10000}
 SECS=${BENCH_HTTP_SECONDS:-10}
 CONNS=${WRK_CONNS:-32}
 THREADS=${BENCH_HTTP_THREADS:-0}
-CASES=${BENCH_HTTP_CASES:-"ipxe hostname metadata"}
+CASES=${BENCH_HTTP_CASES:-"ipxe httpboot hostname metadata userdata"}
+KINDS=${BENCH_HTTP_HARDWARE:-"rich small"}
+URLS=${BENCH_HTTP_URLS:-"rotating plain"}
+MODES=${BENCH_HTTP_MODES:-"keepalive close light"}
 b=$top_builddir
 
 say() { printf '%s\n' "$*"; }
@@ -65,66 +84,90 @@ free_port() {
 s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# ---- the Hardware ----
-awk -v n="$N" -v dir="$tmp" 'BEGIN {
-	for (i = 0; i < n; i++) {
-		mac = sprintf("02:00:%02x:%02x:%02x:%02x", int(i / 16777216) % 256,
-			int(i / 65536) % 256, int(i / 256) % 256, i % 256);
-		ip = sprintf("10.%d.%d.%d", int(i / 62500) + 1, int(i / 250) % 250, i % 250 + 1);
-		print mac > (dir "/macs.txt");
-		print ip > (dir "/ips.txt");
-		f = sprintf("%s/hw-%04d.yaml", dir, int(i / 1000));
-		printf "---\napiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\n" > f;
-		printf "metadata:\n  name: node-%06d\nspec:\n", i > f;
-		printf "  metadata:\n    instance:\n      id: i-%06d\n", i > f;
-		printf "      hostname: node-%06d.lab.example\n", i > f;
-		printf "      storage: {disks: [{device: /dev/sda, wipe_table: true, " > f;
-		printf "partitions: [{label: ROOT, number: 1, size: 0}]}]}\n" > f;
-		printf "  interfaces:\n    - dhcp:\n" > f;
-		printf "        mac: \"%s\"\n        arch: x86_64\n        hostname: node-%06d\n", mac, i > f;
-		printf "        ip: {address: %s, netmask: 255.0.0.0, gateway: 10.0.0.1}\n", ip > f;
-		printf "      netboot: {allowPXE: true}\n" > f;
-	}
-}'
-
-HPORT=$(free_port)
-mkdir -p "$tmp/state"
-cat >"$tmp/ironbell.yaml" <<EOF
-log_level: warn
-state_dir: $tmp/state
-api:
-  socket: $tmp/api.sock
-http:
-  listen: 127.0.0.1:$HPORT
-  threads: $THREADS
-metadata:
-  trusted_proxies: [127.0.0.1]
-EOF
-"$b/ironbelld" --config "$tmp/ironbell.yaml" 2>"$tmp/ironbelld.log" &
-ipid=$!
-pids="$pids $ipid"
-for _ in $(seq 100); do [ -S "$tmp/api.sock" ] && break; sleep 0.1; done
-for f in "$tmp"/hw-*.yaml; do
-	IRONBELL_SOCKET=$tmp/api.sock "$b/ironbell" apply -f "$f" >/dev/null
+declare -A URL=([ipxe]=/ipxe/script/MAC/auto.ipxe [httpboot]=/httpboot
+	[hostname]=/2009-04-04/meta-data/hostname [metadata]=/metadata [userdata]=/nocloud/user-data)
+for c in $CASES; do
+	[ -n "${URL[$c]:-}" ] || { say "bench-http: unknown case $c (ipxe httpboot hostname metadata userdata)"; exit 2; }
 done
 
-# What ironbelld answers for the first machine: nginx serves these bytes.
-first=$(head -1 "$tmp/macs.txt")
-firstip=$(head -1 "$tmp/ips.txt")
-mkdir -p "$tmp/www/ipxe" "$tmp/www/hostname" "$tmp/www/metadata"
-curl -sf "http://127.0.0.1:$HPORT/ipxe/script/$first/auto.ipxe" >"$tmp/www/ipxe/body"
-curl -sf -H "X-Forwarded-For: $firstip" "http://127.0.0.1:$HPORT/2009-04-04/meta-data/hostname" \
-	>"$tmp/www/hostname/body"
-curl -sf -H "X-Forwarded-For: $firstip" "http://127.0.0.1:$HPORT/metadata" >"$tmp/www/metadata/body"
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$ipid/status"; }
-rss0=$(rss)
+# ---- CPU accounting ----
+HZ=$(getconf CLK_TCK)
+# ticks PID...: utime+stime of the processes, in clock ticks.
+ticks() {
+	local t=0 p s
+	for p in "$@"; do
+		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		s=${s##*) }
+		set -- $s
+		t=$((t + ${12} + ${13}))
+	done
+	echo "$t"
+}
+# busy: clock ticks all the machine's cores spent not idle.
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+# procs PID: PID and its children (nginx's master and workers).
+procs() {
+	echo "$1"
+	cat /proc/"$1"/task/*/children 2>/dev/null || true
+}
+
+# ---- the runs ----
+results=$tmp/results
+: >"$results"
+srv_pids= # what "run" charges the server's CPU to
+# run KIND URLS CASE SERVER PORT MODE: one wrk run; prints one result line
+# and records it.
+run() {
+	local kind=$1 urls=$2 case=$3 name=$4 port=$5 mode=$6 hdr=() out rps p50 p99 non2xx errs
+	local load=(-t2 -c"$CONNS") wthreads=2 script=() path t0 t1 m0 m1 wall cu cs scpu ccpu mcpu flag=""
+	[ "$mode" = close ] && hdr=(-H "Connection: close")
+	[ "$mode" = light ] && { load=(-t1 -c1); wthreads=1; }
+	path=${URL[$case]}
+	if [ "$urls" = rotating ]; then
+		script=(-s "$tmp/$case.lua")
+		path=/
+	else
+		path=${path/MAC/$(head -1 "$tmp/$kind/macs.txt")}
+		hdr+=(-H "X-Forwarded-For: $(head -1 "$tmp/$kind/ips.txt")")
+	fi
+	t0=$(ticks $srv_pids)
+	m0=$(busy)
+	TIMEFORMAT='%R %U %S'
+	{ time wrk "${load[@]}" -d"${SECS}s" --latency "${hdr[@]}" "${script[@]}" \
+		"http://127.0.0.1:$port$path" >"$tmp/wrk.out" 2>&1 || true; } 2>"$tmp/wrk.time"
+	t1=$(ticks $srv_pids)
+	m1=$(busy)
+	out=$(cat "$tmp/wrk.out")
+	read -r wall cu cs <"$tmp/wrk.time"
+	scpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v w="$wall" 'BEGIN { printf "%.2f", d / hz / w }')
+	ccpu=$(awk -v u="$cu" -v s="$cs" -v w="$wall" 'BEGIN { printf "%.2f", (u + s) / w }')
+	mcpu=$(awk -v d=$((m1 - m0)) -v hz="$HZ" -v w="$wall" 'BEGIN { printf "%.2f", d / hz / w }')
+	# At one connection nothing saturates: only wrk's own core counts.
+	awk -v c="$ccpu" -v s="$scpu" -v t="$wthreads" -v m="$mode" \
+		'BEGIN { exit !((m != "light" && c > s) || c >= 0.95 * t) }' &&
+		flag=client-bound
+	rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {print $2}')
+	p50=$(printf '%s\n' "$out" | awk '$1 == "50%" {print $2}')
+	p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
+	non2xx=$(printf '%s\n' "$out" | awk '/Non-2xx/ {print $NF}')
+	errs=$(printf '%s\n' "$out" | awk '/Socket errors/ {print $0}')
+	if [ -z "$rps" ]; then
+		say "bench-http: wrk failed against $name ($case $urls $mode):"
+		say "$out"
+		exit 1
+	fi
+	printf '%-5s %-8s %-9s %-15s %-9s %9s req/s  p50 %8s  p99 %8s  cpu server %5s client %5s machine %5s %s%s%s\n' \
+		"$kind" "$urls" "$case" "$name" "$mode" "$rps" "$p50" "$p99" "$scpu" "$ccpu" "$mcpu" "$flag" \
+		"${non2xx:+ non-2xx $non2xx}" "${errs:+ ($errs)}"
+	echo "$kind $urls $case $name $mode $rps $p50 $p99 $scpu $ccpu ${flag:--}" >>"$results"
+}
 
 # ---- nginx's configuration ----
 mkdir -p "$tmp/nginx/logs"
-nginx_conf() { # WORKERS PORT
-	cat >"$tmp/nginx/nginx-$1.conf" <<EOF
-worker_processes $1;
-pid $tmp/nginx/nginx-$1.pid;
+nginx_conf() { # KIND WORKERS PORT
+	cat >"$tmp/nginx/nginx-$2.conf" <<EOF
+worker_processes $2;
+pid $tmp/nginx/nginx-$2.pid;
 error_log $tmp/nginx/logs/error.log;
 daemon off;
 events { worker_connections 1024; }
@@ -139,114 +182,168 @@ http {
   uwsgi_temp_path $tmp/nginx/uwsgi;
   scgi_temp_path $tmp/nginx/scgi;
   server {
-    listen 127.0.0.1:$2;
-    root $tmp/www;
+    listen 127.0.0.1:$3;
+    root $tmp/$1/www;
     default_type text/plain;
     location /ipxe/script/ { try_files /ipxe/body =404; }
+    location = /httpboot { default_type application/json; try_files /httpboot/body =404; }
     location = /2009-04-04/meta-data/hostname { try_files /hostname/body =404; }
     location = /metadata { default_type application/json; try_files /metadata/body =404; }
+    location = /nocloud/user-data { try_files /userdata/body =404; }
   }
 }
 EOF
 }
 
-# ---- wrk's request generators ----
-cat >"$tmp/ipxe.lua" <<EOF
+cores=$(nproc)
+rssline=
+for kind in $KINDS; do
+	case $kind in
+	rich) gen=--rich ;;
+	small) gen= ;;
+	*) say "bench-http: unknown Hardware kind $kind (rich small)"; exit 2 ;;
+	esac
+	k=$tmp/$kind
+	mkdir -p "$k/state" "$k/www"
+	sh "$top_srcdir/tests/gen-hardware.sh" $gen 0 "$N" 1000 "$k/hw-%04d.yaml"
+	awk '/^ *mac: "02:00:/ { gsub(/"/, "", $2); print $2 }' "$k"/hw-*.yaml >"$k/macs.txt"
+	awk '/^ *ip: \{address: 10\./ { sub(/,$/, "", $3); print $3 }' "$k"/hw-*.yaml >"$k/ips.txt"
+	[ "$(wc -l <"$k/macs.txt")" -eq "$N" ] && [ "$(wc -l <"$k/ips.txt")" -eq "$N" ] ||
+		{ say "bench-http: the generated Hardware has not $N MACs and addresses"; exit 1; }
+
+	HPORT=$(free_port)
+	cat >"$k/ironbell.yaml" <<EOF
+log_level: warn
+state_dir: $k/state
+api:
+  socket: $k/api.sock
+http:
+  listen: 127.0.0.1:$HPORT
+  threads: $THREADS
+metadata:
+  trusted_proxies: [127.0.0.1]
+EOF
+	"$b/ironbelld" --config "$k/ironbell.yaml" 2>"$k/ironbelld.log" &
+	ipid=$!
+	pids="$pids $ipid"
+	for _ in $(seq 100); do [ -S "$k/api.sock" ] && break; sleep 0.1; done
+	for f in "$k"/hw-*.yaml; do
+		IRONBELL_SOCKET=$k/api.sock "$b/ironbell" apply -f "$f" >/dev/null
+	done
+
+	# What ironbelld answers for the first machine: nginx serves these bytes.
+	first=$(head -1 "$k/macs.txt")
+	firstip=$(head -1 "$k/ips.txt")
+	kcases=
+	for c in $CASES; do
+		mkdir -p "$k/www/$c"
+		code=$(curl -s -o "$k/www/$c/body" -w '%{http_code}' -H "X-Forwarded-For: $firstip" \
+			"http://127.0.0.1:$HPORT${URL[$c]/MAC/$first}") || code=000
+		if [ "$code" = 200 ]; then
+			kcases="$kcases $c"
+		elif [ "$code" = 000 ]; then
+			say "bench-http: ironbelld does not answer"; exit 1
+		else
+			say "bench-http: $kind Hardware: $c answers $code, left out"
+		fi
+	done
+	rss() { awk '/^VmRSS/ {print $2}' "/proc/$ipid/status"; }
+	rss0=$(rss)
+
+	# ---- wrk's request generators ----
+	cat >"$tmp/ipxe.lua" <<EOF
 local macs = {}
-for line in io.lines("$tmp/macs.txt") do macs[#macs + 1] = line end
+for line in io.lines("$k/macs.txt") do macs[#macs + 1] = line end
 local i = 0
 request = function()
   i = i % #macs + 1
   return wrk.format("GET", "/ipxe/script/" .. macs[i] .. "/auto.ipxe")
 end
 EOF
-for c in hostname:/2009-04-04/meta-data/hostname metadata:/metadata; do
-	cat >"$tmp/${c%%:*}.lua" <<EOF
+	for c in httpboot hostname metadata userdata; do
+		cat >"$tmp/$c.lua" <<EOF
 local ips = {}
-for line in io.lines("$tmp/ips.txt") do ips[#ips + 1] = line end
+for line in io.lines("$k/ips.txt") do ips[#ips + 1] = line end
 local i = 0
 request = function()
   i = i % #ips + 1
   local h = {}
   for k, v in pairs(wrk.headers) do h[k] = v end
   h["X-Forwarded-For"] = ips[i]
-  return wrk.format("GET", "${c#*:}", h)
+  return wrk.format("GET", "${URL[$c]}", h)
 end
 EOF
-done
-
-# run CASE NAME PORT MODE: one wrk run; prints one result line and records it.
-results=$tmp/results
-: >"$results"
-run() {
-	local case=$1 name=$2 port=$3 mode=$4 hdr=() out rps p50 p99 non2xx errs load=(-t2 -c"$CONNS")
-	[ "$mode" = close ] && hdr=(-H "Connection: close")
-	[ "$mode" = light ] && load=(-t1 -c1)
-	out=$(wrk "${load[@]}" -d"${SECS}s" --latency "${hdr[@]}" -s "$tmp/$case.lua" \
-		"http://127.0.0.1:$port/" 2>&1)
-	rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {print $2}')
-	p50=$(printf '%s\n' "$out" | awk '$1 == "50%" {print $2}')
-	p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
-	non2xx=$(printf '%s\n' "$out" | awk '/Non-2xx/ {print $NF}')
-	errs=$(printf '%s\n' "$out" | awk '/Socket errors/ {print $0}')
-	printf '%-9s %-16s %-10s %10s req/s   p50 %8s   p99 %8s   %s%s\n' "$case" "$name" "$mode" \
-		"$rps" "$p50" "$p99" "${non2xx:+non-2xx $non2xx }" "${errs:+($errs)}"
-	echo "$case $name $mode $rps $p50 $p99" >>"$results"
-}
-
-cores=$(nproc)
-say "== http: $N Hardware; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU)"
-for c in $CASES; do
-	say "   $c: $(wc -c <"$tmp/www/$c/body") bytes per answer"
-done
-for c in $CASES; do
-	for mode in keepalive close light; do
-		run "$c" ironbelld "$HPORT" "$mode"
 	done
-done
-rss1=$(rss)
-kill "$ipid"
-wait "$ipid" 2>/dev/null || true
-for w in 1 "$cores"; do
-	port=$(free_port)
-	nginx_conf "$w" "$port"
-	"$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx-$w.conf" 2>>"$tmp/nginx/logs/stderr" &
-	npid=$!
-	pids="$pids $npid"
-	for _ in $(seq 50); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/ipxe/script/x/auto.ipxe" && break
-		sleep 0.1
+
+	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU); cpu: share of one core"
+	for c in $kcases; do
+		say "   $c: $(wc -c <"$k/www/$c/body") bytes per answer"
 	done
-	cmp -s <(curl -s "http://127.0.0.1:$port/metadata") "$tmp/www/metadata/body" ||
-		say "bench-http: nginx does not serve the same bytes"
-	for c in $CASES; do
-		for mode in keepalive close light; do
-			run "$c" "nginx-${w}worker" "$port" "$mode"
+	srv_pids=$ipid
+	for u in $URLS; do
+		for c in $kcases; do
+			for mode in $MODES; do
+				run "$kind" "$u" "$c" ironbelld "$HPORT" "$mode"
+			done
 		done
 	done
-	kill "$npid"
-	wait "$npid" 2>/dev/null || true
+	rss1=$(rss)
+	rssline="$rssline
+ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the load ($(( (rss1 - rss0) / 1024 )) MiB more)"
+	kill "$ipid"
+	wait "$ipid" 2>/dev/null || true
+	for w in 1 "$cores"; do
+		port=$(free_port)
+		nginx_conf "$kind" "$w" "$port"
+		"$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx-$w.conf" 2>>"$tmp/nginx/logs/stderr" &
+		npid=$!
+		pids="$pids $npid"
+		for _ in $(seq 50); do
+			curl -sf -o /dev/null "http://127.0.0.1:$port/ipxe/script/x/auto.ipxe" && break
+			sleep 0.1
+		done
+		for c in $kcases; do
+			cmp -s <(curl -s "http://127.0.0.1:$port${URL[$c]/MAC/$first}") "$k/www/$c/body" ||
+				{ say "bench-http: nginx does not serve the bytes of $c"; exit 1; }
+		done
+		srv_pids=$(procs "$npid")
+		for u in $URLS; do
+			for c in $kcases; do
+				for mode in $MODES; do
+					run "$kind" "$u" "$c" "nginx-${w}worker" "$port" "$mode"
+				done
+			done
+		done
+		kill "$npid"
+		wait "$npid" 2>/dev/null || true
+	done
 done
 
 say ""
-say "== ratios (ironbelld / nginx, requests/s)"
-awk -v cores="$cores" -v cases="$CASES" '
+say "== ratios (ironbelld / nginx, requests/s; cpu: share of one core, server/client; * client-bound)"
+awk -v cores="$cores" '
 function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }
-{ rps[$1 " " $2 " " $3] = $4; p99[$1 " " $2 " " $3] = ms($6) }
+function cpu(k) { return sprintf("%s/%s%s", scpu[k], ccpu[k], flag[k] == "-" ? "" : "*") }
+{
+	k = $1 " " $2 " " $3 " " $4 " " $5;
+	rps[k] = $6; p99[k] = ms($8); scpu[k] = $9; ccpu[k] = $10; flag[k] = $11;
+	g = $1 " " $2 " " $3 " " $5;
+	if (!(g in seen)) { seen[g] = 1; order[++n] = g }
+}
 END {
-	n = split(cases, cs, " ");
-	for (i = 1; i <= n; i++)
-		for (m = 0; m < 2; m++) {
-			mode = m ? "close" : "keepalive";
-			k = cs[i] " ironbelld " mode;
-			printf "%-9s %-10s vs nginx 1 worker x%.2f   vs nginx %s workers x%.2f   ironbelld p99 %.2f ms\n",
-				cs[i], mode, rps[k] / rps[cs[i] " nginx-1worker " mode], cores,
-				rps[k] / rps[cs[i] " nginx-" cores "worker " mode], p99[k];
-		}
-	print "== latency with one connection (keep-alive, one request at a time: the answer time without queueing)";
-	for (i = 1; i <= n; i++)
-		printf "%-9s p99 ironbelld %.2f ms   nginx 1 worker %.2f ms   nginx %s workers %.2f ms\n", cs[i],
-			p99[cs[i] " ironbelld light"], p99[cs[i] " nginx-1worker light"], cores,
-			p99[cs[i] " nginx-" cores "worker light"];
+	for (i = 1; i <= n; i++) {
+		split(order[i], f, " ");
+		pre = f[1] " " f[2] " " f[3] " ";
+		ib = pre "ironbelld " f[4]; n1 = pre "nginx-1worker " f[4]; nn = pre "nginx-" cores "worker " f[4];
+		if (!(ib in rps) || !(n1 in rps) || !(nn in rps) || !rps[n1] || !rps[nn])
+			continue;
+		if (f[4] == "light")
+			printf "%-5s %-8s %-9s one connection: p99 ironbelld %.3f ms, nginx 1 worker %.3f ms, nginx %s workers %.3f ms (ironbelld - nginx 1 worker %+.3f ms)\n",
+				f[1], f[2], f[3], p99[ib], p99[n1], cores, p99[nn], p99[ib] - p99[n1];
+		else
+			printf "%-5s %-8s %-9s %-9s x%.2f vs nginx 1 worker, x%.2f vs nginx %s workers   cpu ironbelld %s  nginx-1 %s  nginx-%s %s   ironbelld p99 %.2f ms\n",
+				f[1], f[2], f[3], f[4], rps[ib] / rps[n1], rps[ib] / rps[nn], cores,
+				cpu(ib), cpu(n1), cores, cpu(nn), p99[ib];
+	}
 }' "$results"
-say "ironbelld RSS: $rss0 kB after loading, $rss1 kB after the load ($(( (rss1 - rss0) / 1024 )) MiB more)"
+say "${rssline#?}"

@@ -54,7 +54,12 @@
 # ratio in each round: on a machine whose load changes, rounds side by
 # side say more than one long run of each.
 #
-# BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
+# BENCH_KEA_CALLGRIND=N counts instead the instructions kea-dhcp4
+# executes per DORA, under valgrind's callgrind, over N exchanges after a
+# warm-up (less the same run without them): a figure that another load on
+# the machine does not move, at about 50 times the time.
+# BENCH_KEA_RATES="R1 R2 ..." runs those steps only, in place of the
+# search (the max is then the highest that passed). BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
 # BENCH_KEA_CMP_RATE step of each run (DIR/<config>[-<round>].perf.data),
 # for perf report --sort dso,sym.
 #
@@ -268,7 +273,7 @@ start_ironbelld() {
 # hook_ready: waits (30 s at most) for the hook to have loaded all N.
 hook_ready() {
 	local st t0=$SECONDS
-	while [ $((SECONDS - t0)) -lt 30 ]; do
+	while [ $((SECONDS - t0)) -lt "${HOOK_READY_S:-30}" ]; do
 		st=$(hook_stats)
 		printf '%s\n' "$st" | grep -qx 'ironbell.ready 1' &&
 			printf '%s\n' "$st" | grep -qx "ironbell.hosts $N" && return 0
@@ -345,7 +350,7 @@ run() {
 	if [ -n "${BENCH_KEA_PERF:-}" ] && [ "$1" = "$CMP" ] && command -v perf >/dev/null 2>&1; then
 		mkdir -p "$BENCH_KEA_PERF"
 		pdata=$BENCH_KEA_PERF/$cfg$([ "$ROUNDS" = 1 ] || echo "-$round").perf.data
-		perf record -q -p "$spid" -o "$pdata" 2>/dev/null &
+		perf record -q ${BENCH_KEA_PERF_EVENT:+-e "$BENCH_KEA_PERF_EVENT"} -p "$spid" -o "$pdata" 2>/dev/null &
 		ppid=$!
 	fi
 	t0=$(date +%s%N)
@@ -423,6 +428,12 @@ search() {
 	best=0 best_us=0 best_cpct=0 best_cus=0 best_ccpct=0
 	fail_cpct=- fail_ccpct=- fail_sbusy=- client_bound=0
 	cmp_us=- cmp_cus=-
+	if [ -n "${BENCH_KEA_RATES:-}" ]; then
+		for r in $BENCH_KEA_RATES; do
+			step "$r"
+		done
+		return 0
+	fi
 	while [ "$r" -le "$MAX_RATE" ]; do
 		step "$r"
 		st=$?
@@ -506,6 +517,77 @@ warm_up() {
 	good=$(leased)
 	say "   warm-up: $good of $N reservations leased with their reserved address"
 }
+
+# ---- instructions per DORA (BENCH_KEA_CALLGRIND=N) ----
+
+# cg_total FILE: the instructions callgrind counted in FILE.
+cg_total() {
+	callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }'
+}
+
+# cg_pass CFG N: kea-dhcp4 of CFG under callgrind, from an empty lease
+# file: a warm-up of every reservation (as the rate runs have), then N
+# exchanges when N > 0, then stopped; sets cg_i (instructions) and cg_a
+# (ACKs). Not in a subshell: ironbelld, started once, is the run's.
+cg_pass() {
+	local out=$tmp/cg-$1-$2.out acks=0
+	# Started here, not by start_server: its probe sends a number of
+	# exchanges that varies from run to run.
+	if [ "$1" = kea+hook ]; then
+		start_ironbelld >/dev/null || return 1
+	fi
+	rm -f "$tmp"/kea-leases4.csv* "$tmp/kea.sock" "$tmp/kea.log"
+	mkdir -p "$tmp/kea-run"
+	KEA_PIDFILE_DIR=$tmp/kea-run KEA_LOCKFILE_DIR=$tmp/kea-run \
+		ip netns exec "$NS_S" taskset -c "$SCPU" valgrind --tool=callgrind \
+		--callgrind-out-file="$out" kea-dhcp4 -c "$tmp/$1.json" >"$tmp/kea.out" 2>&1 &
+	spid=$!
+	for _ in $(seq 1200); do
+		[ -S "$tmp/kea.sock" ] && break
+		sleep 0.1
+	done
+	if [ "$1" = kea+hook ]; then
+		HOOK_READY_S=300 hook_ready >/dev/null || return 1
+	fi
+	timeout 900 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r 200 -n "$((2 * N))" \
+		-M "$tmp/macs.txt" 10.0.0.1 >/dev/null 2>&1
+	if [ "$2" -gt 0 ]; then
+		timeout 900 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r 200 -n "$2" \
+			-M "$tmp/macs.txt" 10.0.0.1 >"$tmp/cg.out" 2>&1
+		acks=$(received REQUEST-ACK "$tmp/cg.out")
+	fi
+	kill "$spid" 2>/dev/null
+	for _ in $(seq 600); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$spid" 2>/dev/null
+	spid=
+	cg_i=$(cg_total "$out")
+	cg_a=$acks
+}
+
+if [ -n "${BENCH_KEA_CALLGRIND:-}" ]; then
+	command -v valgrind >/dev/null 2>&1 || skip "valgrind is not installed"
+	say "== instructions per DORA under callgrind: $BENCH_KEA_CALLGRIND exchanges after a warm-up of $((2 * N))"
+	cg_res=
+	for cfg in $CONFIGS; do
+		cg_pass "$cfg" 0 || exit 1
+		i0=$cg_i
+		cg_pass "$cfg" "$BENCH_KEA_CALLGRIND" || exit 1
+		i1=$cg_i a1=$cg_a
+		if [ -z "$i0" ] || [ -z "$i1" ] || [ "${a1:-0}" -le 0 ]; then
+			say "   $cfg: no count (callgrind or Kea failed)"
+			exit 1
+		fi
+		per=$(((i1 - i0) / a1))
+		say "   $cfg: $per instructions per DORA ($a1 DORAs; $i1 - $i0)"
+		cg_res="$cg_res $per"
+	done
+	set -- $cg_res
+	[ $# = 2 ] && awk -v a="$1" -v h="$2" 'BEGIN { printf "   hook / alone: x%.3f\n", h / a }'
+	exit 0
+fi
 
 results=
 failed=0

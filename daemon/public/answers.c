@@ -1,0 +1,850 @@
+/* answers — the public listener's answer cache: which Hardware a MAC, an
+ * address or a system UUID names, without a SQLite read or a JSON decode,
+ * and the answers already made for that Hardware.
+ *
+ * DESIGN: the index is eager and has one writer. A follower thread
+ * subscribes to Hardware commits, lists every Hardware once (store_each,
+ * decoding what the index needs: namespace, name, resourceVersion, each
+ * interface's MAC and address, the system UUID, whether a boot mark is
+ * awaited), then follows the change log from the list's resourceVersion
+ * (store_changes_each with the Hardware filter; -ETIME, the log trimmed
+ * past it: list again). A changed Hardware gets a new record; the old one
+ * is unlinked and freed with its answers. The follower prepares a batch of
+ * records outside the lock, then applies the whole batch under one write
+ * lock of a pthread_rwlock, and only then publishes the resourceVersion it
+ * has applied (an atomic). Requests read under the read lock.
+ *
+ * Fresh answers: store_kind_committed_rv(HARDWARE) is set by the store's
+ * writer before it wakes the writer's caller. A request compares it with
+ * the applied resourceVersion: when the follower is behind, the request
+ * takes the uncached path (the store). So a change is served by the very
+ * next request after the write returned, whatever the follower's delay.
+ *
+ * Answers are lazy and opaque here: the request thread that misses makes
+ * one (daemon/public/public.c, from the Hardware read by name and checked
+ * to have the record's resourceVersion) and publishes it in the record's
+ * slot array: the slot is written, then the count is stored with release;
+ * readers load the count with acquire and scan the slots before it. A
+ * per-record mutex serializes the builders only. Slots are never reused:
+ * a record's answers die with the record (a new one per change) or with a
+ * configuration change (answers_set_config, under the write lock). The
+ * slot array is allocated on the first answer, so a record never asked
+ * for costs only its index entries.
+ *
+ * Maps: one chained hash table keyed by text with a one-letter prefix per
+ * index ("m:" MAC, "i:" address, "u:" UUID, "n:" namespace/name), grown by
+ * doubling. A key already present is taken over by the newer record (the
+ * store keeps MACs, addresses and UUIDs unique, so that happens only
+ * inside a batch where one Hardware gives up what the next takes); a key is
+ * unlinked only by the record it points to. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/bootmark.h"
+#include "common/common.h"
+#include "daemon/public/answers.h"
+#include "store/store.h"
+
+#define ANSWERS_BATCH 512          /* changes applied under one write lock */
+#define ANSWERS_MAX_KEYS 40        /* index keys per Hardware (the store allows 32 MACs/IPs + UUID) */
+#define ANSWERS_KEY_MAX 330        /* "n:" + namespace/name */
+#define ANSWERS_POLL_MS 1000       /* the follower's wait between checks */
+#define ANSWERS_BUCKETS_MIN 1024
+#define ANSWERS_SYSTEM_UUID "ironbell.dev/system-uuid" /* the store's annotation */
+
+struct slot {
+	enum answers_type type;
+	uint32_t pub;
+	char *param;
+	void *answer;
+	size_t bytes;
+};
+
+struct rec {
+	struct answers_rec pub; /* first: the requests' view */
+	struct answers *owner;
+	char **keys; /* its index keys, the name's first */
+	unsigned n_keys, cap_keys;
+	pthread_mutex_t build;
+	struct slot *slots; /* atomic pointer; set under build */
+	unsigned n_slots;   /* atomic: slots published */
+	uint64_t served;    /* atomic: answers served since the last info line */
+	uint64_t last_log;  /* atomic: monotonic ns of the last info line, 0: none */
+};
+
+struct entry {
+	struct entry *next;
+	struct rec *rec;
+	uint32_t hash;
+	char key[];
+};
+
+struct answers {
+	struct store *store;
+	answers_free_fn free_answer;
+	pthread_rwlock_t lock;
+	struct entry **buckets; /* guarded by lock */
+	size_t n_buckets, n_entries, n_records;
+	const void *cfg;   /* guarded by lock */
+	uint64_t applied;  /* atomic: the rv the index has */
+	bool relist;       /* follower only */
+	uint64_t bytes;    /* atomic: the answers' bytes */
+	struct store_reader *reader; /* follower's */
+	pthread_t thread;
+	bool started;
+	int stop_fd;
+	struct metric *m_records, *m_bytes;
+};
+
+static struct answers *current;
+static struct metric *m_result[ANSWERS_RESULT_MAX];
+
+/* ---- the map ---- */
+
+static uint32_t hash_key(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int map_grow(struct answers *a)
+{
+	size_t n = a->n_buckets ? a->n_buckets * 2 : ANSWERS_BUCKETS_MIN;
+	struct entry **b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_buckets; i++) {
+		struct entry *e = a->buckets[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (n - 1)];
+			b[e->hash & (n - 1)] = e;
+		}
+	}
+	free(a->buckets);
+	a->buckets = b;
+	a->n_buckets = n;
+	return 0;
+}
+
+static struct entry **map_slot(const struct answers *a, const char *key, uint32_t h)
+{
+	struct entry **pp = &a->buckets[h & (a->n_buckets - 1)];
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
+			return pp;
+	return pp;
+}
+
+static struct rec *map_get(const struct answers *a, const char *key)
+{
+	if (!a->n_buckets)
+		return NULL;
+	struct entry **pp = map_slot(a, key, hash_key(key));
+	return *pp ? (*pp)->rec : NULL;
+}
+
+/* Links key to r (taking it over from another record). Write lock. */
+static int map_put(struct answers *a, const char *key, struct rec *r)
+{
+	if ((a->n_entries >= a->n_buckets) && map_grow(a) < 0)
+		return -ENOMEM;
+	uint32_t h = hash_key(key);
+	struct entry **pp = map_slot(a, key, h);
+	if (*pp) {
+		(*pp)->rec = r;
+		return 0;
+	}
+	size_t n = strlen(key) + 1;
+	struct entry *e = malloc(sizeof(*e) + n);
+	if (!e)
+		return -ENOMEM;
+	e->next = NULL;
+	e->rec = r;
+	e->hash = h;
+	memcpy(e->key, key, n);
+	*pp = e;
+	a->n_entries++;
+	return 0;
+}
+
+/* Unlinks key when it still points to r. Write lock. */
+static void map_del(struct answers *a, const char *key, const struct rec *r)
+{
+	if (!a->n_buckets)
+		return;
+	struct entry **pp = map_slot(a, key, hash_key(key));
+	struct entry *e = *pp;
+	if (!e || e->rec != r)
+		return;
+	*pp = e->next;
+	free(e);
+	a->n_entries--;
+}
+
+/* ---- records ---- */
+
+static void slots_free(struct answers *a, struct rec *r)
+{
+	unsigned n = __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++) {
+		if (a->free_answer)
+			a->free_answer(r->slots[i].answer);
+		free(r->slots[i].param);
+		__atomic_sub_fetch(&a->bytes, r->slots[i].bytes, __ATOMIC_RELAXED);
+	}
+	free(r->slots);
+	r->slots = NULL;
+	__atomic_store_n(&r->n_slots, 0, __ATOMIC_RELEASE);
+}
+
+static void rec_free(struct answers *a, struct rec *r)
+{
+	if (!r)
+		return;
+	slots_free(a, r);
+	for (unsigned i = 0; i < r->n_keys; i++)
+		free(r->keys[i]);
+	free(r->keys);
+	free(r->pub.ips);
+	free((char *)r->pub.namespace_);
+	pthread_mutex_destroy(&r->build);
+	free(r);
+}
+
+static int rec_key(struct rec *r, char prefix, const char *v)
+{
+	char k[ANSWERS_KEY_MAX];
+	if (r->n_keys >= ANSWERS_MAX_KEYS)
+		return 0; /* beyond the store's own bound: not indexed */
+	int n = snprintf(k, sizeof(k), "%c:%s", prefix, v);
+	if (n < 0 || (size_t)n >= sizeof(k))
+		return -EINVAL;
+	for (unsigned i = 0; i < r->n_keys; i++)
+		if (strcmp(r->keys[i], k) == 0)
+			return 0;
+	if (r->n_keys == r->cap_keys) {
+		unsigned cap = r->cap_keys ? r->cap_keys * 2 : 4;
+		char **keys = realloc(r->keys, cap * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		r->keys = keys;
+		r->cap_keys = cap;
+	}
+	if (!(r->keys[r->n_keys] = strdup(k)))
+		return -ENOMEM;
+	r->n_keys++;
+	return 0;
+}
+
+/* Normalizes a MAC ("aa:BB-cc..."): 0 and out "aa:bb:cc:dd:ee:ff", or -EINVAL. */
+static int norm_mac(const char *in, char out[18])
+{
+	size_t j = 0;
+	for (size_t i = 0; i < 6; i++) {
+		int hi = num_hex_digit(in[j]), lo = hi < 0 ? -1 : num_hex_digit(in[j + 1]);
+		if (lo < 0)
+			return -EINVAL;
+		j += 2;
+		if (i < 5 && in[j] != ':' && in[j] != '-')
+			return -EINVAL;
+		if (i < 5)
+			j++;
+		out[i * 3] = "0123456789abcdef"[hi];
+		out[i * 3 + 1] = "0123456789abcdef"[lo];
+		out[i * 3 + 2] = i < 5 ? ':' : '\0';
+	}
+	return in[j] == '\0' ? 0 : -EINVAL;
+}
+
+static int norm_ip(const char *in, char out[48])
+{
+	unsigned char b[16];
+	if (inet_pton(AF_INET, in, b) == 1)
+		return inet_ntop(AF_INET, b, out, 48) ? 0 : -EINVAL;
+	if (inet_pton(AF_INET6, in, b) != 1)
+		return -EINVAL;
+	if (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)b))
+		return inet_ntop(AF_INET, b + 12, out, 48) ? 0 : -EINVAL;
+	return inet_ntop(AF_INET6, b, out, 48) ? 0 : -EINVAL;
+}
+
+static int norm_uuid(const char *in, char out[37])
+{
+	if (!in || strlen(in) != 36)
+		return -EINVAL;
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		if (dash ? in[i] != '-' : num_hex_digit(in[i]) < 0)
+			return -EINVAL;
+		out[i] = (in[i] >= 'A' && in[i] <= 'F') ? (char)(in[i] - 'A' + 'a') : in[i];
+	}
+	out[36] = '\0';
+	return 0;
+}
+
+/* The system UUID as the store indexes it: the annotation, else a
+ * UUID-shaped spec.metadata.instance.id. */
+static const char *hw_uuid(const json_t *hw)
+{
+	const json_t *ann = json_object_get(json_object_get(hw, "metadata"), "annotations");
+	const char *u = json_string_value(json_object_get(ann, ANSWERS_SYSTEM_UUID));
+	if (u)
+		return u;
+	const json_t *inst = json_object_get(
+		json_object_get(json_object_get(hw, "spec"), "metadata"), "instance");
+	return json_string_value(json_object_get(inst, "id"));
+}
+
+static int rec_index(struct rec *r, const json_t *hw)
+{
+	const json_t *ifs = json_object_get(json_object_get(hw, "spec"), "interfaces");
+	const json_t *iface;
+	char norm[48];
+	size_t i;
+	int e = 0;
+
+	r->pub.ips = calloc(json_array_size(ifs) ? json_array_size(ifs) : 1, sizeof(*r->pub.ips));
+	if (!r->pub.ips)
+		return -ENOMEM;
+	json_array_foreach(ifs, i, iface)
+	{
+		const json_t *dhcp = json_object_get(iface, "dhcp");
+		const char *mac = json_string_value(json_object_get(dhcp, "mac"));
+		const char *ip =
+			json_string_value(json_object_get(json_object_get(dhcp, "ip"), "address"));
+		if (mac && norm_mac(mac, norm) == 0 && (e = rec_key(r, 'm', norm)) < 0)
+			return e;
+		if (ip && norm_ip(ip, norm) == 0) {
+			if ((e = rec_key(r, 'i', norm)) < 0)
+				return e;
+			memcpy(r->pub.ips[r->pub.n_ips++], norm, sizeof(norm));
+		}
+	}
+	if (norm_uuid(hw_uuid(hw), norm) == 0 && (e = rec_key(r, 'u', norm)) < 0)
+		return e;
+	return 0;
+}
+
+/* A new record for Hardware hw (borrowed), or NULL (no memory, no name). */
+static struct rec *rec_new(struct answers *a, const json_t *hw)
+{
+	const json_t *m = json_object_get(hw, "metadata");
+	const char *ns = json_string_value(json_object_get(m, "namespace"));
+	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *rv = json_string_value(json_object_get(m, "resourceVersion"));
+	struct rec *r = calloc(1, sizeof(*r));
+	char nk[ANSWERS_KEY_MAX];
+
+	if (!r || !ns || !name)
+		goto fail;
+	r->owner = a;
+	pthread_mutex_init(&r->build, NULL);
+	size_t nl = strlen(ns), ml = strlen(name);
+	char *both = malloc(nl + ml + 2);
+	if (!both)
+		goto fail;
+	memcpy(both, ns, nl + 1);
+	memcpy(both + nl + 1, name, ml + 1);
+	r->pub.namespace_ = both;
+	r->pub.name = both + nl + 1;
+	if (!rv || num_parse_u64_str(rv, UINT64_MAX, &r->pub.rv) < 0)
+		r->pub.rv = 0;
+	r->pub.awaiting_boot = bootmark_awaiting(hw);
+	snprintf(nk, sizeof(nk), "%s/%s", ns, name);
+	if (rec_key(r, 'n', nk) < 0 || rec_index(r, hw) < 0)
+		goto fail;
+	return r;
+fail:
+	if (r && !r->owner)
+		free(r);
+	else
+		rec_free(a, r);
+	return NULL;
+}
+
+static void rec_unlink(struct answers *a, struct rec *r)
+{
+	for (unsigned i = 0; i < r->n_keys; i++)
+		map_del(a, r->keys[i], r);
+	a->n_records--;
+}
+
+/* Links r, replacing the record of the same name. Write lock. */
+static int rec_link(struct answers *a, struct rec *r)
+{
+	struct rec *old = map_get(a, r->keys[0]);
+	if (old) {
+		rec_unlink(a, old);
+		rec_free(a, old);
+	}
+	for (unsigned i = 0; i < r->n_keys; i++)
+		if (map_put(a, r->keys[i], r) < 0) {
+			/* Keep the map consistent: r goes entirely. */
+			for (unsigned j = 0; j < i; j++)
+				map_del(a, r->keys[j], r);
+			rec_free(a, r);
+			return -ENOMEM;
+		}
+	a->n_records++;
+	return 0;
+}
+
+static void rec_delete(struct answers *a, const char *ns, const char *name)
+{
+	char k[ANSWERS_KEY_MAX];
+	snprintf(k, sizeof(k), "n:%s/%s", ns, name);
+	struct rec *old = map_get(a, k);
+	if (old) {
+		rec_unlink(a, old);
+		rec_free(a, old);
+	}
+}
+
+/* Frees every record. Write lock (or no other thread). */
+static void map_clear(struct answers *a)
+{
+	for (size_t i = 0; i < a->n_buckets; i++) {
+		struct entry *e = a->buckets[i];
+		while (e) {
+			struct entry *next = e->next;
+			/* A record is freed through its name entry, which it
+			 * always has (keys[0]). */
+			if (e->key[0] == 'n' && e->rec->n_keys && strcmp(e->rec->keys[0], e->key) == 0)
+				rec_free(a, e->rec);
+			free(e);
+			e = next;
+		}
+		a->buckets[i] = NULL;
+	}
+	a->n_entries = 0;
+	a->n_records = 0;
+}
+
+/* ---- the follower ---- */
+
+struct change {
+	bool deleted;
+	char *ns, *name;
+	struct rec *rec; /* not deleted: the new record, or NULL (unusable object) */
+};
+
+struct batch {
+	struct answers *a;
+	struct change c[ANSWERS_BATCH];
+	size_t n;
+};
+
+static void batch_clear(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->c[i].ns);
+		free(b->c[i].name);
+		rec_free(b->a, b->c[i].rec);
+	}
+	b->n = 0;
+}
+
+static int on_change(const struct store_change *c, void *userdata)
+{
+	struct batch *b = userdata;
+	struct change *ch = &b->c[b->n];
+	const char *text;
+	size_t len;
+
+	if (b->n >= ANSWERS_BATCH)
+		return -ENOSPC; /* cannot happen: the limit is the batch's */
+	*ch = (struct change){ .deleted = strcmp(c->type, "DELETED") == 0 };
+	ch->ns = strdup(c->namespace_);
+	ch->name = strdup(c->name);
+	if (!ch->ns || !ch->name) {
+		free(ch->ns);
+		free(ch->name);
+		return -ENOMEM;
+	}
+	b->n++;
+	if (ch->deleted)
+		return 0;
+	json_t *hw = store_change_object(c);
+	if (!hw && store_change_text(c, &text, &len) == 0)
+		hw = json_loadb(text, len, 0, NULL);
+	ch->rec = hw ? rec_new(b->a, hw) : NULL;
+	json_decref(hw);
+	return 0;
+}
+
+static void publish_gauges(struct answers *a)
+{
+	metric_set(a->m_records, (double)a->n_records);
+	metric_set(a->m_bytes, (double)__atomic_load_n(&a->bytes, __ATOMIC_RELAXED));
+}
+
+/* Applies b under one write lock, then publishes rv. */
+static void batch_apply(struct answers *a, struct batch *b, uint64_t rv)
+{
+	pthread_rwlock_wrlock(&a->lock);
+	for (size_t i = 0; i < b->n; i++) {
+		struct change *ch = &b->c[i];
+		if (ch->deleted || !ch->rec) {
+			rec_delete(a, ch->ns, ch->name);
+			continue;
+		}
+		rec_link(a, ch->rec); /* frees it on failure */
+		ch->rec = NULL;
+	}
+	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&a->lock);
+	batch_clear(b);
+	publish_gauges(a);
+}
+
+struct listing {
+	struct answers *a;
+	struct entry **buckets; /* the new map, swapped in whole */
+	size_t n_buckets, n_entries, n_records;
+};
+
+static int on_listed(const char *json, size_t len, void *userdata)
+{
+	struct answers *a = userdata;
+	json_t *hw = json_loadb(json, len, 0, NULL);
+	struct rec *r = hw ? rec_new(a, hw) : NULL;
+	json_decref(hw);
+	return r ? rec_link(a, r) : 0; /* an unusable object is left to the store's path */
+}
+
+/* Lists every Hardware into a fresh map and swaps it in. */
+static int relist(struct answers *a)
+{
+	struct answers tmp = { .store = a->store, .free_answer = a->free_answer };
+	uint64_t rv = 0;
+	int e = store_each(a->reader, STORE_KIND_HARDWARE, on_listed, &tmp, &rv);
+	if (e < 0) {
+		map_clear(&tmp);
+		free(tmp.buckets);
+		return e;
+	}
+	pthread_rwlock_wrlock(&a->lock);
+	map_clear(a);
+	free(a->buckets);
+	a->buckets = tmp.buckets;
+	a->n_buckets = tmp.n_buckets;
+	a->n_entries = tmp.n_entries;
+	a->n_records = tmp.n_records;
+	/* The records' owner was tmp while listing: only for the bytes,
+	 * which are 0 in a new record. */
+	for (size_t i = 0; i < a->n_buckets; i++)
+		for (struct entry *en = a->buckets[i]; en; en = en->next)
+			en->rec->owner = a;
+	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&a->lock);
+	a->relist = false;
+	publish_gauges(a);
+	return 0;
+}
+
+/* Reads the change log up to now. 0 or a negative errno. */
+static int follow(struct answers *a, struct batch *b)
+{
+	for (unsigned round = 0; round < 100000; round++) {
+		if (a->relist) {
+			int e = relist(a);
+			if (e < 0)
+				return e;
+		}
+		uint64_t from = __atomic_load_n(&a->applied, __ATOMIC_ACQUIRE), last = from;
+		size_t n = 0;
+		b->n = 0;
+		int e = store_changes_each(a->reader, from, STORE_KIND_HARDWARE, NULL, ANSWERS_BATCH,
+					   on_change, b, &n, &last);
+		if (e == -ETIME) {
+			batch_clear(b);
+			a->relist = true;
+			continue;
+		}
+		if (e < 0) {
+			batch_clear(b);
+			return e;
+		}
+		if (n == 0 && last == from)
+			return 0;
+		batch_apply(a, b, last);
+		if (n < ANSWERS_BATCH)
+			return 0;
+	}
+	return 0;
+}
+
+static void *follower_main(void *arg)
+{
+	struct answers *a = arg;
+	struct store_subscription *sub = store_subscribe(a->store, 1u << STORE_KIND_HARDWARE);
+	struct batch *b = calloc(1, sizeof(*b));
+	bool warned = false;
+
+	if (!sub || !b) {
+		log_error("http", "answer cache: cannot follow the store: %s",
+			  strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	b->a = a;
+	for (;;) {
+		/* Before reading: a commit during the read wakes us again. */
+		store_subscription_ack(sub);
+		int e = follow(a, b);
+		if (e < 0 && !warned)
+			log_warn("http", "answer cache: cannot read the store: %s (requests are "
+					 "answered from the store meanwhile)",
+				 strerror(-e));
+		warned = e < 0;
+		struct pollfd p[2] = { { .fd = store_subscription_fd(sub), .events = POLLIN },
+				       { .fd = a->stop_fd, .events = POLLIN } };
+		if (poll(p, 2, ANSWERS_POLL_MS) > 0 && (p[1].revents & POLLIN))
+			break;
+	}
+out:
+	free(b);
+	if (sub)
+		store_unsubscribe(a->store, sub);
+	store_reader_free(a->reader);
+	a->reader = NULL;
+	return NULL;
+}
+
+/* ---- life cycle ---- */
+
+struct answers *answers_new(struct store *s, answers_free_fn free_answer)
+{
+	struct answers *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->store = s;
+	a->free_answer = free_answer;
+	a->relist = true;
+	a->stop_fd = -1;
+	pthread_rwlock_init(&a->lock, NULL);
+	a->m_records = metrics_gauge("ironbell_http_answer_records",
+				     "Hardware in the public listener's answer cache.", NULL);
+	a->m_bytes = metrics_gauge("ironbell_http_answer_bytes",
+				   "Bytes of the answers the answer cache holds.", NULL);
+	static const char *const result[] = { "result=\"hit\"", "result=\"built\"",
+					      "result=\"uncached\"" };
+	for (unsigned i = 0; i < ANSWERS_RESULT_MAX; i++)
+		m_result[i] = metrics_counter("ironbell_http_answers_total",
+					      "Machine answers by how they were served: from the "
+					      "cache (hit), made and kept (built), or from the store "
+					      "(uncached).",
+					      result[i]);
+	return a;
+}
+
+int answers_start(struct answers *a, char *err, size_t errlen)
+{
+	a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	a->reader = a->stop_fd >= 0 ? store_reader_new(a->store) : NULL;
+	if (!a->reader) {
+		snprintf(err, errlen, "answer cache: cannot read the store");
+		return -EIO;
+	}
+	int e = pthread_create(&a->thread, NULL, follower_main, a);
+	if (e) {
+		snprintf(err, errlen, "answer cache: cannot start its thread: %s", strerror(e));
+		return -e;
+	}
+	a->started = true;
+	__atomic_store_n(&current, a, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void answers_free(struct answers *a)
+{
+	if (!a)
+		return;
+	if (__atomic_load_n(&current, __ATOMIC_ACQUIRE) == a)
+		__atomic_store_n(&current, NULL, __ATOMIC_RELEASE);
+	if (a->started) {
+		uint64_t one = 1;
+		if (write(a->stop_fd, &one, sizeof(one)) < 0)
+			log_warn("http", "answer cache: cannot stop: %s", strerror(errno));
+		pthread_join(a->thread, NULL);
+	}
+	if (a->stop_fd >= 0)
+		close(a->stop_fd);
+	store_reader_free(a->reader);
+	map_clear(a);
+	free(a->buckets);
+	pthread_rwlock_destroy(&a->lock);
+	free(a);
+}
+
+struct answers *answers_current(void)
+{
+	return __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+}
+
+int answers_sync(struct answers *a)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+	int e;
+	if (!b)
+		return -ENOMEM;
+	b->a = a;
+	if (!a->reader && !(a->reader = store_reader_new(a->store))) {
+		free(b);
+		return -EIO;
+	}
+	e = follow(a, b);
+	free(b);
+	return e;
+}
+
+void answers_test_relist(struct answers *a)
+{
+	a->relist = true;
+}
+
+void answers_set_config(struct answers *a, const void *cfg)
+{
+	if (!a)
+		return;
+	pthread_rwlock_wrlock(&a->lock);
+	a->cfg = cfg;
+	for (size_t i = 0; i < a->n_buckets; i++)
+		for (struct entry *e = a->buckets[i]; e; e = e->next)
+			if (e->key[0] == 'n')
+				slots_free(a, e->rec);
+	pthread_rwlock_unlock(&a->lock);
+	publish_gauges(a);
+}
+
+/* ---- the request path ---- */
+
+void answers_rdlock(struct answers *a)
+{
+	pthread_rwlock_rdlock(&a->lock);
+}
+
+void answers_rdunlock(struct answers *a)
+{
+	pthread_rwlock_unlock(&a->lock);
+}
+
+bool answers_usable(struct answers *a, const void *cfg)
+{
+	return a->cfg == cfg &&
+	       store_kind_committed_rv(a->store, STORE_KIND_HARDWARE) <=
+		       __atomic_load_n(&a->applied, __ATOMIC_ACQUIRE);
+}
+
+const struct answers_rec *answers_find(struct answers *a, enum answers_by by, const char *key)
+{
+	char norm[48], k[ANSWERS_KEY_MAX];
+	int e = by == ANSWERS_BY_MAC ? norm_mac(key, norm) :
+		by == ANSWERS_BY_IP  ? norm_ip(key, norm) :
+		by == ANSWERS_BY_UUID ? norm_uuid(key, norm) :
+					-EINVAL;
+	if (e < 0)
+		return NULL;
+	snprintf(k, sizeof(k), "%c:%s", by == ANSWERS_BY_MAC ? 'm' : by == ANSWERS_BY_IP ? 'i' : 'u',
+		 norm);
+	struct rec *r = map_get(a, k);
+	return r ? &r->pub : NULL;
+}
+
+static bool key_eq(const struct slot *s, const struct answers_key *k)
+{
+	return s->type == k->type && s->pub == k->pub && strcmp(s->param, k->param) == 0;
+}
+
+void *answers_get(const struct answers_rec *rec, const struct answers_key *k)
+{
+	const struct rec *r = (const struct rec *)rec;
+	unsigned n = __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE);
+	const struct slot *slots = __atomic_load_n(&r->slots, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (key_eq(&slots[i], k))
+			return slots[i].answer;
+	return NULL;
+}
+
+void answers_build_lock(const struct answers_rec *rec)
+{
+	pthread_mutex_lock(&((struct rec *)rec)->build);
+}
+
+void answers_build_unlock(const struct answers_rec *rec)
+{
+	pthread_mutex_unlock(&((struct rec *)rec)->build);
+}
+
+int answers_put(const struct answers_rec *rec, const struct answers_key *k, void *answer,
+		size_t bytes)
+{
+	struct rec *r = (struct rec *)rec;
+	unsigned n = __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE);
+	size_t pl = strlen(k->param);
+	if (n >= ANSWERS_SLOTS || pl >= ANSWERS_PARAM_MAX)
+		return -ENOSPC;
+	if (!r->slots) {
+		struct slot *s = calloc(ANSWERS_SLOTS, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		__atomic_store_n(&r->slots, s, __ATOMIC_RELEASE);
+	}
+	char *param = malloc(pl + 1);
+	if (!param)
+		return -ENOMEM;
+	memcpy(param, k->param, pl + 1);
+	r->slots[n] = (struct slot){
+		.type = k->type, .pub = k->pub, .param = param, .answer = answer, .bytes = bytes
+	};
+	__atomic_store_n(&r->n_slots, n + 1, __ATOMIC_RELEASE);
+	uint64_t total = __atomic_add_fetch(&r->owner->bytes, bytes, __ATOMIC_RELAXED);
+	metric_set(r->owner->m_bytes, (double)total);
+	return 0;
+}
+
+uint64_t answers_log_due(const struct answers_rec *rec, uint64_t now_ns)
+{
+	struct rec *r = (struct rec *)rec;
+	__atomic_add_fetch(&r->served, 1, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&r->last_log, __ATOMIC_RELAXED);
+	if (last && now_ns - last < ANSWERS_LOG_EVERY_NS)
+		return 0;
+	/* One thread wins the line; the others count on. */
+	if (!__atomic_compare_exchange_n(&r->last_log, &last, now_ns ? now_ns : 1, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	return __atomic_exchange_n(&r->served, 0, __ATOMIC_RELAXED);
+}
+
+void answers_count(enum answers_result r)
+{
+	metric_inc(m_result[r], 1);
+}
+
+size_t answers_records(struct answers *a)
+{
+	pthread_rwlock_rdlock(&a->lock);
+	size_t n = a->n_records;
+	pthread_rwlock_unlock(&a->lock);
+	return n;
+}
+
+size_t answers_bytes(struct answers *a)
+{
+	return __atomic_load_n(&a->bytes, __ATOMIC_RELAXED);
+}
