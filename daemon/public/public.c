@@ -134,23 +134,7 @@ static uint32_t public_address(const struct ib_config *cfg, struct MHD_Connectio
 		return cfg->dhcp.public_address;
 	if (cfg->dhcp.server_address)
 		return cfg->dhcp.server_address;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	if (!ci || getsockname(ci->connect_fd, (struct sockaddr *)&ss, &sl) < 0)
-		return 0;
-	if (ss.ss_family == AF_INET)
-		return ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
-	if (ss.ss_family == AF_INET6) {
-		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-		uint32_t v;
-		if (IN6_IS_ADDR_V4MAPPED(a)) {
-			memcpy(&v, &a->s6_addr[12], 4);
-			return ntohl(v);
-		}
-	}
-	return 0;
+	return api_conn_local_ipv4(c); /* asked of the kernel once per connection */
 }
 
 /* ---- responses ---- */
