@@ -193,6 +193,8 @@ EOF
 # ---- servers ----
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# sys_ticks PID: its system time alone.
+sys_ticks() { awk '{ print $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # core_ticks CPU: that core's busy and steal ticks (all processes), from
 # /proc/stat: "busy steal".
 core_ticks() {
@@ -343,8 +345,9 @@ perfdhcp_timed() {
 # and the hypervisor's steal: a core busy with others' work is the
 # bottleneck then, neither Kea nor the client).
 run() {
-	local c0 c1 cc t0 t1 k0 k1 st0 st1
+	local c0 c1 cc t0 t1 k0 k1 st0 st1 y0 y1 sysus
 	c0=$(cpu_ticks "$spid")
+	y0=$(sys_ticks "$spid")
 	read -r k0 st0 < <(core_ticks "$SCPU")
 	local ppid= pdata
 	if [ -n "${BENCH_KEA_PERF:-}" ] && [ "$1" = "$CMP" ] && command -v perf >/dev/null 2>&1; then
@@ -362,6 +365,7 @@ run() {
 		say "   perf profile of kea-dhcp4 at $1/s: $pdata"
 	fi
 	c1=$(cpu_ticks "$spid")
+	y1=$(sys_ticks "$spid")
 	read -r k1 st1 < <(core_ticks "$SCPU")
 	local ds rs dr rr got
 	ds=$(sent DISCOVER-OFFER "$tmp/step.out")
@@ -385,8 +389,9 @@ run() {
 			d * 100, rr ? c / hz * 1e6 / rr : 0, wall ? c / hz * 1e11 / wall : 0,
 			rr ? cc / hz * 1e6 / rr : 0, wall ? cc / hz * 1e11 / wall : 0,
 			wall ? k / hz * 1e11 / wall : 0, wall ? st / hz * 1e11 / wall : 0 }')
-	printf '   %6d DORA/s asked, %6d sent: %7d ACKs, drops %5.2f%%; kea-dhcp4 %6.1f us/DORA (%3d%% CPU; its core %3d%% busy, %d%% steal), perfdhcp %6.1f us/DORA (%3d%% CPU)%s\n' \
-		"$1" "$achieved" "$rr" "$drop" "$us" "$cpct" "$sbusy" "$ssteal" "$cus" "$ccpct" \
+	sysus=$(awk -v y="$((y1 - y0))" -v hz="$HZ" -v rr="$rr" 'BEGIN { printf "%.1f", rr ? y / hz * 1e6 / rr : 0 }')
+	printf '   %6d DORA/s asked, %6d sent: %7d ACKs, drops %5.2f%%; kea-dhcp4 %6.1f us/DORA (%s in the kernel; %3d%% CPU; its core %3d%% busy, %d%% steal), perfdhcp %6.1f us/DORA (%3d%% CPU)%s\n' \
+		"$1" "$achieved" "$rr" "$drop" "$us" "$sysus" "$cpct" "$sbusy" "$ssteal" "$cus" "$ccpct" \
 		"$([ "$ok" = 1 ] || { [ "$capped" = 1 ] && echo '  (perfdhcp cannot send faster)'; } ||
 			echo '  (over 1%)')"
 	if [ "$1" = "$CMP" ] && [ "$ok" = 1 ]; then
