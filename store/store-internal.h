@@ -22,7 +22,6 @@
 #define STORE_MAX_PATCH_DEPTH 128 /* nesting of a merge patch */
 #define STORE_MAX_HW_KEYS 256     /* index keys one Hardware may hold */
 #define STORE_MAX_FIELD 96        /* "spec.interfaces[12].dhcp.ip.address" */
-#define STORE_KEY_LEN 64          /* normalized MAC, IP or UUID text */
 #define STORE_BUSY_TIMEOUT_MS 5000
 #define STORE_CACHE_KIB 2048 /* SQLite page cache per connection */
 
@@ -326,16 +325,6 @@ struct store_hw_keys {
  * is -EINVAL too. 0 on success. */
 int store_hw_keys_get(const json_t *obj, struct store_hw_keys *ret, char *err, size_t errlen);
 
-/* "AA-BB-cc-dd-ee-ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
- * InfiniBand-style addresses are accepted too), as mac_parse_hw() reads
- * them: colons or dashes, one kind throughout. 0 or -EINVAL. */
-int store_norm_mac(const char *in, char out[STORE_KEY_LEN]);
-/* An IPv4 or IPv6 address in its canonical text (inet_ntop); an
- * IPv4-mapped IPv6 address (::ffff:10.0.0.1) as its IPv4 address
- * (10.0.0.1). 0 or -EINVAL. */
-int store_norm_ip(const char *in, char out[STORE_KEY_LEN]);
-/* A UUID (8-4-4-4-12 hex digits) in lowercase. 0 or -EINVAL. */
-int store_norm_uuid(const char *in, char out[STORE_KEY_LEN]);
 /* A random version 4 UUID (getrandom), lowercase. 0 or a negative errno. */
 int store_uuid_v4(char out[37]);
 

@@ -348,6 +348,20 @@ int store_names(struct store_reader *r, enum store_kind k, const char *source, s
 /* Counts objects of a kind. */
 int store_count(struct store_reader *r, enum store_kind k, uint64_t *ret);
 
+/* The index keys of Hardware as the store writes them, for whoever keeps
+ * an index of its own that must find what the store's finds. */
+#define STORE_KEY_LEN 64 /* normalized MAC, IP or UUID text */
+/* "AA-BB-cc-dd-ee-ff" -> "aa:bb:cc:dd:ee:ff" (6 bytes; 20-byte
+ * InfiniBand-style addresses are accepted too), as mac_parse_hw() reads
+ * them: colons or dashes, one kind throughout. 0 or -EINVAL. */
+int store_norm_mac(const char *in, char out[STORE_KEY_LEN]);
+/* An IPv4 or IPv6 address in its canonical text (inet_ntop); an
+ * IPv4-mapped IPv6 address (::ffff:10.0.0.1) as its IPv4 address
+ * (10.0.0.1). 0 or -EINVAL. */
+int store_norm_ip(const char *in, char out[STORE_KEY_LEN]);
+/* A UUID (8-4-4-4-12 hex digits) in lowercase. 0 or -EINVAL. */
+int store_norm_uuid(const char *in, char out[STORE_KEY_LEN]);
+
 /* Hardware by index: MAC (any case, ':' or '-' separated), IPv4/IPv6
  * address (text), or system UUID. 0 and a new reference, or -ENOENT. */
 int store_hardware_by_mac(struct store_reader *r, const char *mac, json_t **ret);

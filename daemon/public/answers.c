@@ -250,52 +250,6 @@ static int rec_key(struct rec *r, char prefix, const char *v)
 	return 0;
 }
 
-/* Normalizes a MAC ("aa:BB-cc..."): 0 and out "aa:bb:cc:dd:ee:ff", or -EINVAL. */
-static int norm_mac(const char *in, char out[18])
-{
-	size_t j = 0;
-	for (size_t i = 0; i < 6; i++) {
-		int hi = num_hex_digit(in[j]), lo = hi < 0 ? -1 : num_hex_digit(in[j + 1]);
-		if (lo < 0)
-			return -EINVAL;
-		j += 2;
-		if (i < 5 && in[j] != ':' && in[j] != '-')
-			return -EINVAL;
-		if (i < 5)
-			j++;
-		out[i * 3] = "0123456789abcdef"[hi];
-		out[i * 3 + 1] = "0123456789abcdef"[lo];
-		out[i * 3 + 2] = i < 5 ? ':' : '\0';
-	}
-	return in[j] == '\0' ? 0 : -EINVAL;
-}
-
-static int norm_ip(const char *in, char out[48])
-{
-	unsigned char b[16];
-	if (inet_pton(AF_INET, in, b) == 1)
-		return inet_ntop(AF_INET, b, out, 48) ? 0 : -EINVAL;
-	if (inet_pton(AF_INET6, in, b) != 1)
-		return -EINVAL;
-	if (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)b))
-		return inet_ntop(AF_INET, b + 12, out, 48) ? 0 : -EINVAL;
-	return inet_ntop(AF_INET6, b, out, 48) ? 0 : -EINVAL;
-}
-
-static int norm_uuid(const char *in, char out[37])
-{
-	if (!in || strlen(in) != 36)
-		return -EINVAL;
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? in[i] != '-' : num_hex_digit(in[i]) < 0)
-			return -EINVAL;
-		out[i] = (in[i] >= 'A' && in[i] <= 'F') ? (char)(in[i] - 'A' + 'a') : in[i];
-	}
-	out[36] = '\0';
-	return 0;
-}
-
 /* The system UUID as the store indexes it: the annotation, else a
  * UUID-shaped spec.metadata.instance.id. */
 static const char *hw_uuid(const json_t *hw)
@@ -313,7 +267,7 @@ static int rec_index(struct rec *r, const json_t *hw)
 {
 	const json_t *ifs = json_object_get(json_object_get(hw, "spec"), "interfaces");
 	const json_t *iface;
-	char norm[48];
+	char norm[STORE_KEY_LEN];
 	size_t i;
 	int e = 0;
 
@@ -326,15 +280,16 @@ static int rec_index(struct rec *r, const json_t *hw)
 		const char *mac = json_string_value(json_object_get(dhcp, "mac"));
 		const char *ip =
 			json_string_value(json_object_get(json_object_get(dhcp, "ip"), "address"));
-		if (mac && norm_mac(mac, norm) == 0 && (e = rec_key(r, 'm', norm)) < 0)
+		if (mac && store_norm_mac(mac, norm) == 0 && (e = rec_key(r, 'm', norm)) < 0)
 			return e;
-		if (ip && norm_ip(ip, norm) == 0) {
+		if (ip && store_norm_ip(ip, norm) == 0) {
 			if ((e = rec_key(r, 'i', norm)) < 0)
 				return e;
 			memcpy(r->pub.ips[r->pub.n_ips++], norm, sizeof(norm));
 		}
 	}
-	if (norm_uuid(hw_uuid(hw), norm) == 0 && (e = rec_key(r, 'u', norm)) < 0)
+	const char *uuid = hw_uuid(hw);
+	if (uuid && store_norm_uuid(uuid, norm) == 0 && (e = rec_key(r, 'u', norm)) < 0)
 		return e;
 	return 0;
 }
@@ -751,10 +706,11 @@ bool answers_usable(struct answers *a, const void *cfg)
 
 const struct answers_rec *answers_find(struct answers *a, enum answers_by by, const char *key)
 {
-	char norm[48], k[ANSWERS_KEY_MAX];
-	int e = by == ANSWERS_BY_MAC ? norm_mac(key, norm) :
-		by == ANSWERS_BY_IP  ? norm_ip(key, norm) :
-		by == ANSWERS_BY_UUID ? norm_uuid(key, norm) :
+	char norm[STORE_KEY_LEN], k[ANSWERS_KEY_MAX];
+	int e = !key			? -EINVAL :
+		by == ANSWERS_BY_MAC  ? store_norm_mac(key, norm) :
+		by == ANSWERS_BY_IP   ? store_norm_ip(key, norm) :
+		by == ANSWERS_BY_UUID ? store_norm_uuid(key, norm) :
 					-EINVAL;
 	if (e < 0)
 		return NULL;

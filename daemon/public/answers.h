@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct store;
+#include "store/store.h"
 
 #define ANSWERS_SLOTS 16     /* answers kept per Hardware; more are served uncached */
 #define ANSWERS_PARAM_MAX 96 /* bytes of an answer's parameter (a path); longer: uncached */
@@ -42,7 +42,7 @@ struct answers_rec {
 	uint64_t rv;       /* its resourceVersion */
 	bool awaiting_boot; /* bootmark_awaiting(): served uncached */
 	unsigned n_ips;
-	char (*ips)[48];   /* its addresses, normalized text */
+	char (*ips)[STORE_KEY_LEN]; /* its addresses, as the store indexes them */
 };
 
 /* Frees one answer (the daemon: MHD_destroy_response). */

@@ -21,7 +21,8 @@ set -u
 : "${top_srcdir:?}"
 
 # Tests of daemon code: they may include the daemon's headers.
-daemon_tests="tests/unit/check_api.c
+daemon_tests="tests/unit/check_answers.c
+tests/unit/check_api.c
 tests/unit/check_config.c
 tests/unit/check_daemon_settings.c
 tests/fuzz/fuzz_api_route.c
