@@ -6,7 +6,7 @@
 # bytes, with the client's CPU beside each server's; see
 # tests/bench/http/run.sh. bench-http runs the iPXE script and /httpboot
 # cases, bench-metadata (tests/bench/metadata/local.mk) the metadata ones.
-EXTRA_DIST += tests/bench/http/run.sh
+EXTRA_DIST += tests/bench/http/run.sh tests/bench/http/common.sh
 bench: bench-http
 bench-http: ironbelld ironbell
 	BENCH_HTTP_CASES="$${BENCH_HTTP_CASES:-ipxe httpboot}" \

@@ -91,20 +91,7 @@ for c in $CASES; do
 done
 
 # ---- CPU accounting ----
-HZ=$(getconf CLK_TCK)
-# ticks PID...: utime+stime of the processes, in clock ticks.
-ticks() {
-	local t=0 p s
-	for p in "$@"; do
-		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-		s=${s##*) }
-		set -- $s
-		t=$((t + ${12} + ${13}))
-	done
-	echo "$t"
-}
-# busy: clock ticks all the machine's cores spent not idle.
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+. "$top_srcdir/tests/bench/http/common.sh"
 # procs PID: PID and its children (nginx's master and workers).
 procs() {
 	echo "$1"
@@ -163,24 +150,8 @@ run() {
 }
 
 # ---- nginx's configuration ----
-mkdir -p "$tmp/nginx/logs"
 nginx_conf() { # KIND WORKERS PORT
-	cat >"$tmp/nginx/nginx-$2.conf" <<EOF
-worker_processes $2;
-pid $tmp/nginx/nginx-$2.pid;
-error_log $tmp/nginx/logs/error.log;
-daemon off;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
+	nginx_write_conf "$tmp/nginx/nginx-$2.conf" "$2" 1024 <<EOF
   server {
     listen 127.0.0.1:$3;
     root $tmp/$1/www;
@@ -191,7 +162,6 @@ http {
     location = /metadata { default_type application/json; try_files /metadata/body =404; }
     location = /nocloud/user-data { try_files /userdata/body =404; }
   }
-}
 EOF
 }
 

@@ -79,19 +79,7 @@ head -c "$((MIB * 1024 * 1024))" /dev/urandom >"$tmp/osie/vmlinuz" || exit 1
 chmod 644 "$tmp/osie/vmlinuz"
 SIZE=$(stat -c %s "$tmp/osie/vmlinuz")
 
-HZ=$(getconf CLK_TCK)
-ticks() { # PID...: utime+stime in clock ticks
-	local t=0 p s
-	for p in "$@"; do
-		s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-		s=${s##*) }
-		set -- $s
-		t=$((t + ${12} + ${13}))
-	done
-	echo "$t"
-}
-# busy: clock ticks all the machine's cores spent not idle.
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+. "$top_srcdir/tests/bench/http/common.sh"
 rx_bytes() { ip netns exec "$NS_C" cat /sys/class/net/ibc0/statistics/rx_bytes; }
 
 # wait_http URL: until it answers 200 (HEAD), at most 10 s.
@@ -194,27 +182,11 @@ wait "$ipid" 2>/dev/null
 # ---- nginx ----
 cores=$(nproc)
 for w in 1 "$cores"; do
-	cat >"$tmp/nginx/nginx-$w.conf" <<EOF
-worker_processes $w;
-pid $tmp/nginx/nginx-$w.pid;
-error_log $tmp/nginx/logs/error.log;
-daemon off;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  client_body_temp_path $tmp/nginx/body;
-  proxy_temp_path $tmp/nginx/proxy;
-  fastcgi_temp_path $tmp/nginx/fastcgi;
-  uwsgi_temp_path $tmp/nginx/uwsgi;
-  scgi_temp_path $tmp/nginx/scgi;
+	nginx_write_conf "$tmp/nginx/nginx-$w.conf" "$w" 4096 <<EOF
   server {
     listen $SRV:$PORT;
     location /osie/ { alias $tmp/osie/; }
   }
-}
 EOF
 	ip netns exec "$NS_S" "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx-$w.conf" \
 		2>>"$tmp/nginx/logs/stderr" &
