@@ -295,6 +295,11 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 			buf_printf(out, "%s%s", out->len ? ", " : "", keys[i].key);
 }
 
+/* The answer cache, made at start and started while http.answer_cache is
+ * true (at start, or at the first reload that turns it on): a cache turned
+ * off keeps no index of every Hardware. */
+static struct answers *answers_made;
+
 static void reload(struct api *api, const struct opts *o)
 {
 	char err[1024];
@@ -312,7 +317,10 @@ static void reload(struct api *api, const struct opts *o)
 	api_config_put(api, old);
 	log_set_level(c->log_level);
 	api_set_config(api, c);
-	answers_set_config(answers_current(), c); /* drops the answers made with the old one */
+	answers_set_config(answers_made, c); /* drops the answers made with the old one */
+	if (c->http.answer_cache && answers_made && !answers_current() &&
+	    answers_start(answers_made, err, sizeof(err)) < 0)
+		log_error("daemon", "%s; answering from the store", err);
 	if (keys.len)
 		log_warn("daemon",
 			 "reloaded %s; changed keys that take effect only after a restart: %s",
@@ -634,11 +642,12 @@ int main(int argc, char **argv)
 	/* The public listener's answer cache, made current for its handlers
 	 * (daemon/public/answers.c); freed once the listeners have stopped. */
 	const struct ib_config *acfg = api_config_get(api);
-	answers = answers_new(store, public_answer_free);
+	answers = answers_made = answers_new(store, public_answer_free);
+	bool cache_on = acfg->http.answer_cache;
 	if (answers)
 		answers_set_config(answers, acfg);
 	api_config_put(api, acfg);
-	if (!answers || answers_start(answers, err, sizeof(err)) < 0) {
+	if (!answers || (cache_on && answers_start(answers, err, sizeof(err)) < 0)) {
 		log_error("daemon", "%s", answers ? err : "answer cache: out of memory");
 		goto out;
 	}
@@ -691,6 +700,7 @@ out:
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
 	api_free(api); /* joins every listener thread: their readers are freed */
+	answers_made = NULL;
 	answers_free(answers); /* no handler is left to use it */
 	store_close(store);
 	config_free(cfg);
