@@ -41,7 +41,6 @@
 #include <dhcp/dhcp4.h>
 #include <dhcp/option.h>
 #include <dhcp/option_custom.h>
-#include <dhcp/option_int.h>
 #include <dhcp/pkt4.h>
 #include <dhcpsrv/base_host_data_source.h>
 #include <dhcpsrv/cfgmgr.h>
@@ -628,10 +627,9 @@ isc::dhcp::OptionPtr option_peek(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 	return it == pkt->options_.end() ? isc::dhcp::OptionPtr() : it->second;
 }
 
-/* Option code of pkt as a 32-bit number, 0 when absent or not 4 bytes.
- * Kea makes its server identifier an OptionCustom and its lease time an
- * OptionUint32: read as such, with no buffer packed; anything else is
- * packed to be read. */
+/* Option code of pkt as an IPv4 address, 0 when absent or not 4 bytes.
+ * Kea makes its server identifier an OptionCustom: read as such, with no
+ * buffer packed; anything else is packed to be read. */
 uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 {
 	isc::dhcp::OptionPtr o = option_peek(pkt, code);
@@ -645,8 +643,6 @@ uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 		} catch (const isc::Exception &) {
 			/* not an address: packed below */
 		}
-	} else if (auto i = boost::dynamic_pointer_cast<isc::dhcp::OptionUint32>(o)) {
-		return i->getValue();
 	}
 	std::vector<uint8_t> b = o->toBinary(false);
 	if (b.size() != 4)
@@ -822,7 +818,6 @@ void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &
 	kea.type = static_cast<enum dhcp_msg_type>(type);
 	kea.yiaddr = resp->getYiaddr().isV4() ? resp->getYiaddr().toUint32() : 0;
 	kea.server_id = option_u32(resp, isc::dhcp::DHO_DHCP_SERVER_IDENTIFIER);
-	kea.lease_time = option_u32(resp, isc::dhcp::DHO_DHCP_LEASE_TIME);
 
 	struct ibkea_answer &a = tl_answer;
 	ibkea_answer_request(k, query->data_.data(), query->data_.size(), &kea, &a);

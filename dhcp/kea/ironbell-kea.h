@@ -165,7 +165,6 @@ struct ibkea_kea_reply {
 	enum dhcp_msg_type type; /* DHCP_OFFER, DHCP_ACK, DHCP_NAK, ... */
 	uint32_t yiaddr;
 	uint32_t server_id;      /* its option 54 */
-	uint32_t lease_time;     /* its option 51, 0 when absent */
 };
 
 enum ibkea_outcome {

@@ -183,7 +183,7 @@ static struct ibkea_answer ans;
 static void answer(struct ibkea *k, enum dhcp_msg_type type, uint32_t yiaddr)
 {
 	struct ibkea_kea_reply kea = {
-		.type = type, .yiaddr = yiaddr, .server_id = SERVER, .lease_time = 4000
+		.type = type, .yiaddr = yiaddr, .server_id = SERVER
 	};
 	ibkea_answer_request(k, q.b, q.len, &kea, &ans);
 	ck_assert_ptr_nonnull(ans.why);
