@@ -60,6 +60,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <iterator>
 #include <unordered_map>
 #include <vector>
 
@@ -716,9 +717,19 @@ void option_remove(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code)
 
 /* Sets option code of pkt to len bytes: instances of at most 255 bytes,
  * in order, which the client joins again (RFC 3396 §5); Kea packs each
- * as it is. */
+ * as it is. Where Kea's response has one instance and one is needed,
+ * the option is swapped in its node of the packet's map: the usual case
+ * (Kea's router, name servers, lease times), without a node freed and
+ * another allocated and balanced in. */
 void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data, size_t len)
 {
+	if (len <= 255) {
+		auto r = pkt->options_.equal_range(code);
+		if (r.first != r.second && std::next(r.first) == r.second) {
+			r.first->second = option_made(code, data, len);
+			return;
+		}
+	}
 	option_remove(pkt, code);
 	size_t off = 0;
 	do {
