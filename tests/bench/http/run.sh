@@ -68,6 +68,31 @@ need curl
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || { say "bench-http: nginx is not installed (tools/install-deps): skipped"; exit 0; }
 
+# BENCH_HTTP_SERVER_QUOTA=F (a share of one core, e.g. 0.5): each server
+# runs in a cgroup whose CPU is capped at F (cgroup v1's cpu controller,
+# or v2's cpu.max). With Connection: close, wrk spends more CPU per
+# request than either server and sets the figure on two cores; under an
+# equal cap the server is the limit, and requests/s per server compare
+# what a new connection costs each (the kernel's TCP work in its context
+# included).
+QUOTA=${BENCH_HTTP_SERVER_QUOTA:-}
+cg= cgprocs=
+if [ -n "$QUOTA" ]; then
+	qus=$(awk -v q="$QUOTA" 'BEGIN { printf "%d", q * 100000 }')
+	[ "$qus" -ge 1000 ] || { say "bench-http: BENCH_HTTP_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2; }
+	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+		cg=/sys/fs/cgroup/cpu/ib-bench-http-$$
+		mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" && echo "$qus" >"$cg/cpu.cfs_quota_us" || exit 1
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		cg=/sys/fs/cgroup/ib-bench-http-$$
+		mkdir "$cg" && echo "$qus 100000" >"$cg/cpu.max" || exit 1
+	else
+		say "bench-http: no cgroup cpu controller to cap the servers with: skipped"
+		exit 0
+	fi
+	cgprocs=$cg/cgroup.procs
+fi
+
 tmp=$(mktemp -d /tmp/ib-bench-http.XXXXXX)
 chmod 755 "$tmp" # nginx's workers drop to an unprivileged user and must read www/
 pids=
@@ -75,6 +100,7 @@ cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
 	sleep 0.2
 	for p in $pids; do kill -9 "$p" 2>/dev/null || true; done
+	[ -z "$cg" ] || { sleep 0.2; rmdir "$cg" 2>/dev/null || true; }
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -117,6 +143,11 @@ run() {
 		path=${path/MAC/$(head -1 "$tmp/$kind/macs.txt")}
 		hdr+=(-H "X-Forwarded-For: $(head -1 "$tmp/$kind/ips.txt")")
 	fi
+	if [ -n "$cgprocs" ]; then
+		for p in $srv_pids; do
+			for q in $(procs "$p"); do echo "$q" >"$cgprocs" 2>/dev/null || true; done
+		done
+	fi
 	t0=$(ticks $srv_pids)
 	m0=$(busy)
 	TIMEFORMAT='%R %U %S'
@@ -130,9 +161,16 @@ run() {
 	ccpu=$(awk -v u="$cu" -v s="$cs" -v w="$wall" 'BEGIN { printf "%.2f", (u + s) / w }')
 	mcpu=$(awk -v d=$((m1 - m0)) -v hz="$HZ" -v w="$wall" 'BEGIN { printf "%.2f", d / hz / w }')
 	# At one connection nothing saturates: only wrk's own core counts.
-	awk -v c="$ccpu" -v s="$scpu" -v t="$wthreads" -v m="$mode" \
-		'BEGIN { exit !((m != "light" && c > s) || c >= 0.95 * t) }' &&
-		flag=client-bound
+	# Under a cap, the server is the limit when it used nearly all of it.
+	if [ -n "$QUOTA" ]; then
+		awk -v c="$ccpu" -v s="$scpu" -v t="$wthreads" -v q="$QUOTA" -v m="$mode" \
+			'BEGIN { exit !(m != "light" && s < 0.9 * q && c >= 0.95 * t) }' &&
+			flag=client-bound
+	else
+		awk -v c="$ccpu" -v s="$scpu" -v t="$wthreads" -v m="$mode" \
+			'BEGIN { exit !((m != "light" && c > s) || c >= 0.95 * t) }' &&
+			flag=client-bound
+	fi
 	rps=$(printf '%s\n' "$out" | awk '/^Requests\/sec/ {print $2}')
 	p50=$(printf '%s\n' "$out" | awk '$1 == "50%" {print $2}')
 	p99=$(printf '%s\n' "$out" | awk '$1 == "99%" {print $2}')
@@ -245,7 +283,7 @@ end
 EOF
 	done
 
-	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU); cpu: share of one core"
+	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU); cpu: share of one core${QUOTA:+; each server capped at $QUOTA of a core}"
 	for c in $kcases; do
 		say "   $c: $(wc -c <"$k/www/$c/body") bytes per answer"
 	done
