@@ -86,6 +86,17 @@ uint64_t ibkea_generation(const struct ibkea *k)
 	return k ? (uint64_t)atomic_load(&k->generation) : 0;
 }
 
+void ibkea_relog(struct ibkea *k)
+{
+	if (k)
+		atomic_store(&k->relog, true);
+}
+
+bool ibkea_relog_take(struct ibkea *k)
+{
+	return atomic_exchange(&k->relog, false);
+}
+
 void ibkea_table_replace(struct ibkea *k, struct dhcp_hosts *fresh)
 {
 	struct dhcp_hosts *old = NULL;

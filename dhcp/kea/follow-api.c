@@ -121,6 +121,8 @@ report(struct api_follow *f, enum ibkea_log_level level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	f->failing = true;
+	if (ibkea_relog_take(f->k))
+		f->last[0] = '\0';
 	if (strcmp(msg, f->last) == 0)
 		return;
 	memcpy(f->last, msg, sizeof(msg));

@@ -53,6 +53,8 @@ static void report(struct follower *f, enum ibkea_log_level level, const char *m
 {
 	size_t n = strnlen(msg, sizeof(f->last_err) - 1);
 
+	if (ibkea_relog_take(f->k))
+		f->last_err[0] = '\0';
 	if (strncmp(f->last_err, msg, sizeof(f->last_err)) == 0)
 		return;
 	memcpy(f->last_err, msg, n);

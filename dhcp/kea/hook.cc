@@ -933,6 +933,7 @@ HOOK_EXPORT int dhcp4_srv_configured(CalloutHandle &handle)
 		isc::dhcp::HostMgr::delBackend(HOST_SOURCE_TYPE);
 		isc::dhcp::HostMgr::addBackend(std::string("type=") + HOST_SOURCE_TYPE);
 		stats_refresh_gauges(true);
+		ibkea_relog(ib_core);
 	} catch (const std::exception &e) {
 		ib_error(std::string("cannot add the host source: ") + e.what());
 		return 1;

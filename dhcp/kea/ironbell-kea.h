@@ -136,6 +136,13 @@ size_t ibkea_count(const struct ibkea *k);
  * it is the current one. For caches of what is made from the table. */
 uint64_t ibkea_generation(const struct ibkea *k);
 
+/* Asks the source to log its current error again at its next attempt,
+ * though it said it already: a line written while Kea was still
+ * configuring its loggers (the source starts at load) can be lost, and
+ * an operator looks for it after Kea's start-up lines. Called when Kea
+ * is configured. Accepts NULL. */
+void ibkea_relog(struct ibkea *k);
+
 /* ---- lookups, for Kea's host data source ---- */
 
 /* A MAC the table answers for, and the address its Hardware reserves (0:

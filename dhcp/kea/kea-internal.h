@@ -53,7 +53,12 @@ struct ibkea {
 	pthread_cond_t stop_cv; /* CLOCK_MONOTONIC */
 	bool stopping;          /* under stop_mu */
 	atomic_bool stop_flag;  /* the same, for polling without the mutex */
+	atomic_bool relog;      /* ibkea_relog(): the source's next error is said again */
 };
+
+/* For the sources: true once after ibkea_relog(), when the error they last
+ * logged is to be forgotten, so that it is logged again. */
+bool ibkea_relog_take(struct ibkea *k);
 
 /* Logs a line through k->log (printf format). */
 void ibkea_log(const struct ibkea *k, enum ibkea_log_level level, const char *fmt, ...)
