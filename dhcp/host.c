@@ -300,9 +300,10 @@ int dhcp_host_from_hardware(const struct json_t *hw, const uint8_t mac[6], struc
 	}
 	idx = find_interface(ifaces, mac);
 	if (idx < 0) {
+		char ms[MAC_STR_SIZE];
+		mac_format(mac, ms);
 		if (errlen)
-			snprintf(err, errlen, "no interface with mac %02x:%02x:%02x:%02x:%02x:%02x",
-				 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+			snprintf(err, errlen, "no interface with mac %s", ms);
 		return idx;
 	}
 	ifc = json_array_get(ifaces, (size_t)idx);

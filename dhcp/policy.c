@@ -134,7 +134,7 @@ struct ctx {
 	struct dhcp_decision *d;
 	uint16_t port;
 	bool proxy;
-	char mac[18];
+	char mac[MAC_STR_SIZE];
 };
 
 /* Appends n bytes of s to out (at *len, cap bytes with the NUL). */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/map.h"
@@ -114,10 +115,10 @@ void dhcp_srv_send_reply(struct dhcp_server *S, const struct target *t, const ui
 void dhcp_srv_log_ack(struct dhcp_server *S, const struct target *t, uint32_t yiaddr,
 		      uint32_t giaddr, const char *hw, uint32_t reused)
 {
-	char mac[18], ip[16], via[16], left[48] = "";
+	char mac[MAC_STR_SIZE], ip[16], via[16], left[48] = "";
 	if (!log_enabled(LOG_LVL_INFO) || !dhcp_srv_rl_allow_ack(S))
 		return;
-	dhcp_srv_mac_str(t->chaddr, mac);
+	mac_format(t->chaddr, mac);
 	dhcp_ip_str(yiaddr, ip);
 	dhcp_ip_str(giaddr, via);
 	if (reused == UINT32_MAX)
@@ -136,7 +137,7 @@ static void lease_init(struct store_lease *l, const struct dhcp_host *h, const u
 		       uint32_t ip, enum store_lease_state st)
 {
 	memset(l, 0, sizeof(*l));
-	dhcp_srv_mac_str(mac, l->mac);
+	mac_format(mac, l->mac);
 	dhcp_ip_str(ip, l->ip);
 	snprintf(l->ns, sizeof(l->ns), "%s", h->namespace_);
 	snprintf(l->name, sizeof(l->name), "%s", h->name);
@@ -204,7 +205,7 @@ void dhcp_srv_record_release(struct dhcp_server *S, bool decline)
 	const struct dhcp_host *h = &S->host;
 	struct store_lease l;
 	uint32_t ip = 0;
-	char mac[18], ips[16];
+	char mac[MAC_STR_SIZE], ips[16];
 
 	if (decline)
 		dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip);
@@ -216,7 +217,7 @@ void dhcp_srv_record_release(struct dhcp_server *S, bool decline)
 	l.expires = l.starts +
 		    (decline ? (int64_t)(h->lease_time ? h->lease_time : S->set.policy.lease_time) :
 			       DHCP_RELEASED_KEEP);
-	dhcp_srv_mac_str(S->req.chaddr, mac);
+	mac_format(S->req.chaddr, mac);
 	dhcp_ip_str(ip, ips);
 	if (decline) {
 		/* RFC 2131 §4.3.3: the client found the address in use. A

@@ -267,8 +267,6 @@ struct dhcp_server {
 
 /* -- dhcp/server.c -- */
 
-/* The text "aa:bb:cc:dd:ee:ff" of the MAC m into out. */
-void dhcp_srv_mac_str(const uint8_t *m, char out[18]);
 /* The wall clock, in seconds since the epoch. */
 int64_t dhcp_srv_now_s(void);
 /* True when one more line may be logged through the token bucket rl

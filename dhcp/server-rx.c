@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
@@ -82,10 +83,10 @@ static const struct dhcp_policy_config *policy_cfg(struct dhcp_server *S, uint32
 
 static void log_unknown(struct dhcp_server *S, const struct dhcp_rx *rx)
 {
-	char mac[18], via[16];
+	char mac[MAC_STR_SIZE], via[16];
 	if (!dhcp_srv_rl_allow(&S->rl_unknown))
 		return;
-	dhcp_srv_mac_str(S->req.chaddr, mac);
+	mac_format(S->req.chaddr, mac);
 	dhcp_ip_str(S->req.giaddr, via);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "VIA", S->req.giaddr ? via : NULL }),
@@ -96,13 +97,13 @@ static void log_unknown(struct dhcp_server *S, const struct dhcp_rx *rx)
 
 static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 {
-	char mac[18], want[16];
+	char mac[MAC_STR_SIZE], want[16];
 	uint32_t ip = 0;
 	if (!dhcp_srv_rl_allow(&S->rl_nak))
 		return;
 	if (dhcp_opt_ip(&S->req, DHCP_OPT_REQUESTED_IP, &ip) < 0)
 		ip = S->req.ciaddr;
-	dhcp_srv_mac_str(S->req.chaddr, mac);
+	mac_format(S->req.chaddr, mac);
 	dhcp_ip_str(ip, want);
 	log_write(LOG_LVL_INFO, "dhcp",
 		  LOG_FIELDS({ "MAC", mac }, { "IP", want }, { "HARDWARE", h ? h->name : NULL },
@@ -117,10 +118,10 @@ static void log_nak(struct dhcp_server *S, const struct dhcp_host *h)
 static void log_off_link(struct dhcp_server *S, const struct dhcp_host *h,
 			 const struct dhcp_link *link, const char *ifname)
 {
-	char mac[18], ip[16], nets[256];
+	char mac[MAC_STR_SIZE], ip[16], nets[256];
 	if (!dhcp_srv_rl_allow(&S->rl_subnet))
 		return;
-	dhcp_srv_mac_str(S->req.chaddr, mac);
+	mac_format(S->req.chaddr, mac);
 	dhcp_ip_str(h->ip, ip);
 	dhcp_link_str(link, nets, sizeof(nets));
 	log_write(LOG_LVL_WARN, "dhcp",
@@ -231,10 +232,11 @@ static void handle(struct dhcp_server *S, const struct dhcp_sock *sock, const ui
 				 h ? h->name : "none");
 			dhcp_srv_log_ack(S, &t, S->dec.yiaddr, S->req.giaddr, hw, reused);
 		}
-	} else
-		log_debug("dhcp", "%s to %02x:%02x:%02x:%02x:%02x:%02x (%s)",
-			  dhcp_msg_type_name(S->dec.type), t.chaddr[0], t.chaddr[1], t.chaddr[2],
-			  t.chaddr[3], t.chaddr[4], t.chaddr[5], S->dec.why);
+	} else if (log_enabled(LOG_LVL_DEBUG)) {
+		char ms[MAC_STR_SIZE];
+		mac_format(t.chaddr, ms);
+		log_debug("dhcp", "%s to %s (%s)", dhcp_msg_type_name(S->dec.type), ms, S->dec.why);
+	}
 }
 
 /* Takes what the socket holds, a batch at a time, DHCP_RX_BURST at most

@@ -68,7 +68,6 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
@@ -98,11 +97,6 @@ static const char *const drop_names[DROP_MAX - DHCP_BAD_MAX] = {
 };
 
 /* ---- small helpers ---- */
-
-void dhcp_srv_mac_str(const uint8_t *m, char out[18])
-{
-	mac_format(m, out);
-}
 
 int64_t dhcp_srv_now_s(void)
 {

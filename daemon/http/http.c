@@ -19,8 +19,9 @@
  * CPU by default) on epoll, with MHD_USE_TURBO: its handlers never block.
  * That mode was measured against one thread, no turbo, other memory limits
  * and one daemon per thread on SO_REUSEPORT sockets (docs/http-transport.md):
- * none did better, and the transport's CPU per request is a small part of
- * any machine-facing answer's. The admin listeners run one thread per
+ * with keep-alive none did better, and the transport's CPU per request is
+ * a small part of any machine-facing answer's. With Connection: close, one
+ * thread costs less per connection than the pool (the same page). The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/api/watch.c), and a write blocks until its commit, neither of

@@ -61,6 +61,7 @@
 #include "common/common.h"
 #include "common/bootfile.h"
 #include "common/file.h"
+#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
@@ -180,7 +181,7 @@ static int reply_buf(unsigned code, const char *ctype, struct buf *b, struct pub
 struct cached_answer {
 	struct MHD_Response *resp;
 	enum ipxe_script_kind kind; /* scripts: for the log line and the metric */
-	char mac[18];               /* scripts: the interface's MAC */
+	char mac[MAC_STR_SIZE];     /* scripts: the interface's MAC */
 	size_t bytes;               /* the body's */
 };
 
@@ -361,8 +362,7 @@ static int build_script(const json_t *hw, const struct cache_req *q, struct buf 
 		memcpy(m, q->mac, 6);
 	else if (ipxe_mac_by_ip(hw, q->client, m) < 0)
 		return -ENOENT;
-	snprintf(ca->mac, sizeof(ca->mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
-		 m[4], m[5]);
+	mac_format(m, ca->mac);
 	settings_base_url(q->cfg, q->key.pub, base, sizeof(base));
 	settings_ipxe(q->cfg, q->key.pub, base, grpc, syslog, &s);
 	return ipxe_script(hw, m, &s, out, &ca->kind, err, sizeof(err));
@@ -423,7 +423,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 			const struct ipxe_route *route, const char *client, struct public_reply *rep)
 {
 	struct store_reader *r = api_thread_reader(api);
-	char mac[18], base[SETTINGS_URL_MAX], grpc[SETTINGS_GRPC_MAX], syslog[SETTINGS_IPV4_MAX];
+	char mac[MAC_STR_SIZE], base[SETTINGS_URL_MAX], grpc[SETTINGS_GRPC_MAX], syslog[SETTINGS_IPV4_MAX];
 	char name[320], err[512] = "";
 	uint8_t m[6];
 	json_t *hw = NULL;
@@ -436,9 +436,8 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
 	if (cfg->http.answer_cache && (route->has_mac || client[0])) {
-		char key[18];
-		snprintf(key, sizeof(key), "%02x:%02x:%02x:%02x:%02x:%02x", route->mac[0],
-			 route->mac[1], route->mac[2], route->mac[3], route->mac[4], route->mac[5]);
+		char key[MAC_STR_SIZE];
+		mac_format(route->mac, key);
 		struct cache_req q = { .by = route->has_mac ? ANSWERS_BY_MAC : ANSWERS_BY_IP,
 				       .lookup = route->has_mac ? key : client,
 				       .key = { .type = ANSWERS_SCRIPT,
@@ -455,8 +454,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	}
 	if (route->has_mac) {
 		memcpy(m, route->mac, 6);
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
-			 m[4], m[5]);
+		mac_format(m, mac);
 		e = store_hardware_by_mac(r, mac, &hw);
 	} else {
 		snprintf(mac, sizeof(mac), "(by address)");
@@ -464,8 +462,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		if (e == 0 && ipxe_mac_by_ip(hw, client, m) < 0)
 			e = -ENOENT;
 		if (e == 0)
-			snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
-				 m[3], m[4], m[5]);
+			mac_format(m, mac);
 	}
 	if (e == -ENOENT && route->has_mac && cfg->dhcp.mode == CONFIG_DHCP_AUTO_PROXY) {
 		/* auto-proxy boots machines no Hardware has, for discovery

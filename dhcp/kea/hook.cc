@@ -58,9 +58,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
-#include <iterator>
 #include <unordered_map>
 #include <vector>
 
@@ -70,6 +70,7 @@
 #pragma GCC diagnostic ignored "-Wshadow"
 extern "C" {
 #include "common/log.h"
+#include "common/mac.h"
 #include "common/ratelimit.h"
 #include "dhcp/kea/ironbell-kea.h"
 /* common/common.h's (a C header this C++ cannot include whole): the
@@ -774,7 +775,7 @@ struct ratelimit ib_warn_rl; /* under ib_warn_mu */
 void answer_log(const struct ibkea_answer &a, const struct ibkea_kea_reply &kea)
 {
 	bool warn = a.outcome == IBKEA_MISMATCH || a.outcome == IBKEA_ERROR;
-	char mac[18], kip[16], ours[16], line[256];
+	char mac[MAC_STR_SIZE], kip[16], ours[16], line[256];
 
 	if (a.outcome == IBKEA_NOT_OURS || a.outcome == IBKEA_MALFORMED)
 		return;
@@ -786,8 +787,7 @@ void answer_log(const struct ibkea_answer &a, const struct ibkea_kea_reply &kea)
 				   "kea"))
 			return;
 	}
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", a.mac[0], a.mac[1], a.mac[2],
-		 a.mac[3], a.mac[4], a.mac[5]);
+	mac_format(a.mac, mac);
 	dhcp_ip_str(kea.yiaddr, kip);
 	if (a.outcome == IBKEA_MISMATCH) {
 		/* The policy's reply always has its option 53 (dhcp_reply_init). */
