@@ -596,12 +596,13 @@ struct answers *answers_new(struct store *s, answers_free_fn free_answer)
 	a->m_bytes = metrics_gauge("ironbell_http_answer_bytes",
 				   "Bytes of the answers the answer cache holds.", NULL);
 	static const char *const result[] = { "result=\"hit\"", "result=\"built\"",
-					      "result=\"uncached\"" };
+					      "result=\"uncached\"", "result=\"absent\"" };
 	for (unsigned i = 0; i < ANSWERS_RESULT_MAX; i++)
 		m_result[i] = metrics_counter("ironbell_http_answers_total",
 					      "Machine answers by how they were served: from the "
-					      "cache (hit), made and kept (built), or from the store "
-					      "(uncached).",
+					      "cache (hit), made and kept (built), from the store "
+					      "(uncached), or as for an unknown machine, which the "
+					      "cache knows no Hardware to be (absent).",
 					      result[i]);
 	return a;
 }

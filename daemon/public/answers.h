@@ -103,8 +103,15 @@ int answers_put(const struct answers_rec *rec, const struct answers_key *k, void
 #define ANSWERS_LOG_EVERY_NS (60ull * 1000000000ull)
 uint64_t answers_log_due(const struct answers_rec *rec, uint64_t now_ns);
 
-/* Counts a request's outcome for ironbell_http_answers_total. */
-enum answers_result { ANSWERS_HIT, ANSWERS_BUILT, ANSWERS_UNCACHED, ANSWERS_RESULT_MAX };
+/* Counts a request's outcome for ironbell_http_answers_total; absent: no
+ * Hardware has what was asked for, known without a store read. */
+enum answers_result {
+	ANSWERS_HIT,
+	ANSWERS_BUILT,
+	ANSWERS_UNCACHED,
+	ANSWERS_ABSENT,
+	ANSWERS_RESULT_MAX
+};
 void answers_count(enum answers_result r);
 
 /* For tests and the figures: records in the index, answers' bytes. */

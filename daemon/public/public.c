@@ -306,7 +306,10 @@ static void count_script_kind(enum ipxe_script_kind k)
 }
 
 /* Answers q from the cache when it can: 1 with the response queued (rep
- * says so), 0 when the request must take the uncached path. */
+ * says so), 0 when the request must take the uncached path, -ENOENT when
+ * the index is current and no Hardware has q->lookup: the uncached path
+ * may answer as for an unknown machine without reading the store (a
+ * machine no Hardware has, asking again and again, costs no SQLite read). */
 static int serve_cached(struct api *api, struct MHD_Connection *c, const struct cache_req *q,
 			struct public_reply *rep)
 {
@@ -317,9 +320,14 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 	if (!a || !q->cfg->http.answer_cache)
 		return 0;
 	answers_rdlock(a);
-	const struct answers_rec *rec =
-		answers_usable(a, q->cfg) ? answers_find(a, q->by, q->lookup) : NULL;
-	if (!rec || rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
+	if (!answers_usable(a, q->cfg))
+		goto out;
+	const struct answers_rec *rec = answers_find(a, q->by, q->lookup);
+	if (!rec) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
 		goto out;
 	struct cached_answer *ca = answers_get(rec, &q->key), *own = NULL;
 	if (!ca) {
@@ -346,7 +354,7 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 	public_answer_free(own); /* the queued response keeps its own reference */
 out:
 	answers_rdunlock(a);
-	answers_count(ret ? res : ANSWERS_UNCACHED);
+	answers_count(ret > 0 ? res : ret < 0 ? ANSWERS_ABSENT : ANSWERS_UNCACHED);
 	return ret;
 }
 
@@ -431,7 +439,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	struct ipxe_settings s;
 	enum ipxe_script_kind kind;
 	bool discovery = false;
-	int e;
+	int e, absent = 0;
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
@@ -449,13 +457,16 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 				       .cfg = cfg,
 				       .mac = route->has_mac ? route->mac : NULL,
 				       .client = client };
-		if (serve_cached(api, c, &q, rep) > 0)
+		if ((absent = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}
 	if (route->has_mac) {
 		memcpy(m, route->mac, 6);
 		mac_format(m, mac);
-		e = store_hardware_by_mac(r, mac, &hw);
+		e = absent == -ENOENT ? -ENOENT : store_hardware_by_mac(r, mac, &hw);
+	} else if (absent == -ENOENT) {
+		snprintf(mac, sizeof(mac), "(by address)");
+		e = -ENOENT;
 	} else {
 		snprintf(mac, sizeof(mac), "(by address)");
 		e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
@@ -535,7 +546,7 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 	json_t *hw = NULL;
 	char base[SETTINGS_URL_MAX];
 	struct buf out = BUF_INIT(64 * 1024);
-	int e;
+	int e = 0;
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
@@ -551,10 +562,11 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 				       .cfg = cfg,
 				       .what = "/httpboot",
 				       .client = client };
-		if (serve_cached(api, c, &q, rep) > 0)
+		if ((e = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}
-	e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
+	if (e != -ENOENT)
+		e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
 	if (e < 0 && e != -ENOENT) {
 		log_error("ipxe", "cannot look up %s: %s", client, strerror(-e));
 		return public_reply_text(500, "the store cannot be read\n", rep);
@@ -710,9 +722,14 @@ static int serve_metadata(struct api *api, const struct ib_config *cfg, struct M
 	struct md_settings md;
 	settings_metadata(cfg, &md);
 	e = md_client_address(peer, xff, md.trusted_proxies, client, sizeof(client));
-	if (e == 0 && cfg->http.answer_cache && serve_md_cached(api, cfg, c, route, client, rep) > 0)
+	int cached = e == 0 && cfg->http.answer_cache ?
+			     serve_md_cached(api, cfg, c, route, client, rep) :
+			     0;
+	if (cached > 0)
 		return 0;
-	if (e == 0) {
+	if (cached == -ENOENT) {
+		e = -ENOENT;
+	} else if (e == 0) {
 		/* Ignition names the machine by its system UUID; the address
 		 * must still be one of that machine's. Everything else is
 		 * found by the address alone. */

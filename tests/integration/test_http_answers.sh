@@ -84,6 +84,11 @@ hits() {
 		sed -n 's/^ironbell_http_answers_total{result="hit"} //p'
 }
 
+absent() {
+	curl -s --max-time 10 "$BASE/metrics" |
+		sed -n 's/^ironbell_http_answers_total{result="absent"} //p'
+}
+
 reloads=0
 # reload CONFIG_LINES: rewrites the configuration, SIGHUP, waits for it.
 reload() {
@@ -238,8 +243,26 @@ ib delete hw m2
 is "$rc" 0 "m2 is deleted"
 get /ipxe/script/52:54:00:aa:00:02/auto.ipxe
 is "$code" 404 "at once no script for m2's MAC"
+a0=$(absent)
 get /ipxe/script/52:54:00:aa:00:99/auto.ipxe
 is "$code" 404 "an unknown MAC is 404"
+is "$(absent)" "$((a0 + 1))" "known to be unknown from the index (result=\"absent\")"
+
+# 127.0.0.9 is no Hardware's: /httpboot still answers it (the default
+# binary), metadata does not, and neither reads the store.
+get /httpboot --interface 127.0.0.9
+is "$code" 200 "/httpboot from an address no Hardware has answers"
+like "$out" '"ClientIPs":"127.0.0.9".*/ipxe/binary/ipxe.efi"' "with the default binary for 127.0.0.9"
+get /metadata --interface 127.0.0.9
+is "$code" 404 "/metadata from an address no Hardware has is 404"
+is "$(absent)" "$((a0 + 3))" "both were answered from the index alone"
+apply_hw m3 52:54:00:aa:00:39 127.0.0.9 ""
+is "$rc" 0 "a Hardware for 127.0.0.9 is applied"
+get /metadata --interface 127.0.0.9
+is "$code" 200 "the next request from 127.0.0.9 gets its metadata: an absence is not kept"
+get /httpboot --interface 127.0.0.9
+like "$out" '/ipxe/binary/52:54:00:aa:00:39/' "and /httpboot its own binary"
+ib delete hw m3
 
 # ---- the closed loop: a boot awaited is still recorded ----
 
