@@ -34,6 +34,10 @@
 # (/2009-04-04/meta-data/hostname), metadata (/metadata), userdata
 # (/nocloud/user-data). A case a kind of Hardware does not answer with 200
 # (small Hardware carry no user data) is left out for that kind, and said.
+# /httpboot answers the connecting address (no X-Forwarded-For: UEFI
+# firmware asks directly), which over loopback is 127.0.0.1: a copy of the
+# first machine (MACs 0a:...) that owns 127.0.0.1 is applied too, so that the case asks
+# as a known machine, and it runs plain only (it cannot rotate).
 #
 # It reports requests/s, latency p50/p99 (wrk's own histogram), the CPU of
 # the server (utime+stime of its processes over the run, from /proc), of
@@ -132,7 +136,7 @@ srv_pids= # what "run" charges the server's CPU to
 # and records it.
 run() {
 	local kind=$1 urls=$2 case=$3 name=$4 port=$5 mode=$6 hdr=() out rps p50 p99 non2xx errs
-	local load=(-t2 -c"$CONNS") wthreads=2 script=() path t0 t1 m0 m1 wall cu cs scpu ccpu mcpu flag=""
+	local load=(-t2 -c"$CONNS") wthreads=2 script=() path t0 t1 m0 m1 wall cu cs scpu ccpu mcpu flag="" us
 	[ "$mode" = close ] && hdr=(-H "Connection: close")
 	[ "$mode" = light ] && { load=(-t1 -c1); wthreads=1; }
 	path=${URL[$case]}
@@ -181,10 +185,15 @@ run() {
 		say "$out"
 		exit 1
 	fi
-	printf '%-5s %-8s %-9s %-15s %-9s %9s req/s  p50 %8s  p99 %8s  cpu server %5s client %5s machine %5s %s%s%s\n' \
-		"$kind" "$urls" "$case" "$name" "$mode" "$rps" "$p50" "$p99" "$scpu" "$ccpu" "$mcpu" "$flag" \
-		"${non2xx:+ non-2xx $non2xx}" "${errs:+ ($errs)}"
-	echo "$kind $urls $case $name $mode $rps $p50 $p99 $scpu $ccpu ${flag:--}" >>"$results"
+	# The server's CPU per request, in µs: the cost of an answer whether
+	# or not the server was the limit (uncapped, a server that waits for
+	# the client also pays for going to sleep and waking up).
+	us=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v r="$rps" -v w="$wall" \
+		'BEGIN { printf "%.1f", (r > 0 ? d / hz * 1e6 / (r * w) : 0) }')
+	printf '%-5s %-8s %-9s %-15s %-9s %9s req/s  p50 %8s  p99 %8s  cpu server %5s (%5s µs/req) client %5s machine %5s %s%s%s\n' \
+		"$kind" "$urls" "$case" "$name" "$mode" "$rps" "$p50" "$p99" "$scpu" "$us" "$ccpu" "$mcpu" \
+		"$flag" "${non2xx:+ non-2xx $non2xx}" "${errs:+ ($errs)}"
+	echo "$kind $urls $case $name $mode $rps $p50 $p99 $scpu $ccpu ${flag:--} $us" >>"$results"
 }
 
 # ---- nginx's configuration ----
@@ -218,6 +227,16 @@ for kind in $KINDS; do
 	awk '/^ *ip: \{address: 10\./ { sub(/,$/, "", $3); print $3 }' "$k"/hw-*.yaml >"$k/ips.txt"
 	[ "$(wc -l <"$k/macs.txt")" -eq "$N" ] && [ "$(wc -l <"$k/ips.txt")" -eq "$N" ] ||
 		{ say "bench-http: the generated Hardware has not $N MACs and addresses"; exit 1; }
+	# The loopback machine of /httpboot: the first one's copy, its MACs
+	# 0a:..., its interfaces' addresses 127.0.0.1, 127.0.1.2, ...
+	awk '/^---$/ && n++ { exit } n {
+		sub(/^  name: node-/, "  name: loopback-node-")
+		sub(/"02:/, "\"0a:")
+		if (sub(/ip: \{address: [0-9.]*,/, "ip: {address: 127.0." (i ? 1 : 0) "." (i + 1) ","))
+			i++
+		print }' "$(ls "$k"/hw-*.yaml | head -1)" >"$k/loopback.yaml"
+	grep -q 'address: 127.0.0.1,' "$k/loopback.yaml" ||
+		{ say "bench-http: cannot make the loopback machine"; exit 1; }
 
 	HPORT=$(free_port)
 	cat >"$k/ironbell.yaml" <<EOF
@@ -235,7 +254,7 @@ EOF
 	ipid=$!
 	pids="$pids $ipid"
 	for _ in $(seq 100); do [ -S "$k/api.sock" ] && break; sleep 0.1; done
-	for f in "$k"/hw-*.yaml; do
+	for f in "$k"/hw-*.yaml "$k/loopback.yaml"; do
 		IRONBELL_SOCKET=$k/api.sock "$b/ironbell" apply -f "$f" >/dev/null
 	done
 
@@ -290,6 +309,7 @@ EOF
 	srv_pids=$ipid
 	for u in $URLS; do
 		for c in $kcases; do
+			[ "$u.$c" = rotating.httpboot ] && continue
 			for mode in $MODES; do
 				run "$kind" "$u" "$c" ironbelld "$HPORT" "$mode"
 			done
@@ -317,6 +337,7 @@ ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the loa
 		srv_pids=$(procs "$npid")
 		for u in $URLS; do
 			for c in $kcases; do
+				[ "$u.$c" = rotating.httpboot ] && continue
 				for mode in $MODES; do
 					run "$kind" "$u" "$c" "nginx-${w}worker" "$port" "$mode"
 				done
@@ -328,13 +349,13 @@ ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the loa
 done
 
 say ""
-say "== ratios (ironbelld / nginx, requests/s; cpu: share of one core, server/client; * client-bound)"
+say "== ratios (ironbelld / nginx, requests/s; cpu: share of one core, server/client; * client-bound; µs/req: the server's CPU per request, ironbelld / nginx 1 worker / nginx $cores workers)"
 awk -v cores="$cores" '
 function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }
 function cpu(k) { return sprintf("%s/%s%s", scpu[k], ccpu[k], flag[k] == "-" ? "" : "*") }
 {
 	k = $1 " " $2 " " $3 " " $4 " " $5;
-	rps[k] = $6; p99[k] = ms($8); scpu[k] = $9; ccpu[k] = $10; flag[k] = $11;
+	rps[k] = $6; p99[k] = ms($8); scpu[k] = $9; ccpu[k] = $10; flag[k] = $11; us[k] = $12;
 	g = $1 " " $2 " " $3 " " $5;
 	if (!(g in seen)) { seen[g] = 1; order[++n] = g }
 }
@@ -349,9 +370,9 @@ END {
 			printf "%-5s %-8s %-9s one connection: p99 ironbelld %.3f ms, nginx 1 worker %.3f ms, nginx %s workers %.3f ms (ironbelld - nginx 1 worker %+.3f ms)\n",
 				f[1], f[2], f[3], p99[ib], p99[n1], cores, p99[nn], p99[ib] - p99[n1];
 		else
-			printf "%-5s %-8s %-9s %-9s x%.2f vs nginx 1 worker, x%.2f vs nginx %s workers   cpu ironbelld %s  nginx-1 %s  nginx-%s %s   ironbelld p99 %.2f ms\n",
+			printf "%-5s %-8s %-9s %-9s x%.2f vs nginx 1 worker, x%.2f vs nginx %s workers   cpu ironbelld %s  nginx-1 %s  nginx-%s %s   µs/req %s / %s / %s   ironbelld p99 %.2f ms\n",
 				f[1], f[2], f[3], f[4], rps[ib] / rps[n1], rps[ib] / rps[nn], cores,
-				cpu(ib), cpu(n1), cores, cpu(nn), p99[ib];
+				cpu(ib), cpu(n1), cores, cpu(nn), us[ib], us[n1], us[nn], p99[ib];
 	}
 }' "$results"
 say "${rssline#?}"
