@@ -85,6 +85,8 @@ int net_bind(const char *hostport, int family, int socktype, unsigned flags, con
 	if (fd < 0 ||
 	    ((flags & NET_REUSEADDR) &&
 	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) ||
+	    ((flags & NET_REUSEPORT) &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
 	    ((flags & NET_PKTINFO) && setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) < 0) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 		e = -errno;

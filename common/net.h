@@ -12,6 +12,7 @@ int net_split_hostport(const char *s, char *host, size_t hostlen, uint16_t *ret_
 
 #define NET_REUSEADDR 1u /* SO_REUSEADDR */
 #define NET_PKTINFO 2u   /* IP_PKTINFO: each datagram says the local address it came to */
+#define NET_REUSEPORT 4u /* SO_REUSEPORT: several sockets of this user share the address */
 
 /* Binds a non-blocking socket of socktype (SOCK_STREAM, SOCK_DGRAM) to
  * hostport, resolved in family (AF_INET, or AF_UNSPEC for either), with

@@ -15,13 +15,18 @@
  * and key are the PEM the config snapshot read, given to libmicrohttpd,
  * which loads them once at start.
  *
- * Threads: the public listener runs a pool of http.threads threads (one per
- * CPU by default) on epoll, with MHD_USE_TURBO: its handlers never block.
- * That mode was measured against one thread, no turbo, other memory limits
- * and one daemon per thread on SO_REUSEPORT sockets (docs/http-transport.md):
- * with keep-alive none did better, and the transport's CPU per request is
- * a small part of any machine-facing answer's. With Connection: close, one
- * thread costs less per connection than the pool (the same page). The admin listeners run one thread per
+ * Threads: the public listener runs http.threads daemons of one thread
+ * each (one per CPU by default), each on its own socket bound to
+ * http.listen with SO_REUSEPORT, on epoll with MHD_USE_TURBO: its handlers
+ * never block. The kernel hands each new connection to one socket by a
+ * hash of its addresses, so it wakes one thread; libmicrohttpd's own
+ * thread pool puts its one listening socket into every thread's epoll set
+ * without EPOLLEXCLUSIVE, and a new connection woke them all (with
+ * Connection: close, about 34 against 30 µs of CPU per connection;
+ * keep-alive the same: docs/http-transport.md). SO_REUSEPORT would let
+ * another process of this user that asks for it share the port silently:
+ * bind_tcp_n() binds it once without, first, so that a port in use fails
+ * as it always did. The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/api/watch.c), and a write blocks until its commit, neither of
@@ -91,13 +96,18 @@ enum listener_type {
 	LISTENER_PUBLIC
 };
 
+#define MAX_DAEMONS 64 /* http.threads' bound */
+
+/* The admin listeners have one socket and one daemon; the public one has
+ * one of each per thread (see DESIGN). */
 struct listener {
 	struct api *api;
 	enum listener_type type;
 	bool need_token;
 	char addr[256]; /* for messages: "unix:/run/ironbell/api.sock", "0.0.0.0:7080" */
-	int fd;         /* ours until MHD has started with it */
-	struct MHD_Daemon *mhd;
+	unsigned n;     /* sockets bound: fd[0..n) */
+	int fd[MAX_DAEMONS]; /* ours until MHD has started with it; -1: none */
+	struct MHD_Daemon *mhd[MAX_DAEMONS];
 };
 
 struct cfg_ref {
@@ -833,11 +843,12 @@ fail:
 	return e;
 }
 
-/* Binds "host:port" (host "" or "*": every address) and listens. */
-static int bind_tcp(const char *hostport, char *err, size_t errlen)
+/* Binds "host:port" (host "" or "*": every address) and listens. With
+ * shared, the socket has SO_REUSEPORT, for more of its kind. */
+static int bind_tcp(const char *hostport, bool shared, char *err, size_t errlen)
 {
-	int fd = net_bind(hostport, AF_UNSPEC, SOCK_STREAM, NET_REUSEADDR, NULL, err, errlen);
-
+	int fd = net_bind(hostport, AF_UNSPEC, SOCK_STREAM,
+			  NET_REUSEADDR | (shared ? NET_REUSEPORT : 0), NULL, err, errlen);
 	if (fd >= 0 && listen(fd, LISTEN_BACKLOG) < 0) {
 		int e = -errno;
 		snprintf(err, errlen, "cannot listen on %s: %s", hostport, strerror(errno));
@@ -847,10 +858,31 @@ static int bind_tcp(const char *hostport, char *err, size_t errlen)
 	return fd;
 }
 
-/* Starts libmicrohttpd on l's bound socket; the admin TCP listener speaks
- * TLS when cfg has a certificate (api.tls_cert, api.tls_key). */
-static int start_mhd(struct listener *l, unsigned threads, const struct ib_config *cfg, char *err,
-		     size_t errlen)
+/* Binds l's n sockets on hostport. With more than one they share the
+ * address by SO_REUSEPORT, which would also let another process of this
+ * user that asked for it (a second ironbelld, nginx with reuseport) bind
+ * the port silently: so the address is first bound once without it, which
+ * fails as usual when anything listens there, and let go. */
+static int bind_tcp_n(struct listener *l, const char *hostport, unsigned n, char *err,
+		      size_t errlen)
+{
+	int fd;
+	if (n > 1) {
+		if ((fd = net_bind(hostport, AF_UNSPEC, SOCK_STREAM, NET_REUSEADDR, NULL, err,
+				   errlen)) < 0)
+			return fd;
+		close(fd);
+	}
+	for (l->n = 0; l->n < n; l->n++)
+		if ((fd = l->fd[l->n] = bind_tcp(hostport, n > 1, err, errlen)) < 0)
+			return fd;
+	return 0;
+}
+
+/* Starts libmicrohttpd on each of l's bound sockets, one daemon each; the
+ * admin TCP listener speaks TLS when cfg has a certificate (api.tls_cert,
+ * api.tls_key). */
+static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err, size_t errlen)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned limit = PUBLIC_MAX_CONNECTIONS, idle_timeout = cfg->http.idle_timeout;
@@ -858,42 +890,43 @@ static int start_mhd(struct listener *l, unsigned threads, const struct ib_confi
 	if (l->type == LISTENER_ADMIN) {
 		flags |= MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
 		limit = ADMIN_MAX_CONNECTIONS;
-		threads = 1;
 	} else {
 		flags |= MHD_USE_EPOLL | MHD_USE_TURBO;
 	}
-	/* The logger first, so that no option is logged by MHD's default. */
-	struct MHD_OptionItem opts[] = {
-		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, l },
-		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
-		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
-		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, l },
-		{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
-		{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
-		{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
-		{ MHD_OPTION_END, 0, NULL }, /* the thread pool, when threads > 1 */
-		{ MHD_OPTION_END, 0, NULL }, /* the certificate and key, when tls */
-		{ MHD_OPTION_END, 0, NULL },
-		{ MHD_OPTION_END, 0, NULL },
-	};
-	size_t n = ARRAY_SIZE(opts) - 4;
-	if (threads > 1)
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
-	if (tls) {
+	if (tls)
 		flags |= MHD_USE_TLS;
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
-						     (void *)cfg->api.tls_cert_pem };
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
-						     (void *)cfg->api.tls_key_pem };
+	limit = l->n > 1 ? limit / l->n : limit; /* the listener's bound, shared out */
+	for (unsigned i = 0; i < l->n; i++) {
+		/* The logger first, so that no option is logged by MHD's default. */
+		struct MHD_OptionItem opts[] = {
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, l },
+			{ MHD_OPTION_LISTEN_SOCKET, l->fd[i], NULL },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
+			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, l },
+			{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
+			{ MHD_OPTION_END, 0, NULL }, /* the certificate and key, when tls */
+			{ MHD_OPTION_END, 0, NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+		size_t n = ARRAY_SIZE(opts) - 3;
+		if (tls) {
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+							     (void *)cfg->api.tls_cert_pem };
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+							     (void *)cfg->api.tls_key_pem };
+		}
+		l->mhd[i] = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY,
+					     opts, MHD_OPTION_END);
+		if (!l->mhd[i]) {
+			snprintf(err, errlen, "cannot start the HTTP%s server on %s%s",
+				 tls ? "S" : "", l->addr,
+				 tls ? " (is api.tls_key the key of api.tls_cert?)" : "");
+			return -EIO;
+		}
+		l->fd[i] = -1; /* MHD's now */
 	}
-	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, opts,
-				  MHD_OPTION_END);
-	if (!l->mhd) {
-		snprintf(err, errlen, "cannot start the HTTP%s server on %s%s", tls ? "S" : "",
-			 l->addr, tls ? " (is api.tls_key the key of api.tls_cert?)" : "");
-		return -EIO;
-	}
-	l->fd = -1; /* MHD's now */
 	return 0;
 }
 
@@ -921,11 +954,9 @@ struct api *api_new(struct store *store, struct ib_config *cfg)
 	}
 	api->store = store;
 	pthread_mutex_init(&api->cfg_lock, NULL);
-	api->admin_unix = (struct listener){ .api = api, .type = LISTENER_ADMIN, .fd = -1 };
-	api->admin_tcp = (struct listener){
-		.api = api, .type = LISTENER_ADMIN, .fd = -1, .need_token = true
-	};
-	api->public_ = (struct listener){ .api = api, .type = LISTENER_PUBLIC, .fd = -1 };
+	api->admin_unix = (struct listener){ .api = api, .type = LISTENER_ADMIN };
+	api->admin_tcp = (struct listener){ .api = api, .type = LISTENER_ADMIN, .need_token = true };
+	api->public_ = (struct listener){ .api = api, .type = LISTENER_PUBLIC };
 	api->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	api->cfg = calloc(1, sizeof(*api->cfg));
 	if (api->stop_efd < 0 || !api->cfg) {
@@ -958,17 +989,20 @@ int api_bind(struct api *api, char *err, size_t errlen)
 	}
 	l = &api->admin_unix;
 	snprintf(l->addr, sizeof(l->addr), "unix:%s", cfg->api.socket);
-	if ((e = l->fd = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) < 0)
+	if ((e = l->fd[0] = bind_unix(api, cfg->api.socket, cfg->api.socket_mode, err, errlen)) <
+	    0)
 		goto out;
+	l->n = 1;
 	if (cfg->api.listen) {
 		l = &api->admin_tcp;
 		snprintf(l->addr, sizeof(l->addr), "%s", cfg->api.listen);
-		if ((e = l->fd = bind_tcp(cfg->api.listen, err, errlen)) < 0)
+		if ((e = bind_tcp_n(l, cfg->api.listen, 1, err, errlen)) < 0)
 			goto out;
 	}
 	l = &api->public_;
 	snprintf(l->addr, sizeof(l->addr), "%s", cfg->http.listen);
-	if ((e = l->fd = bind_tcp(cfg->http.listen, err, errlen)) < 0)
+	if ((e = bind_tcp_n(l, cfg->http.listen, public_threads(cfg->http.threads), err,
+			    errlen)) < 0)
 		goto out;
 	api->bound = true;
 out:
@@ -984,11 +1018,11 @@ int api_start(struct api *api, char *err, size_t errlen)
 	if ((e = api_bind(api, err, errlen)) < 0)
 		return e;
 	cfg = api_config_get(api);
-	if ((e = start_mhd(&api->admin_unix, 1, cfg, err, errlen)) < 0)
+	if ((e = start_mhd(&api->admin_unix, cfg, err, errlen)) < 0)
 		goto out;
-	if (cfg->api.listen && (e = start_mhd(&api->admin_tcp, 1, cfg, err, errlen)) < 0)
+	if (cfg->api.listen && (e = start_mhd(&api->admin_tcp, cfg, err, errlen)) < 0)
 		goto out;
-	e = start_mhd(&api->public_, public_threads(cfg->http.threads), cfg, err, errlen);
+	e = start_mhd(&api->public_, cfg, err, errlen);
 out:
 	api_config_put(api, cfg);
 	return e < 0 ? e : 0;
@@ -996,17 +1030,22 @@ out:
 
 static void stop_listener(struct listener *l)
 {
-	if (l->mhd) {
-		MHD_socket fd = MHD_quiesce_daemon(l->mhd);
-		MHD_stop_daemon(l->mhd);
-		l->mhd = NULL;
-		if (fd != MHD_INVALID_SOCKET)
-			close(fd);
+	/* Every socket first, so that no daemon takes another's connections
+	 * while the others stop. */
+	for (unsigned i = 0; i < l->n; i++)
+		if (l->mhd[i])
+			l->fd[i] = MHD_quiesce_daemon(l->mhd[i]);
+	for (unsigned i = 0; i < l->n; i++) {
+		if (l->mhd[i]) {
+			MHD_stop_daemon(l->mhd[i]);
+			l->mhd[i] = NULL;
+		}
+		if (l->fd[i] >= 0) {
+			close(l->fd[i]);
+			l->fd[i] = -1;
+		}
 	}
-	if (l->fd >= 0) {
-		close(l->fd);
-		l->fd = -1;
-	}
+	l->n = 0;
 }
 
 void api_stop(struct api *api)

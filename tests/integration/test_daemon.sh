@@ -449,6 +449,49 @@ like "$err" '[Aa]ddress already in use' "and the reason"
 ok "the failed instance leaves no socket behind" test ! -e "$P/api.sock"
 ok "the first instance still serves" serving "$A_SOCK"
 
+# ==== 7b. the public port: one socket per thread ====
+
+# http.threads: 3 makes three daemons, each on its own SO_REUSEPORT socket.
+R=$IB_TMP/reuseport
+mkdir -p "$R" || bail_out "mkdir $R"
+r_port=$(ib_free_port) || bail_out "no free port"
+write_conf "$R/ironbell.yaml" "$R/state" "$R/api.sock" "$r_port"
+sed -i "s/^  listen: 127.0.0.1:$r_port\$/&\n  threads: 3/" "$R/ironbell.yaml"
+spawn "$R/log" "$IRONBELLD" -c "$R/ironbell.yaml"
+R_PID=$DPID
+ok "http.threads: 3 starts" within 100 serving "$R/api.sock"
+listeners() { ss -Hltn "sport = :$1" | wc -l; }
+is "$(listeners "$r_port")" 3 "three sockets listen on 127.0.0.1:$r_port"
+codes=
+for _ in $(seq 30); do
+	codes="$codes$(curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$r_port/healthz")"
+done
+is "$(printf '%s' "$codes" | tr ' ' '\n' | grep -c '^200$')" 30 \
+	"30 new connections to it are all answered 200"
+stop "$R_PID"
+is "$(listeners "$r_port")" 0 "they are all closed at stop"
+
+# A process of this user listening with SO_REUSEPORT would accept half of
+# the connections of a port shared that way: ironbelld refuses the port,
+# as it does any port in use, instead of joining it.
+"$PY" -c 'import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+print("listening", flush=True)
+time.sleep(30)' "$r_port" >"$R/foreign.out" 2>&1 &
+F_PID=$!
+track "$F_PID"
+ok "a foreign SO_REUSEPORT listener is up" within 50 file_has "$R/foreign.out" '^listening$'
+run "$IRONBELLD" -c "$R/ironbell.yaml"
+is "$rc" 1 "http.threads: 3 on a port another process shares by SO_REUSEPORT exits 1"
+contains "$err" "cannot listen on 127.0.0.1:$r_port" "naming the address 127.0.0.1:$r_port"
+like "$err" '[Aa]ddress already in use' "and the reason"
+is "$(listeners "$r_port")" 1 "and only the foreign socket listens there"
+kill "$F_PID" 2>/dev/null
+reap "$F_PID"
+
 # ==== 5. SIGTERM with a watch connected ====
 
 "$IRONBELL" --socket "$A_SOCK" watch hardware >"$A/watch.out" 2>"$A/watch.err" </dev/null &
