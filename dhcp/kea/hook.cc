@@ -340,10 +340,10 @@ SubnetID subnet_of(uint32_t ip)
 }
 
 /* A reservation by hardware address in Kea's terms. */
-ConstHostPtr host_of(const struct ibkea_reservation &r, SubnetID id)
+ConstHostPtr host_of(const uint8_t mac[6], uint32_t ip, SubnetID id)
 {
-	return HostPtr(new Host(r.mac, sizeof(r.mac), Host::IDENT_HWADDR, id,
-				isc::dhcp::SUBNET_ID_UNUSED, IOAddress(r.ip)));
+	return HostPtr(new Host(mac, 6, Host::IDENT_HWADDR, id, isc::dhcp::SUBNET_ID_UNUSED,
+				IOAddress(ip)));
 }
 
 /* Kea's host data source "ironbell": the core's reservation table, read
@@ -516,12 +516,15 @@ private:
 	static constexpr size_t HOST_CACHE_MAX = 65536;
 	static constexpr uint64_t KEY_MAC = 1ull << 62, KEY_IP = 1ull << 63;
 
+	/* What Kea's questions need of a reservation: not its host name. */
 	struct CacheEntry {
 		uint64_t gen = 0;
-		struct ibkea_reservation r = {};
-		SubnetID subnet = isc::dhcp::SUBNET_ID_UNUSED; /* the Kea subnet holding r.ip */
+		uint32_t ip = 0;
+		uint8_t mac[6] = {};
+		SubnetID subnet = isc::dhcp::SUBNET_ID_UNUSED; /* the Kea subnet holding ip */
 		ConstHostPtr host;                             /* in that subnet, or none */
 	};
+
 
 	/* The Host for subnet_id: the cached one when it is the subnet that
 	 * holds the address, a new one when Kea's subnets overlap and this
@@ -530,8 +533,8 @@ private:
 	{
 		if (e.host && e.subnet == subnet_id)
 			return e.host;
-		if (subnet_has(subnet_id, e.r.ip))
-			return host_of(e.r, subnet_id);
+		if (subnet_has(subnet_id, e.ip))
+			return host_of(e.mac, e.ip, subnet_id);
 		return ConstHostPtr();
 	}
 
@@ -549,13 +552,16 @@ private:
 				return true;
 			}
 		}
+		struct ibkea_reservation r;
 		CacheEntry e;
-		if (!lookup(&e.r) || !e.r.ip)
+		if (!lookup(&r) || !r.ip)
 			return false;
 		e.gen = gen;
-		e.subnet = subnet_of(e.r.ip);
+		e.ip = r.ip;
+		memcpy(e.mac, r.mac, sizeof(e.mac));
+		e.subnet = subnet_of(r.ip);
 		if (e.subnet != isc::dhcp::SUBNET_ID_UNUSED)
-			e.host = host_of(e.r, e.subnet);
+			e.host = host_of(e.mac, e.ip, e.subnet);
 		std::lock_guard<std::mutex> g(cache_mu_);
 		if (cache_.size() >= HOST_CACHE_MAX)
 			cache_.clear();
@@ -595,6 +601,7 @@ private:
 	mutable std::mutex cache_mu_;
 	mutable std::unordered_map<uint64_t, CacheEntry> cache_;
 };
+
 
 isc::dhcp::HostDataSourcePtr host_source_factory(const isc::db::DatabaseConnection::ParameterMap &)
 {

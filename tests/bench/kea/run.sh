@@ -66,6 +66,11 @@
 # the p99 at 1,000/s of each. Steps seconds apart meet the same machine:
 # the ratio no longer carries the drift of the minutes between two runs,
 # which on a shared machine is larger than the difference measured.
+# With BENCH_KEA_OVERLOAD=R, each of the K passes is instead one step of
+# each at R DORA/s, a rate above both maxima (the first of the two
+# alternating), and what is compared is the ACKs each completed per
+# second: the rate a saturated Kea sustains, a figure that does not hang
+# on whether one step of a ladder stayed under 1% drops.
 #
 # BENCH_KEA_CALLGRIND=N counts instead the instructions kea-dhcp4
 # executes per DORA, under valgrind's callgrind, over N exchanges after a
@@ -262,6 +267,39 @@ for name, v in sorted((r.get("arguments") or {}).items()):
         print(name, v[0][0])'
 }
 
+# kea_sent: the OFFERs and ACKs Kea has sent, by its own statistics.
+kea_sent() {
+	kea_command '{ "command": "statistic-get-all" }' 2>/dev/null | "$PY" -c '
+import json, sys
+try:
+    r = json.loads(sys.stdin.read())
+except ValueError:
+    r = {}
+if isinstance(r, list):
+    r = r[0]
+a = r.get("arguments") or {}
+v = lambda k: a[k][0][0] if a.get(k) else 0
+print(v("pkt4-offer-sent") + v("pkt4-ack-sent"), v("pkt4-received"), v("pkt4-nak-sent"),
+      v("pkt4-receive-drop"))'
+}
+
+# sample_sent OUT: while a step runs, Kea's OFFERs and ACKs sent per
+# second from its 2nd to its 6th second (the queue full, before perfdhcp
+# stops), and kea-dhcp4's CPU per answer over the same seconds, into OUT.
+sample_sent() {
+	local a0 a1 r0 r1 n0 n1 d0 d1 c0 c1 t0 t1
+	sleep 2
+	t0=$(date +%s%N) c0=$(cpu_ticks "$spid")
+	read -r a0 r0 n0 d0 < <(kea_sent)
+	sleep 4
+	t1=$(date +%s%N) c1=$(cpu_ticks "$spid")
+	read -r a1 r1 n1 d1 < <(kea_sent)
+	awk -v a="$((a1 - a0))" -v r="$((r1 - r0))" -v n="$((n1 - n0))" -v d="$((d1 - d0))" \
+		-v c="$((c1 - c0))" -v hz="$HZ" -v w="$((t1 - t0))" \
+		'BEGIN { printf "%d %.1f %d %d %d\n", w ? a * 1e9 / w : 0, a ? c / hz * 1e6 / a : 0,
+			w ? r * 1e9 / w : 0, w ? n * 1e9 / w : 0, w ? d * 1e9 / w : 0 }' >"$1"
+}
+
 answers() {
 	timeout 20 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r 50 -p 2 -M "$tmp/macs.txt" 10.0.0.1 \
 		>"$tmp/probe.out" 2>&1
@@ -411,6 +449,7 @@ run() {
 			rr ? cc / hz * 1e6 / rr : 0, wall ? cc / hz * 1e11 / wall : 0,
 			wall ? k / hz * 1e11 / wall : 0, wall ? st / hz * 1e11 / wall : 0 }')
 	sysus=$(awk -v y="$((y1 - y0))" -v hz="$HZ" -v rr="$rr" 'BEGIN { printf "%.1f", rr ? y / hz * 1e6 / rr : 0 }')
+	acks_s=$(awk -v rr="$rr" -v s="$STEP" 'BEGIN { printf "%d", rr / s }')
 	printf '   %s%6d DORA/s asked, %6d sent: %7d ACKs, drops %5.2f%%; kea-dhcp4 %6.1f us/DORA (%s in the kernel; %3d%% CPU; its core %3d%% busy, %d%% steal), perfdhcp %6.1f us/DORA (%3d%% CPU)%s\n' \
 		"${tag:-}" "$1" "$achieved" "$rr" "$drop" "$us" "$sysus" "$cpct" "$sbusy" "$ssteal" "$cus" "$ccpct" \
 		"$([ "$ok" = 1 ] || { [ "$capped" = 1 ] && echo '  (perfdhcp cannot send faster)'; } ||
@@ -646,11 +685,35 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 		if [ "$c" = kea ]; then spid_k=$spid; else spid_h=$spid; fi
 		warm_up
 	done
-	CMP=0 lowest=$MAX_RATE
+	OVER=${BENCH_KEA_OVERLOAD:-}
+	CMP=${OVER:-0} lowest=$MAX_RATE # BENCH_KEA_PERF profiles the overload steps
 	pres=
 	cpu_pairs=
 	for pass in $(seq "$BENCH_KEA_PAIRED"); do
 		say "-- pass $pass of $BENCH_KEA_PAIRED"
+		if [ -n "$OVER" ]; then
+			order="kea kea+hook"
+			[ $((pass % 2)) = 0 ] && order="kea+hook kea"
+			for c in $order; do
+				use_cfg "$c"
+				tag=$(printf '%-9s' "$c")
+				sample_sent "$tmp/sent.out" &
+				sampler=$!
+				taskset -cp "$CCPU" "$sampler" >/dev/null 2>&1 # off Kea's core
+				run "$OVER"
+				wait "$sampler"
+				tag=
+				read -r sent_s sent_us recv_s nak_s drop_s <"$tmp/sent.out"
+				say "$(printf '   %-9s Kea sent %d OFFERs and ACKs a second from the 2nd to the 6th second, at %.1f us of CPU each (received %d/s, NAKs %d/s, dropped %d/s)' "$c" "$sent_s" "$sent_us" "$recv_s" "$nak_s" "$drop_s")"
+				if [ "$c" = kea ]; then ack_k=$sent_s us_k=$sent_us; else ack_h=$sent_s us_h=$sent_us; fi
+			done
+			say "   pass $pass at $OVER DORA/s asked: kea $ack_k answers/s, kea+hook $ack_h answers/s"
+			pres="$pres$ack_k $ack_h
+"
+			cpu_pairs="$cpu_pairs$OVER $us_k $us_h
+"
+			continue
+		fi
 		top_k=0 top_h=0 fail_k=0 fail_h=0 cap_k=0 cap_h=0 i=0
 		for r in $LADDER; do
 			i=$((i + 1))
@@ -697,17 +760,17 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 		for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }'
 	say ""
 	say "== paired results: $N reservations, $STEP s steps, $BENCH_KEA_PAIRED passes"
-	printf '%s' "$pres" | awk "$isort"'
-		{ n++; r[n] = $2 / $1; s += r[n]; printf "pass %d: max DORA/s <1%%: kea %d, kea+hook %d, x%.2f\n", n, $1, $2, r[n] }
+	printf '%s' "$pres" | awk -v what="${OVER:+OFFERs and ACKs sent per second, saturated at $OVER DORA/s asked}" "$isort"'
+		{ n++; r[n] = $1 ? $2 / $1 : 0; s += r[n]; printf "pass %d: %s: kea %d, kea+hook %d, x%.2f\n", n, what ? what : "max DORA/s <1%", $1, $2, r[n] }
 		END { if (!n) exit; isort(r, n); m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2;
 			printf "rate hook / alone: mean x%.2f, median x%.2f, lowest x%.2f; >= 0.90: %s\n",
 				s / n, m, r[1], (m >= 0.90 ? "holds (median)" : "MISSED (median)") }'
-	printf '%s' "$cpu_pairs" | awk "$isort"'
+	printf '%s' "$cpu_pairs" | awk -v over="$OVER" "$isort"'
 		{ n++; q[n] = $3 / $2; s += q[n]; rate[n] = $1 }
 		END { if (!n) { print "no rate where both passed"; exit }
 			isort(q, n); m = n % 2 ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2;
-			printf "kea-dhcp4 CPU per DORA, hook / alone, at the same rate, both passing (%d steps side by side): median x%.3f, mean x%.3f, from x%.3f to x%.3f\n",
-				n, m, s / n, q[1], q[n] }'
+			printf "kea-dhcp4 CPU per %s, hook / alone, at the same rate, %s (%d steps side by side): median x%.3f, mean x%.3f, from x%.3f to x%.3f\n",
+				over ? "answer" : "DORA", over ? "both saturated" : "both passing", n, m, s / n, q[1], q[n] }'
 	awk -v ko="$ko99" -v ka="$ka99" -v ho="$ho99" -v ha="$ha99" 'BEGIN {
 		printf "p99 at 1,000/s: OFFER %.3f / %.3f ms (%+.3f), ACK %.3f / %.3f ms (%+.3f), within +0.1 ms: %s\n",
 			ho, ko, ho - ko, ha, ka, ha - ka, (ho - ko <= 0.1 + 1e-9 && ha - ka <= 0.1 + 1e-9 ? "holds" : "MISSED") }'
