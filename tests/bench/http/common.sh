@@ -5,7 +5,12 @@
 #   - nginx_write_conf FILE WORKERS CONNECTIONS: nginx's configuration for
 #     one run, run by hand from $tmp/nginx (pid, logs and temporary paths
 #     there, no access log, sendfile on, keep-alive without a request
-#     limit), its server block read from standard input.
+#     limit), its server block read from standard input;
+#   - cg_cap QUOTA NAME: a cgroup NAME-$$ whose CPU is capped at QUOTA (a
+#     share of one core: cgroup v1's cpu.cfs_quota_us, or v2's cpu.max),
+#     its directory in $cg; returns 2 when QUOTA is not a share of a core,
+#     1 when the machine has no cpu controller; cg_join PID...: moves the
+#     processes and their children there; cg_remove: removes it.
 
 HZ=$(getconf CLK_TCK)
 
@@ -45,4 +50,34 @@ CONF
 		cat
 		echo "}"
 	} >"$1"
+}
+
+cg=
+cg_cap() {
+	local qus
+	qus=$(awk -v q="$1" 'BEGIN { printf "%d", q * 100000 }')
+	[ "$qus" -ge 1000 ] || return 2
+	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+		cg=/sys/fs/cgroup/cpu/$2-$$
+		mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" && echo "$qus" >"$cg/cpu.cfs_quota_us"
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		cg=/sys/fs/cgroup/$2-$$
+		mkdir "$cg" && echo "$qus 100000" >"$cg/cpu.max"
+	else
+		return 1
+	fi
+}
+
+cg_join() {
+	local p q
+	[ -n "$cg" ] || return 0
+	for p in "$@"; do
+		for q in "$p" $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			echo "$q" >"$cg/cgroup.procs" 2>/dev/null || true
+		done
+	done
+}
+
+cg_remove() {
+	[ -z "$cg" ] || { sleep 0.2; rmdir "$cg" 2>/dev/null || true; }
 }

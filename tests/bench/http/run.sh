@@ -80,21 +80,14 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 # what a new connection costs each (the kernel's TCP work in its context
 # included).
 QUOTA=${BENCH_HTTP_SERVER_QUOTA:-}
-cg= cgprocs=
+. "$top_srcdir/tests/bench/http/common.sh"
 if [ -n "$QUOTA" ]; then
-	qus=$(awk -v q="$QUOTA" 'BEGIN { printf "%d", q * 100000 }')
-	[ "$qus" -ge 1000 ] || { say "bench-http: BENCH_HTTP_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2; }
-	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
-		cg=/sys/fs/cgroup/cpu/ib-bench-http-$$
-		mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" && echo "$qus" >"$cg/cpu.cfs_quota_us" || exit 1
-	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-		cg=/sys/fs/cgroup/ib-bench-http-$$
-		mkdir "$cg" && echo "$qus 100000" >"$cg/cpu.max" || exit 1
-	else
-		say "bench-http: no cgroup cpu controller to cap the servers with: skipped"
-		exit 0
-	fi
-	cgprocs=$cg/cgroup.procs
+	cg_cap "$QUOTA" ib-bench-http
+	case $? in
+	0) ;;
+	2) say "bench-http: BENCH_HTTP_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2 ;;
+	*) say "bench-http: no cgroup cpu controller to cap the servers with: skipped"; exit 0 ;;
+	esac
 fi
 
 tmp=$(mktemp -d /tmp/ib-bench-http.XXXXXX)
@@ -104,7 +97,7 @@ cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null || true; done
 	sleep 0.2
 	for p in $pids; do kill -9 "$p" 2>/dev/null || true; done
-	[ -z "$cg" ] || { sleep 0.2; rmdir "$cg" 2>/dev/null || true; }
+	cg_remove
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -121,7 +114,6 @@ for c in $CASES; do
 done
 
 # ---- CPU accounting ----
-. "$top_srcdir/tests/bench/http/common.sh"
 # procs PID: PID and its children (nginx's master and workers).
 procs() {
 	echo "$1"
@@ -147,11 +139,7 @@ run() {
 		path=${path/MAC/$(head -1 "$tmp/$kind/macs.txt")}
 		hdr+=(-H "X-Forwarded-For: $(head -1 "$tmp/$kind/ips.txt")")
 	fi
-	if [ -n "$cgprocs" ]; then
-		for p in $srv_pids; do
-			for q in $(procs "$p"); do echo "$q" >"$cgprocs" 2>/dev/null || true; done
-		done
-	fi
+	cg_join $srv_pids
 	t0=$(ticks $srv_pids)
 	m0=$(busy)
 	TIMEFORMAT='%R %U %S'

@@ -14,9 +14,11 @@
 # (MiB/s, the bytes the client's veth received over the wall time), the
 # server's CPU (utime+stime of its processes, from /proc) as a share of one
 # core and per GiB sent, the client's CPU likewise, and the ratios to
-# nginx, and how many of the machine's cores were busy (/proc/stat: the
-# kernel's network work is charged to whatever runs, so a server's or a
-# client's own CPU is not the whole cost). A run is flagged "client-bound"
+# nginx, and how many of the machine's cores were busy and their time per
+# GiB (/proc/stat: the kernel's network work is charged to whatever runs,
+# so a server's or a client's own CPU is not the whole cost: a server that
+# queues less per sendfile() carries more of the receiving side's work in
+# its own context, and the machine's figure is the one to compare). A run is flagged "client-bound"
 # when the client used ~95% of a core per wrk thread (curl: of every
 # core). With sendfile the server's own CPU is small and the receiving
 # side's larger, so the client using more than the server is no sign here.
@@ -26,6 +28,11 @@
 # dropped) or curl (CLIENTS curl processes, each downloading it to
 # /dev/null again and again); "both" runs both against each server, to
 # compare their CPU per byte.
+#
+# BENCH_OSIE_SERVER_QUOTA=F (a share of one core, e.g. 0.5) caps each
+# server's CPU in a cgroup (tests/bench/http/common.sh), so that the
+# server, not the client, is the limit: the throughputs then compare what
+# a GiB costs each server, the kernel's work in its context included.
 #
 # ironbelld's bound on concurrent downloads per client address
 # (ipxe.max_downloads_per_client) would refuse most of the clients, who
@@ -67,6 +74,7 @@ pids=
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	bench_net_down
+	cg_remove
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -80,6 +88,15 @@ chmod 644 "$tmp/osie/vmlinuz"
 SIZE=$(stat -c %s "$tmp/osie/vmlinuz")
 
 . "$top_srcdir/tests/bench/http/common.sh"
+QUOTA=${BENCH_OSIE_SERVER_QUOTA:-}
+if [ -n "$QUOTA" ]; then
+	cg_cap "$QUOTA" ib-bench-osie
+	case $? in
+	0) ;;
+	2) say "bench-osie: BENCH_OSIE_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2 ;;
+	*) say "bench-osie: no cgroup cpu controller to cap the servers with: skipped"; exit 0 ;;
+	esac
+fi
 rx_bytes() { ip netns exec "$NS_C" cat /sys/class/net/ibc0/statistics/rx_bytes; }
 
 # wait_http URL: until it answers 200 (HEAD), at most 10 s.
@@ -113,6 +130,7 @@ measure() {
 	local name=$1 client=$2 url=$3 r0 r1 t0 t1 m0 m1 wall cu cs out wthreads=2
 	shift 3
 	[ "$client" = curl ] && wthreads=$(nproc)
+	cg_join "$@"
 	r0=$(rx_bytes)
 	t0=$(ticks "$@")
 	m0=$(busy)
@@ -134,17 +152,18 @@ measure() {
 		exit 1
 	fi
 	out=$(awk -v b=$((r1 - r0)) -v w="$wall" -v d=$((t1 - t0)) -v hz="$HZ" -v cu="$cu" -v cs="$cs" \
-		-v t="$wthreads" -v m=$((m1 - m0)) -v name="$name" -v client="$client" 'BEGIN {
+		-v t="$wthreads" -v m=$((m1 - m0)) -v name="$name" -v client="$client" -v q="$QUOTA" 'BEGIN {
 		gib = b / 1073741824; s = d / hz; c = cu + cs;
-		flag = c / w >= 0.95 * t ? " client-bound" : "";
-		printf "%-15s %-5s %8.1f MiB/s  cpu server %.2f of a core, %.2f s per GiB  client %.2f of a core, %.2f s per GiB  machine %.2f cores busy%s\n",
-			name, client, b / 1048576 / w, s / w, s / gib, c / w, c / gib, m / hz / w, flag;
+		# Under a cap, the server is the limit when it used nearly all of it.
+		flag = c / w >= 0.95 * t && (q == "" || s / w < 0.9 * q) ? " client-bound" : "";
+		printf "%-15s %-5s %8.1f MiB/s  cpu server %.2f of a core, %.2f s per GiB  client %.2f of a core, %.2f s per GiB  machine %.2f cores busy, %.2f s per GiB%s\n",
+			name, client, b / 1048576 / w, s / w, s / gib, c / w, c / gib, m / hz / w, m / hz / gib, flag;
 		printf "RESULT %s %s %.3f %.4f %.4f\n", name, client, b / 1048576 / w, s / gib, c / gib >> "/dev/stderr";
 	}' 2>>"$results")
 	say "$out"
 }
 
-say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT"
+say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT${QUOTA:+; each server capped at $QUOTA of a core}"
 
 # ---- ironbelld ----
 cat >"$tmp/ironbell.yaml" <<EOF
