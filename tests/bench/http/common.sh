@@ -10,7 +10,10 @@
 #     share of one core: cgroup v1's cpu.cfs_quota_us, or v2's cpu.max),
 #     its directory in $cg; returns 2 when QUOTA is not a share of a core,
 #     1 when the machine has no cpu controller; cg_join PID...: moves the
-#     processes and their children there; cg_remove: removes it.
+#     processes and their children there; cg_remove: removes it;
+#   - cap_servers VAR NAME: cg_cap with the value of the variable VAR (when
+#     set), or the script says why it cannot and exits (2: not a share;
+#     0, skipped: no cpu controller).
 
 HZ=$(getconf CLK_TCK)
 
@@ -80,4 +83,15 @@ cg_join() {
 
 cg_remove() {
 	[ -z "$cg" ] || { sleep 0.2; rmdir "$cg" 2>/dev/null || true; }
+}
+
+cap_servers() {
+	local q=${!1:-} r=0
+	[ -n "$q" ] || return 0
+	cg_cap "$q" "ib-$2" || r=$?
+	case $r in
+	0) ;;
+	2) printf '%s: %s=%s is not a share of a core\n' "$2" "$1" "$q"; exit 2 ;;
+	*) printf '%s: no cgroup cpu controller to cap the servers with: skipped\n' "$2"; exit 0 ;;
+	esac
 }

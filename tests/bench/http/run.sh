@@ -81,14 +81,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 # included).
 QUOTA=${BENCH_HTTP_SERVER_QUOTA:-}
 . "$top_srcdir/tests/bench/http/common.sh"
-if [ -n "$QUOTA" ]; then
-	cg_cap "$QUOTA" ib-bench-http
-	case $? in
-	0) ;;
-	2) say "bench-http: BENCH_HTTP_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2 ;;
-	*) say "bench-http: no cgroup cpu controller to cap the servers with: skipped"; exit 0 ;;
-	esac
-fi
+cap_servers BENCH_HTTP_SERVER_QUOTA bench-http
 
 tmp=$(mktemp -d /tmp/ib-bench-http.XXXXXX)
 chmod 755 "$tmp" # nginx's workers drop to an unprivileged user and must read www/

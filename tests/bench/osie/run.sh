@@ -89,14 +89,7 @@ SIZE=$(stat -c %s "$tmp/osie/vmlinuz")
 
 . "$top_srcdir/tests/bench/http/common.sh"
 QUOTA=${BENCH_OSIE_SERVER_QUOTA:-}
-if [ -n "$QUOTA" ]; then
-	cg_cap "$QUOTA" ib-bench-osie
-	case $? in
-	0) ;;
-	2) say "bench-osie: BENCH_OSIE_SERVER_QUOTA=$QUOTA is not a share of a core"; exit 2 ;;
-	*) say "bench-osie: no cgroup cpu controller to cap the servers with: skipped"; exit 0 ;;
-	esac
-fi
+cap_servers BENCH_OSIE_SERVER_QUOTA bench-osie
 rx_bytes() { ip netns exec "$NS_C" cat /sys/class/net/ibc0/statistics/rx_bytes; }
 
 # wait_http URL: until it answers 200 (HEAD), at most 10 s.
