@@ -57,7 +57,7 @@
 #include "store/store.h"
 
 #define ANSWERS_BATCH 512          /* changes applied under one write lock */
-#define ANSWERS_MAX_KEYS 40        /* index keys per Hardware (the store allows 32 MACs/IPs + UUID) */
+#define ANSWERS_MAX_KEYS 258       /* index keys per Hardware: the store's 256 MACs/IPs, name, UUID */
 #define ANSWERS_KEY_MAX 330        /* "n:" + namespace/name */
 #define ANSWERS_POLL_MS 1000       /* the follower's wait between checks */
 #define ANSWERS_BUCKETS_MIN 1024
@@ -81,6 +81,7 @@ struct rec {
 	unsigned n_slots;   /* atomic: slots published */
 	uint64_t served;    /* atomic: answers served since the last info line */
 	uint64_t last_log;  /* atomic: monotonic ns of the last info line, 0: none */
+	bool partial;       /* a key was left out (ANSWERS_MAX_KEYS) */
 };
 
 struct entry {
@@ -98,6 +99,7 @@ struct answers {
 	size_t n_buckets, n_entries, n_records;
 	const void *cfg;   /* guarded by lock */
 	uint64_t applied;  /* atomic: the rv the index has */
+	bool incomplete;   /* atomic: a Hardware is not wholly in the index (see answers_complete) */
 	bool relist;       /* follower only */
 	uint64_t bytes;    /* atomic: the answers' bytes */
 	struct store_reader *reader; /* follower's */
@@ -228,8 +230,10 @@ static void rec_free(struct answers *a, struct rec *r)
 static int rec_key(struct rec *r, char prefix, const char *v)
 {
 	char k[ANSWERS_KEY_MAX];
-	if (r->n_keys >= ANSWERS_MAX_KEYS)
-		return 0; /* beyond the store's own bound: not indexed */
+	if (r->n_keys >= ANSWERS_MAX_KEYS) {
+		r->partial = true; /* beyond the store's own bound: not indexed */
+		return 0;
+	}
 	int n = snprintf(k, sizeof(k), "%c:%s", prefix, v);
 	if (n < 0 || (size_t)n >= sizeof(k))
 		return -EINVAL;
@@ -455,9 +459,13 @@ static void batch_apply(struct answers *a, struct batch *b, uint64_t rv)
 		struct change *ch = &b->c[i];
 		if (ch->deleted || !ch->rec) {
 			rec_delete(a, ch->ns, ch->name);
+			if (!ch->deleted) /* a Hardware the index cannot hold */
+				__atomic_store_n(&a->incomplete, true, __ATOMIC_RELAXED);
 			continue;
 		}
-		rec_link(a, ch->rec); /* frees it on failure */
+		bool partial = ch->rec->partial;
+		if (rec_link(a, ch->rec) < 0 || partial) /* frees it on failure */
+			__atomic_store_n(&a->incomplete, true, __ATOMIC_RELAXED);
 		ch->rec = NULL;
 	}
 	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
@@ -478,7 +486,12 @@ static int on_listed(const char *json, size_t len, void *userdata)
 	json_t *hw = json_loadb(json, len, 0, NULL);
 	struct rec *r = hw ? rec_new(a, hw) : NULL;
 	json_decref(hw);
-	return r ? rec_link(a, r) : 0; /* an unusable object is left to the store's path */
+	/* An unusable object is left to the store's path, and the index
+	 * says it is not whole. */
+	bool partial = r && r->partial;
+	if (!r || rec_link(a, r) < 0 || partial)
+		a->incomplete = true;
+	return 0;
 }
 
 /* Lists every Hardware into a fresh map and swaps it in. */
@@ -504,6 +517,7 @@ static int relist(struct answers *a)
 	for (size_t i = 0; i < a->n_buckets; i++)
 		for (struct entry *en = a->buckets[i]; en; en = en->next)
 			en->rec->owner = a;
+	__atomic_store_n(&a->incomplete, tmp.incomplete, __ATOMIC_RELAXED);
 	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&a->lock);
 	a->relist = false;
@@ -703,6 +717,11 @@ bool answers_usable(struct answers *a, const void *cfg)
 	return a->cfg == cfg &&
 	       store_kind_committed_rv(a->store, STORE_KIND_HARDWARE) <=
 		       __atomic_load_n(&a->applied, __ATOMIC_ACQUIRE);
+}
+
+bool answers_complete(struct answers *a)
+{
+	return !__atomic_load_n(&a->incomplete, __ATOMIC_RELAXED);
 }
 
 const struct answers_rec *answers_find(struct answers *a, enum answers_by by, const char *key)

@@ -82,6 +82,12 @@ void answers_rdunlock(struct answers *a);
  * configuration of the answers: the cache may answer. Under the read
  * lock. */
 bool answers_usable(struct answers *a, const void *cfg);
+/* True when every Hardware the index has applied is wholly in it (none
+ * left out for want of memory or a parse, none with keys beyond
+ * ANSWERS_MAX_KEYS since the last full listing): with answers_usable(), a
+ * miss in answers_find() then means that no Hardware has the key. Under
+ * the read lock. */
+bool answers_complete(struct answers *a);
 /* The record whose MAC, IPv4/IPv6 address or system UUID is key (text,
  * any case; normalized here), or NULL. Under the read lock. */
 const struct answers_rec *answers_find(struct answers *a, enum answers_by by, const char *key);

@@ -307,7 +307,7 @@ static void count_script_kind(enum ipxe_script_kind k)
 
 /* Answers q from the cache when it can: 1 with the response queued (rep
  * says so), 0 when the request must take the uncached path, -ENOENT when
- * the index is current and no Hardware has q->lookup: the uncached path
+ * the index is current and whole and no Hardware has q->lookup: the uncached path
  * may answer as for an unknown machine without reading the store (a
  * machine no Hardware has, asking again and again, costs no SQLite read). */
 static int serve_cached(struct api *api, struct MHD_Connection *c, const struct cache_req *q,
@@ -324,7 +324,8 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 		goto out;
 	const struct answers_rec *rec = answers_find(a, q->by, q->lookup);
 	if (!rec) {
-		ret = -ENOENT;
+		if (answers_complete(a))
+			ret = -ENOENT;
 		goto out;
 	}
 	if (rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
