@@ -25,8 +25,9 @@
  * Connection: close, about 34 against 30 µs of CPU per connection;
  * keep-alive the same: docs/http-transport.md). SO_REUSEPORT would let
  * another process of this user that asks for it share the port silently:
- * bind_tcp_n() binds it once without, first, so that a port in use fails
- * as it always did. The admin listeners run one thread per
+ * bind_tcp_n() binds it once without, first, so that a port in use at
+ * start fails as it always did (one that binds it later with SO_REUSEPORT
+ * too is not refused: the kernel cannot be told to). The admin listeners run one thread per
  * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/api/watch.c), and a write blocks until its commit, neither of
@@ -895,8 +896,10 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 	}
 	if (tls)
 		flags |= MHD_USE_TLS;
-	limit = l->n > 1 ? limit / l->n : limit; /* the listener's bound, shared out */
 	for (unsigned i = 0; i < l->n; i++) {
+		/* The listener's bound, shared out: each daemon takes the
+		 * connections the kernel hashes to its socket, up to its part. */
+		unsigned part = limit / l->n + (i < limit % l->n);
 		/* The logger first, so that no option is logged by MHD's default. */
 		struct MHD_OptionItem opts[] = {
 			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, l },
@@ -904,7 +907,7 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l },
 			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, l },
 			{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
-			{ MHD_OPTION_CONNECTION_LIMIT, limit, NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT, part, NULL },
 			{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
 			{ MHD_OPTION_END, 0, NULL }, /* the certificate and key, when tls */
 			{ MHD_OPTION_END, 0, NULL },
