@@ -9,11 +9,12 @@
 #   - cg_cap QUOTA NAME: a cgroup NAME-$$ whose CPU is capped at QUOTA (a
 #     share of one core: cgroup v1's cpu.cfs_quota_us, or v2's cpu.max),
 #     its directory in $cg; returns 2 when QUOTA is not a share of a core,
-#     1 when the machine has no cpu controller; cg_join PID...: moves the
+#     1 when the machine has no cpu controller, 3 when the cgroup cannot
+#     be made; cg_join PID...: moves the
 #     processes and their children there; cg_remove: removes it;
 #   - cap_servers VAR NAME: cg_cap with the value of the variable VAR (when
 #     set), or the script says why it cannot and exits (2: not a share;
-#     0, skipped: no cpu controller).
+#     1: no cgroup made; 0, skipped: no cpu controller).
 
 HZ=$(getconf CLK_TCK)
 
@@ -62,10 +63,11 @@ cg_cap() {
 	[ "$qus" -ge 1000 ] || return 2
 	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
 		cg=/sys/fs/cgroup/cpu/$2-$$
-		mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" && echo "$qus" >"$cg/cpu.cfs_quota_us"
+		mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
+			echo "$qus" >"$cg/cpu.cfs_quota_us" || return 3
 	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 		cg=/sys/fs/cgroup/$2-$$
-		mkdir "$cg" && echo "$qus 100000" >"$cg/cpu.max"
+		mkdir "$cg" && echo "$qus 100000" >"$cg/cpu.max" || return 3
 	else
 		return 1
 	fi
@@ -92,6 +94,7 @@ cap_servers() {
 	case $r in
 	0) ;;
 	2) printf '%s: %s=%s is not a share of a core\n' "$2" "$1" "$q"; exit 2 ;;
+	3) printf '%s: cannot make the cgroup %s\n' "$2" "$cg"; exit 1 ;;
 	*) printf '%s: no cgroup cpu controller to cap the servers with: skipped\n' "$2"; exit 0 ;;
 	esac
 }

@@ -449,7 +449,6 @@ run() {
 			rr ? cc / hz * 1e6 / rr : 0, wall ? cc / hz * 1e11 / wall : 0,
 			wall ? k / hz * 1e11 / wall : 0, wall ? st / hz * 1e11 / wall : 0 }')
 	sysus=$(awk -v y="$((y1 - y0))" -v hz="$HZ" -v rr="$rr" 'BEGIN { printf "%.1f", rr ? y / hz * 1e6 / rr : 0 }')
-	acks_s=$(awk -v rr="$rr" -v s="$STEP" 'BEGIN { printf "%d", rr / s }')
 	printf '   %s%6d DORA/s asked, %6d sent: %7d ACKs, drops %5.2f%%; kea-dhcp4 %6.1f us/DORA (%s in the kernel; %3d%% CPU; its core %3d%% busy, %d%% steal), perfdhcp %6.1f us/DORA (%3d%% CPU)%s\n' \
 		"${tag:-}" "$1" "$achieved" "$rr" "$drop" "$us" "$sysus" "$cpct" "$sbusy" "$ssteal" "$cus" "$ccpct" \
 		"$([ "$ok" = 1 ] || { [ "$capped" = 1 ] && echo '  (perfdhcp cannot send faster)'; } ||
@@ -686,6 +685,8 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 		warm_up
 	done
 	OVER=${BENCH_KEA_OVERLOAD:-}
+	[ -z "$OVER" ] || [ "$STEP" -ge 8 ] ||
+		{ say "BENCH_KEA_OVERLOAD samples seconds 2 to 6 of each step: BENCH_KEA_SECONDS must be 8 or more"; exit 2; }
 	CMP=${OVER:-0} lowest=$MAX_RATE # BENCH_KEA_PERF profiles the overload steps
 	pres=
 	cpu_pairs=

@@ -68,6 +68,9 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 # shellcheck source=../dhcp/net.sh
 . "$top_srcdir/tests/bench/dhcp/net.sh"
 
+. "$top_srcdir/tests/bench/http/common.sh" # (its functions read $tmp when called)
+QUOTA=${BENCH_OSIE_SERVER_QUOTA:-}
+cap_servers BENCH_OSIE_SERVER_QUOTA bench-osie
 tmp=$(mktemp -d /tmp/ib-bench-osie.XXXXXX)
 chmod 755 "$tmp" # nginx's workers drop to an unprivileged user and must read osie/
 pids=
@@ -87,9 +90,6 @@ head -c "$((MIB * 1024 * 1024))" /dev/urandom >"$tmp/osie/vmlinuz" || exit 1
 chmod 644 "$tmp/osie/vmlinuz"
 SIZE=$(stat -c %s "$tmp/osie/vmlinuz")
 
-. "$top_srcdir/tests/bench/http/common.sh"
-QUOTA=${BENCH_OSIE_SERVER_QUOTA:-}
-cap_servers BENCH_OSIE_SERVER_QUOTA bench-osie
 rx_bytes() { ip netns exec "$NS_C" cat /sys/class/net/ibc0/statistics/rx_bytes; }
 
 # wait_http URL: until it answers 200 (HEAD), at most 10 s.
