@@ -27,8 +27,10 @@
  * another process of this user that asks for it share the port silently:
  * bind_tcp_n() binds it once without, first, so that a port in use at
  * start fails as it always did (one that binds it later with SO_REUSEPORT
- * too is not refused: the kernel cannot be told to). The admin listeners run one thread per
- * connection (bounded by ADMIN_MAX_CONNECTIONS): a watch is a content
+ * too is not refused: the kernel cannot be told to).
+ *
+ * The admin listeners run one thread per connection (bounded by
+ * ADMIN_MAX_CONNECTIONS): a watch is a content
  * reader that blocks its own connection's thread in poll() until the store
  * changes (daemon/api/watch.c), and a write blocks until its commit, neither of
  * which may stall other clients. Each thread that reads the store gets its
@@ -107,7 +109,7 @@ struct listener {
 	bool need_token;
 	char addr[256]; /* for messages: "unix:/run/ironbell/api.sock", "0.0.0.0:7080" */
 	unsigned n;     /* sockets bound: fd[0..n) */
-	int fd[MAX_DAEMONS]; /* ours until MHD has started with it; -1: none */
+	int fd[MAX_DAEMONS]; /* ours until MHD has started with it; -1: MHD's */
 	struct MHD_Daemon *mhd[MAX_DAEMONS];
 };
 

@@ -307,9 +307,10 @@ static void count_script_kind(enum ipxe_script_kind k)
 
 /* Answers q from the cache when it can: 1 with the response queued (rep
  * says so), 0 when the request must take the uncached path, -ENOENT when
- * the index is current and whole and no Hardware has q->lookup: the uncached path
- * may answer as for an unknown machine without reading the store (a
- * machine no Hardware has, asking again and again, costs no SQLite read). */
+ * the index is current and whole and no Hardware has q->lookup: the
+ * uncached path may answer as for an unknown machine without reading the
+ * store (a machine no Hardware has, asking again and again, costs no
+ * SQLite read). */
 static int serve_cached(struct api *api, struct MHD_Connection *c, const struct cache_req *q,
 			struct public_reply *rep)
 {
@@ -440,7 +441,7 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	struct ipxe_settings s;
 	enum ipxe_script_kind kind;
 	bool discovery = false;
-	int e, absent = 0;
+	int e, cached = 0;
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
@@ -458,19 +459,16 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 				       .cfg = cfg,
 				       .mac = route->has_mac ? route->mac : NULL,
 				       .client = client };
-		if ((absent = serve_cached(api, c, &q, rep)) > 0)
+		if ((cached = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}
 	if (route->has_mac) {
 		memcpy(m, route->mac, 6);
 		mac_format(m, mac);
-		e = absent == -ENOENT ? -ENOENT : store_hardware_by_mac(r, mac, &hw);
-	} else if (absent == -ENOENT) {
-		snprintf(mac, sizeof(mac), "(by address)");
-		e = -ENOENT;
+		e = cached == -ENOENT ? -ENOENT : store_hardware_by_mac(r, mac, &hw);
 	} else {
 		snprintf(mac, sizeof(mac), "(by address)");
-		e = client[0] ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
+		e = client[0] && cached != -ENOENT ? store_hardware_by_ip(r, client, &hw) : -ENOENT;
 		if (e == 0 && ipxe_mac_by_ip(hw, client, m) < 0)
 			e = -ENOENT;
 		if (e == 0)

@@ -525,7 +525,6 @@ private:
 		ConstHostPtr host;                             /* in that subnet, or none */
 	};
 
-
 	/* The Host for subnet_id: the cached one when it is the subnet that
 	 * holds the address, a new one when Kea's subnets overlap and this
 	 * one holds it too, else none. */
@@ -601,7 +600,6 @@ private:
 	mutable std::mutex cache_mu_;
 	mutable std::unordered_map<uint64_t, CacheEntry> cache_;
 };
-
 
 isc::dhcp::HostDataSourcePtr host_source_factory(const isc::db::DatabaseConnection::ParameterMap &)
 {

@@ -676,7 +676,14 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 	NS_S=$NS_S2 NS_C=$NS_C2 bench_net_up
 	spid_k= spid_h=
 	LADDER=${BENCH_KEA_LADDER:-4000 4250 4500 4750 5000 5250 5500 5750 6000 6250 6500 6750 7000 7250 7500 7750 8000}
-	say "== paired: kea and kea+hook both running, each in its own namespaces on CPU $SCPU; $BENCH_KEA_PAIRED passes up a ladder of rates, the two taking turns at each rate (the first of the two alternating), a configuration leaving the ladder after two failed steps in a row"
+	OVER=${BENCH_KEA_OVERLOAD:-}
+	[ -z "$OVER" ] || [ "$STEP" -ge 8 ] ||
+		{ say "BENCH_KEA_OVERLOAD samples seconds 2 to 6 of each step: BENCH_KEA_SECONDS must be 8 or more"; exit 2; }
+	if [ -n "$OVER" ]; then
+		say "== paired: kea and kea+hook both running, each in its own namespaces on CPU $SCPU; $BENCH_KEA_PAIRED passes of one step of each at $OVER DORA/s asked, both saturated (the first of the two alternating)"
+	else
+		say "== paired: kea and kea+hook both running, each in its own namespaces on CPU $SCPU; $BENCH_KEA_PAIRED passes up a ladder of rates, the two taking turns at each rate (the first of the two alternating), a configuration leaving the ladder after two failed steps in a row"
+	fi
 	for c in kea kea+hook; do
 		use_cfg "$c"
 		say "-- $c: start and warm-up"
@@ -684,9 +691,6 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 		if [ "$c" = kea ]; then spid_k=$spid; else spid_h=$spid; fi
 		warm_up
 	done
-	OVER=${BENCH_KEA_OVERLOAD:-}
-	[ -z "$OVER" ] || [ "$STEP" -ge 8 ] ||
-		{ say "BENCH_KEA_OVERLOAD samples seconds 2 to 6 of each step: BENCH_KEA_SECONDS must be 8 or more"; exit 2; }
 	CMP=${OVER:-0} lowest=$MAX_RATE # BENCH_KEA_PERF profiles the overload steps
 	pres=
 	cpu_pairs=
