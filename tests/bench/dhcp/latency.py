@@ -52,9 +52,9 @@ def packets(path):
             yield sec + frac * scale, data
 
 
-def dhcp(frame):
-    """(op, xid, message type) of a DHCP message in an Ethernet frame, or
-    None. Bounds-checked: a short or odd frame is skipped."""
+def payload(frame):
+    """The DHCP message (UDP payload) of an Ethernet frame, or None: an
+    IPv4 UDP frame holding at least the fixed header and the cookie."""
     if len(frame) < 14 + 20 + 8 + 240:
         return None
     if frame[12:14] != b"\x08\x00":
@@ -65,21 +65,37 @@ def dhcp(frame):
     d = frame[14 + ihl + 8:]
     if len(d) < 240 or d[236:240] != b"\x63\x82\x53\x63":
         return None
-    op, xid = d[0], struct.unpack(">I", d[4:8])[0]
+    return d
+
+
+def options(d):
+    """Yields (code, offset of its data, its length) of each option of
+    DHCP message d, pads skipped, up to the end option or the end of what
+    was captured."""
     i = 240
     while i < len(d):
         code = d[i]
         if code == 255:
-            break
+            return
         if code == 0:
             i += 1
             continue
         if i + 1 >= len(d):
-            break
+            return
         n = d[i + 1]
-        if code == 53 and n == 1 and i + 2 < len(d):
-            return op, xid, d[i + 2]
+        yield code, i + 2, n
         i += 2 + n
+
+
+def dhcp(frame):
+    """(op, xid, message type) of a DHCP message in an Ethernet frame, or
+    None. Bounds-checked: a short or odd frame is skipped."""
+    d = payload(frame)
+    if d is None:
+        return None
+    for code, at, n in options(d):
+        if code == 53 and n == 1 and at < len(d):
+            return d[0], struct.unpack(">I", d[4:8])[0], d[at]
     return None
 
 

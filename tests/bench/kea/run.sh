@@ -72,6 +72,13 @@
 # second: the rate a saturated Kea sustains, a figure that does not hang
 # on whether one step of a ladder stayed under 1% drops.
 #
+# BENCH_KEA_NOOP="lease4_select pkt4_send" (or either alone) makes the
+# second configuration Kea with its own reservations and an empty hook
+# library with those callouts (tests/bench/kea/noop-hook.cc, built with
+# $CXX against Kea's headers): what Kea's hooks framework costs a packet
+# for those hook points, apart from libdhcp_ironbell.so's own work. The
+# configuration keeps its name, kea+hook, in the output.
+#
 # BENCH_KEA_CALLGRIND=N counts instead the instructions kea-dhcp4
 # executes per DORA, under valgrind's callgrind, over N exchanges after a
 # warm-up (less the same run without them): a figure that another load on
@@ -175,7 +182,12 @@ awk -v dir="$tmp" '
 # kea_config HOOKS RESERVATIONS DIR: Kea's configuration, the same for both
 # but for the hook library and the reservations; its control socket, lease
 # file and log in DIR (each configuration its own, so that both can run at
-# once: BENCH_KEA_PAIRED).
+# once: BENCH_KEA_PAIRED). The subnet sends what ironbelld's policy sends
+# a machine of gen-hardware.sh beyond Kea's defaults: the renewal and
+# rebinding times of its lease time (T1 = 1/2, T2 = 7/8) and the broadcast
+# address of its network, so that both Keas pack and send answers of the
+# same options and size (checked on the wire: same_answers), and what is
+# compared is the hook's work, not a longer answer.
 kea_config() {
 	cat <<EOF
 { "Dhcp4": {
@@ -190,7 +202,10 @@ kea_config() {
   "hooks-libraries": [ $1 ],
   "subnet4": [ { "id": 1, "subnet": "10.0.0.0/8",
                  "pools": [ { "pool": "10.250.0.1 - 10.250.255.254" } ],
-                 "option-data": [ { "name": "routers", "data": "10.0.0.1" } ],
+                 "renew-timer": 43200, "rebind-timer": 75600,
+                 "option-data": [ { "name": "routers", "data": "10.0.0.1" },
+                                  { "name": "broadcast-address", "data": "10.255.255.255",
+                                    "always-send": true } ],
                  "reservations": [
 $2
   ] } ],
@@ -201,9 +216,30 @@ EOF
 }
 mkdir -p "$tmp/run-kea" "$tmp/run-kea+hook"
 kea_config "" "$(cat "$tmp/kea.reservations")" "$tmp/run-kea" >"$tmp/kea.json"
-kea_config "{ \"library\": \"$HOOK\", \"parameters\": {
+NOOP=${BENCH_KEA_NOOP:-}
+if [ -n "$NOOP" ]; then
+	defs=
+	for c in $NOOP; do
+		case $c in
+		lease4_select) defs="$defs -DNOOP_LEASE4_SELECT" ;;
+		pkt4_send) defs="$defs -DNOOP_PKT4_SEND" ;;
+		*) say "BENCH_KEA_NOOP: unknown callout $c (lease4_select, pkt4_send)"; exit 2 ;;
+		esac
+	done
+	# shellcheck disable=SC2086 # flags and libraries, word-split on purpose
+	${CXX:-g++} -std=c++17 -O2 -shared -fPIC ${KEA_CPPFLAGS:--isystem /usr/include/kea} $defs \
+		-o "$tmp/libnoop.so" "$src/tests/bench/kea/noop-hook.cc" \
+		${KEA_LIBS:--lkea-dhcpsrv -lkea-dhcp++ -lkea-hooks -lkea-log -lkea-util -lkea-exceptions} ||
+		{ say "cannot build the empty hook library"; exit 1; }
+	HOOK=$tmp/libnoop.so
+	say "== kea+hook is Kea with its own reservations and an empty hook library (callouts: $NOOP)"
+	kea_config "{ \"library\": \"$HOOK\" }" "$(cat "$tmp/kea.reservations")" "$tmp/run-kea+hook" \
+		>"$tmp/kea+hook.json"
+else
+	kea_config "{ \"library\": \"$HOOK\", \"parameters\": {
       \"store\": \"$tmp/state/ironbell.db\", \"public-address\": \"10.0.0.1\" } }" "" "$tmp/run-kea+hook" \
-	>"$tmp/kea+hook.json"
+		>"$tmp/kea+hook.json"
+fi
 
 cat >"$tmp/ironbell.yaml" <<EOF
 log_level: info
@@ -346,7 +382,7 @@ hook_ready() {
 
 start_server() {
 	kdir=$tmp/run-$1
-	if [ "$1" = kea+hook ]; then
+	if [ "$1" = kea+hook ] && [ -z "$NOOP" ]; then
 		start_ironbelld || return 1
 	fi
 	rm -f "$kdir"/kea-leases4.csv* "$kdir/kea.sock" "$kdir/kea.log"
@@ -355,7 +391,7 @@ start_server() {
 		ip netns exec "$NS_S" taskset -c "$SCPU" kea-dhcp4 -c "$tmp/$1.json" \
 		>"$kdir/kea.out" 2>&1 &
 	spid=$!
-	if [ "$1" = kea+hook ] && ! hook_ready; then
+	if [ "$1" = kea+hook ] && [ -z "$NOOP" ] && ! hook_ready; then
 		tail -n 20 "$kdir/kea.out" "$kdir/kea.log" 2>/dev/null
 		return 1
 	fi
@@ -547,10 +583,37 @@ latency() {
 	"$PY" "$src/tests/bench/dhcp/latency.py" "$cap/cap.pcap" >"$tmp/lat.txt"
 	sed 's/^/    /' "$tmp/lat.txt"
 	say "    other processes on kea-dhcp4's core meanwhile: $others% of it"
+	"$PY" "$src/tests/bench/kea/layout.py" "$cap/cap.pcap" >"$tmp/layout-$cfg.txt"
+	sed 's/^/    answers: /' "$tmp/layout-$cfg.txt"
 	read -r op50 op99 < <(awk '$1 == "discover-offer" { sub("p50=", "", $3); sub("p99=", "", $4);
 		print $3, $4 }' "$tmp/lat.txt")
 	read -r ap50 ap99 < <(awk '$1 == "request-ack" { sub("p50=", "", $3); sub("p99=", "", $4);
 		print $3, $4 }' "$tmp/lat.txt")
+}
+
+# same_answers: whether Kea alone and Kea with the hook sent OFFERs and
+# ACKs with the same options, each of the same length (in any order), and
+# of the same size, in their latency captures (layout.py). When they did
+# not, the rate compared includes the cost of the larger answer, not of
+# the hook alone.
+same_answers() {
+	local k=$tmp/layout-kea.txt h=$tmp/layout-kea+hook.txt
+	[ -s "$k" ] && [ -s "$h" ] || return 0
+	if grep -q ' n=0' "$k" "$h"; then
+		say "answers: not compared (a capture holds no OFFER or ACK)"
+		return 0
+	fi
+	awk 'function sorted(s,  f, n, i, j, t, o) { n = split(s, f, " ")
+			for (i = 2; i <= n; i++) { t = f[i]; for (j = i - 1; j >= 1 && f[j] + 0 > t + 0; j--) f[j + 1] = f[j]; f[j + 1] = t }
+			o = ""; for (i = 1; i <= n; i++) o = o " " f[i]; return o }
+		FNR == 1 { file++ }
+		{ l = $0; sub(/.* layout=/, "", l); L[file, $1] = sorted(l)
+			b = $0; sub(/.* bytes=/, "", b); sub(/ .*/, "", b); B[file, $1] = b }
+		END { same = 1
+			for (t = 1; t <= 2; t++) { k = t == 1 ? "offer" : "ack"
+				if (L[1, k] != L[2, k] || B[1, k] != B[2, k]) { same = 0
+					printf "answers DIFFER: %s: kea%s (%s bytes), kea+hook%s (%s bytes)\n", k, L[1, k], B[1, k], L[2, k], B[2, k] } }
+			if (same) print "answers: the same options, of the same lengths, in OFFERs and ACKs of both" }' "$k" "$h"
 }
 
 # leased: how many reservations Kea's lease file holds with their reserved
@@ -758,7 +821,7 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 		if [ "$c" = kea ]; then ko99=$op99 ka99=$ap99; else ho99=$op99 ha99=$ap99; fi
 	done
 	use_cfg kea+hook
-	hook_stats | grep -q '^ironbell.answers.applied [1-9]' ||
+	[ -n "$NOOP" ] || hook_stats | grep -c '^ironbell.answers.applied [1-9]' >/dev/null ||
 		say "WARNING: the hook applied no answer: this run measured Kea, not the hook"
 	# (mawk has no asort)
 	isort='function isort(a, n,  i, j, t) { for (i = 2; i <= n; i++) { t = a[i];
@@ -776,6 +839,7 @@ if [ -n "${BENCH_KEA_PAIRED:-}" ]; then
 			isort(q, n); m = n % 2 ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2;
 			printf "kea-dhcp4 CPU per %s, hook / alone, at the same rate, %s (%d steps side by side): median x%.3f, mean x%.3f, from x%.3f to x%.3f\n",
 				over ? "answer" : "DORA", over ? "both saturated" : "both passing", n, m, s / n, q[1], q[n] }'
+	same_answers
 	awk -v ko="$ko99" -v ka="$ka99" -v ho="$ho99" -v ha="$ha99" 'BEGIN {
 		printf "p99 at 1,000/s: OFFER %.3f / %.3f ms (%+.3f), ACK %.3f / %.3f ms (%+.3f), within +0.1 ms: %s\n",
 			ho, ko, ho - ko, ha, ka, ha - ka, (ho - ko <= 0.1 + 1e-9 && ha - ka <= 0.1 + 1e-9 ? "holds" : "MISSED") }'
@@ -814,10 +878,10 @@ for cfg in $order; do
 	warm_up
 	search
 	latency
-	if [ "$cfg" = kea+hook ]; then
+	if [ "$cfg" = kea+hook ] && [ -z "$NOOP" ]; then
 		say "   the hook's statistics:"
 		hook_stats | sed 's/^/     /'
-		hook_stats | grep -q '^ironbell.answers.applied [1-9]' ||
+		hook_stats | grep -c '^ironbell.answers.applied [1-9]' >/dev/null ||
 			say "   WARNING: the hook applied no answer: this run measured Kea, not the hook"
 	fi
 	stop_server
@@ -850,6 +914,7 @@ say " the share of one core each used; latency at 1,000 DORA/s on the server's i
 say " others: the share of kea-dhcp4's core that other processes took during that latency;"
 say " leased: reservations in Kea's lease file with their reserved address after warm-up;"
 say " bottleneck: at the lowest rate over 1% drops, whose core was full)"
+same_answers
 # The ratios hook / alone, each round on its own line, and against the
 # targets; with several rounds, the mean of the rounds' ratios.
 printf '%s' "$results" | awk -v cmp="$CMP" -v rounds="$ROUNDS" '
