@@ -317,6 +317,7 @@ static void reload(struct api *api, const struct opts *o)
 	api_config_put(api, old);
 	log_set_level(c->log_level);
 	api_set_config(api, c);
+	answers_prebuild_enable(answers_made, c->http.answer_prebuild);
 	answers_set_config(answers_made, c); /* drops the answers made with the old one */
 	if (c->http.answer_cache && answers_made && !answers_current() &&
 	    answers_start(answers_made, err, sizeof(err)) < 0)
@@ -644,8 +645,11 @@ int main(int argc, char **argv)
 	const struct ib_config *acfg = api_config_get(api);
 	answers = answers_made = answers_new(store, public_answer_free);
 	bool cache_on = acfg->http.answer_cache;
-	if (answers)
+	if (answers) {
 		answers_set_config(answers, acfg);
+		answers_set_prebuild(answers, public_prebuild, api);
+		answers_prebuild_enable(answers, acfg->http.answer_prebuild);
+	}
 	api_config_put(api, acfg);
 	if (!answers || (cache_on && answers_start(answers, err, sizeof(err)) < 0)) {
 		log_error("daemon", "%s", answers ? err : "answer cache: out of memory");
@@ -699,6 +703,8 @@ out:
 	syslog_server_free(syslogd); /* before the store: it queues events */
 	if (dhcp_cfg)
 		api_config_put(api, dhcp_cfg);
+	/* Its prebuild function uses the api: stopped before the api goes. */
+	answers_stop(answers);
 	api_free(api); /* joins every listener thread: their readers are freed */
 	answers_made = NULL;
 	answers_free(answers); /* no handler is left to use it */

@@ -84,6 +84,8 @@ struct ib_config {
 				       * the public listener too */
 		bool answer_cache;     /* http.answer_cache, default true: machines' answers
 				       * from the in-memory cache (daemon/public/answers.c) */
+		bool answer_prebuild;  /* http.answer_prebuild, default true: boot answers
+				       * made when a Hardware is indexed (daemon/public/public.c) */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),

@@ -77,6 +77,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "serve /metrics on the public listener too" },
 	{ "answer_cache", CFG_BOOL, FIELD(http.answer_cache), 0, 0, "true", NULL,
 	  "serve machines' answers from the in-memory answer cache" },
+	{ "answer_prebuild", CFG_BOOL, FIELD(http.answer_prebuild), 0, 0, "true", NULL,
+	  "make machines' boot answers when their Hardware changes, not on first use" },
 	{ 0 }
 };
 

@@ -20,9 +20,14 @@
  * takes the uncached path (the store). So a change is served by the very
  * next request after the write returned, whatever the follower's delay.
  *
- * Answers are lazy and opaque here: the request thread that misses makes
- * one (daemon/public/public.c, from the Hardware read by name and checked
- * to have the record's resourceVersion) and publishes it in the record's
+ * Answers are opaque here. The request thread that misses makes one
+ * (daemon/public/public.c, from the Hardware read by name and checked to
+ * have the record's resourceVersion), or, with a prebuild function
+ * (answers_set_prebuild), the follower makes some ahead: after each batch
+ * for the records it linked (their names kept in a pending list), and for
+ * every record after a listing or a new generation (a new public address,
+ * a new configuration), under the read lock, in chunks between which it
+ * follows the change log. Either publishes an answer in the record's
  * slot array: the slot is written, then the count is stored with release;
  * readers load the count with acquire and scan the slots before it. A
  * per-record mutex serializes the builders only. Slots are never reused:
@@ -53,6 +58,7 @@
 
 #include "common/bootmark.h"
 #include "common/common.h"
+#include "common/mac.h"
 #include "daemon/public/answers.h"
 #include "store/store.h"
 
@@ -81,6 +87,7 @@ struct rec {
 	unsigned n_slots;   /* atomic: slots published */
 	uint64_t served;    /* atomic: answers served since the last info line */
 	uint64_t last_log;  /* atomic: monotonic ns of the last info line, 0: none */
+	uint64_t prebuilt_gen; /* follower only: the prebuild_gen it was last prebuilt at */
 	bool partial;       /* a key was left out (ANSWERS_MAX_KEYS) */
 };
 
@@ -106,6 +113,16 @@ struct answers {
 	pthread_t thread;
 	bool started;
 	int stop_fd;
+	int wake_fd;                  /* answers_prebuild_again() */
+	answers_prebuild_fn prebuild; /* set before the follower starts */
+	void *prebuild_arg;
+	bool prebuild_on;             /* atomic: answers_prebuild_enable() */
+	uint64_t prebuild_gen;        /* atomic: bumped to prebuild every record again */
+	uint64_t swept_gen;           /* follower only: the gen of the last whole sweep */
+	bool sweep_all;               /* follower only: a relist: every record is new */
+	char **pending;               /* follower only: names ("n:" keys) linked since */
+	size_t n_pending, cap_pending;
+	uint64_t prebuilt;            /* atomic: prebuild calls, for tests */
 	struct metric *m_records, *m_bytes;
 };
 
@@ -222,6 +239,7 @@ static void rec_free(struct answers *a, struct rec *r)
 		free(r->keys[i]);
 	free(r->keys);
 	free(r->pub.ips);
+	free(r->pub.macs);
 	free((char *)r->pub.namespace_);
 	pthread_mutex_destroy(&r->build);
 	free(r);
@@ -275,8 +293,10 @@ static int rec_index(struct rec *r, const json_t *hw)
 	size_t i;
 	int e = 0;
 
-	r->pub.ips = calloc(json_array_size(ifs) ? json_array_size(ifs) : 1, sizeof(*r->pub.ips));
-	if (!r->pub.ips)
+	size_t n_ifs = json_array_size(ifs) ? json_array_size(ifs) : 1;
+	r->pub.ips = calloc(n_ifs, sizeof(*r->pub.ips));
+	r->pub.macs = calloc(n_ifs, sizeof(*r->pub.macs));
+	if (!r->pub.ips || !r->pub.macs)
 		return -ENOMEM;
 	json_array_foreach(ifs, i, iface)
 	{
@@ -284,8 +304,13 @@ static int rec_index(struct rec *r, const json_t *hw)
 		const char *mac = json_string_value(json_object_get(dhcp, "mac"));
 		const char *ip =
 			json_string_value(json_object_get(json_object_get(dhcp, "ip"), "address"));
-		if (mac && store_norm_mac(mac, norm) == 0 && (e = rec_key(r, 'm', norm)) < 0)
-			return e;
+		if (mac && store_norm_mac(mac, norm) == 0) {
+			if ((e = rec_key(r, 'm', norm)) < 0)
+				return e;
+			/* 48-bit MACs only: an InfiniBand address has no script. */
+			if (mac_parse(norm, strlen(norm), MAC_COLON, r->pub.macs[r->pub.n_macs]) == 0)
+				r->pub.n_macs++;
+		}
 		if (ip && store_norm_ip(ip, norm) == 0) {
 			if ((e = rec_key(r, 'i', norm)) < 0)
 				return e;
@@ -445,6 +470,32 @@ static int on_change(const struct store_change *c, void *userdata)
 	return 0;
 }
 
+/* ---- what the prebuild has to see (follower only) ---- */
+
+static void pending_clear(struct answers *a)
+{
+	for (size_t i = 0; i < a->n_pending; i++)
+		free(a->pending[i]);
+	a->n_pending = 0;
+}
+
+/* Takes name (a record's "n:" key). 0 or -ENOMEM (name freed). */
+static int pending_add(struct answers *a, char *name)
+{
+	if (a->n_pending == a->cap_pending) {
+		size_t cap = a->cap_pending ? a->cap_pending * 2 : 64;
+		char **p = realloc(a->pending, cap * sizeof(*p));
+		if (!p) {
+			free(name);
+			return -ENOMEM;
+		}
+		a->pending = p;
+		a->cap_pending = cap;
+	}
+	a->pending[a->n_pending++] = name;
+	return 0;
+}
+
 static void publish_gauges(struct answers *a)
 {
 	metric_set(a->m_records, (double)a->n_records);
@@ -464,9 +515,14 @@ static void batch_apply(struct answers *a, struct batch *b, uint64_t rv)
 			continue;
 		}
 		bool partial = ch->rec->partial;
+		char *name = __atomic_load_n(&a->prebuild_on, __ATOMIC_RELAXED)
+				     ? strdup(ch->rec->keys[0])
+				     : NULL;
 		if (rec_link(a, ch->rec) < 0 || partial) /* frees it on failure */
 			__atomic_store_n(&a->incomplete, true, __ATOMIC_RELAXED);
 		ch->rec = NULL;
+		if (name && pending_add(a, name) < 0)
+			a->sweep_all = true; /* no memory for the list: sweep every record */
 	}
 	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&a->lock);
@@ -521,6 +577,7 @@ static int relist(struct answers *a)
 	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
 	pthread_rwlock_unlock(&a->lock);
 	a->relist = false;
+	a->sweep_all = true;
 	publish_gauges(a);
 	return 0;
 }
@@ -557,6 +614,154 @@ static int follow(struct answers *a, struct batch *b)
 	return 0;
 }
 
+/* ---- answers made before they are asked ---- */
+
+#define PREBUILD_CHUNK 64 /* records prebuilt under one hold of the read lock */
+#define PREBUILD_PASSES 4 /* passes in a row while records keep coming */
+
+static bool stop_requested(const struct answers *a)
+{
+	struct pollfd p = { .fd = a->stop_fd, .events = POLLIN };
+	return a->stop_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/* Prebuilds r unless it was at gen. Read lock. */
+static bool prebuild_rec(struct answers *a, struct rec *r, uint64_t gen)
+{
+	if (r->prebuilt_gen == gen)
+		return false;
+	a->prebuild(a->prebuild_arg, a, &r->pub, a->reader);
+	r->prebuilt_gen = gen; /* made or not: a miss is made on first use */
+	__atomic_add_fetch(&a->prebuilt, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* Every record, PREBUILD_CHUNK prebuilt per hold of the read lock, the
+ * change log followed between chunks so that the index does not fall
+ * behind the store while a large sweep runs. The map may grow or be
+ * listed again between chunks: only the bucket cursor is kept, and a
+ * record moved behind it is found by the next pass (a relist sets
+ * sweep_all, a change adds to pending). False when asked to stop. */
+static bool sweep_all(struct answers *a, struct batch *b, uint64_t gen)
+{
+	size_t i = 0;
+
+	for (bool more = true; more;) {
+		unsigned done = 0, seen = 0;
+		pthread_rwlock_rdlock(&a->lock);
+		for (; i < a->n_buckets && done < PREBUILD_CHUNK && seen < 64 * PREBUILD_CHUNK; i++)
+			for (struct entry *e = a->buckets[i]; e; e = e->next) {
+				/* Each record once, through its name entry. */
+				if (e->key[0] != 'n' || strcmp(e->rec->keys[0], e->key) != 0)
+					continue;
+				seen++;
+				done += prebuild_rec(a, e->rec, gen);
+			}
+		more = i < a->n_buckets;
+		pthread_rwlock_unlock(&a->lock);
+		if (more && stop_requested(a))
+			return false;
+		if (more && done)
+			(void)follow(a, b); /* its error is the main loop's to log */
+	}
+	return true;
+}
+
+/* The records named in pending (taken whole: following between chunks
+ * adds to a new list, for the next pass). False when asked to stop. */
+static bool sweep_pending(struct answers *a, struct batch *b, uint64_t gen)
+{
+	char **names = a->pending;
+	size_t n = a->n_pending, i = 0;
+	bool ok = true;
+
+	a->pending = NULL;
+	a->n_pending = a->cap_pending = 0;
+	while (i < n) {
+		pthread_rwlock_rdlock(&a->lock);
+		for (size_t end = i + PREBUILD_CHUNK; i < n && i < end; i++) {
+			struct rec *r = map_get(a, names[i]); /* the newest, or gone */
+			if (r)
+				prebuild_rec(a, r, gen);
+		}
+		pthread_rwlock_unlock(&a->lock);
+		if (i < n && stop_requested(a)) {
+			ok = false;
+			break;
+		}
+		if (i < n)
+			(void)follow(a, b);
+	}
+	for (size_t k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	return ok;
+}
+
+/* Calls a->prebuild for the records that need it: every one after a
+ * listing, a new public address or a configuration change (a new
+ * generation), else those linked since the last pass. */
+static void prebuild_run(struct answers *a, struct batch *b)
+{
+	if (!a->prebuild)
+		return;
+	for (unsigned pass = 0; pass < PREBUILD_PASSES; pass++) {
+		if (!__atomic_load_n(&a->prebuild_on, __ATOMIC_ACQUIRE)) {
+			pending_clear(a);
+			a->sweep_all = false;
+			return;
+		}
+		uint64_t gen = __atomic_load_n(&a->prebuild_gen, __ATOMIC_ACQUIRE);
+		if (a->sweep_all || gen != a->swept_gen) {
+			a->sweep_all = false;
+			pending_clear(a);
+			if (!sweep_all(a, b, gen))
+				return;
+			a->swept_gen = gen;
+		} else if (a->n_pending) {
+			if (!sweep_pending(a, b, gen))
+				return;
+		} else {
+			return;
+		}
+	}
+}
+
+void answers_set_prebuild(struct answers *a, answers_prebuild_fn fn, void *arg)
+{
+	a->prebuild = fn;
+	a->prebuild_arg = arg;
+	a->prebuild_on = fn != NULL;
+}
+
+void answers_prebuild_enable(struct answers *a, bool on)
+{
+	if (!a || __atomic_exchange_n(&a->prebuild_on, on && a->prebuild, __ATOMIC_ACQ_REL) == on)
+		return;
+	answers_prebuild_again(a); /* turned on: every record; off: the follower drops its list */
+}
+
+void answers_prebuild_again(struct answers *a)
+{
+	uint64_t one = 1;
+
+	if (!a)
+		return;
+	__atomic_add_fetch(&a->prebuild_gen, 1, __ATOMIC_RELEASE);
+	if (a->wake_fd >= 0 && write(a->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("http", "answer cache: cannot wake its follower: %s", strerror(errno));
+}
+
+uint64_t answers_prebuilt(struct answers *a)
+{
+	return __atomic_load_n(&a->prebuilt, __ATOMIC_RELAXED);
+}
+
+bool answers_config_is(struct answers *a, const void *cfg)
+{
+	return a->cfg == cfg;
+}
+
 static void *follower_main(void *arg)
 {
 	struct answers *a = arg;
@@ -574,15 +779,21 @@ static void *follower_main(void *arg)
 		/* Before reading: a commit during the read wakes us again. */
 		store_subscription_ack(sub);
 		int e = follow(a, b);
+		if (e >= 0)
+			prebuild_run(a, b);
 		if (e < 0 && !warned)
 			log_warn("http", "answer cache: cannot read the store: %s (requests are "
 					 "answered from the store meanwhile)",
 				 strerror(-e));
 		warned = e < 0;
-		struct pollfd p[2] = { { .fd = store_subscription_fd(sub), .events = POLLIN },
-				       { .fd = a->stop_fd, .events = POLLIN } };
-		if (poll(p, 2, ANSWERS_POLL_MS) > 0 && (p[1].revents & POLLIN))
+		struct pollfd p[3] = { { .fd = store_subscription_fd(sub), .events = POLLIN },
+				       { .fd = a->stop_fd, .events = POLLIN },
+				       { .fd = a->wake_fd, .events = POLLIN } };
+		if (poll(p, 3, ANSWERS_POLL_MS) > 0 && (p[1].revents & POLLIN))
 			break;
+		uint64_t n;
+		if ((p[2].revents & POLLIN) && read(a->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+			log_warn("http", "answer cache: %s", strerror(errno));
 	}
 out:
 	free(b);
@@ -604,6 +815,8 @@ struct answers *answers_new(struct store *s, answers_free_fn free_answer)
 	a->free_answer = free_answer;
 	a->relist = true;
 	a->stop_fd = -1;
+	a->wake_fd = -1;
+	a->prebuild_gen = 1;
 	pthread_rwlock_init(&a->lock, NULL);
 	a->m_records = metrics_gauge("ironbell_http_answer_records",
 				     "Hardware in the public listener's answer cache.", NULL);
@@ -623,9 +836,16 @@ struct answers *answers_new(struct store *s, answers_free_fn free_answer)
 
 int answers_start(struct answers *a, char *err, size_t errlen)
 {
-	a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	a->reader = a->stop_fd >= 0 ? store_reader_new(a->store) : NULL;
-	if (!a->reader) {
+	/* A start retried after a failed one keeps what that one made. */
+	if (a->stop_fd < 0)
+		a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->wake_fd < 0)
+		a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->stop_fd < 0 || a->wake_fd < 0) {
+		snprintf(err, errlen, "answer cache: eventfd: %s", strerror(errno));
+		return -errno;
+	}
+	if (!a->reader && !(a->reader = store_reader_new(a->store))) {
 		snprintf(err, errlen, "answer cache: cannot read the store");
 		return -EIO;
 	}
@@ -639,20 +859,30 @@ int answers_start(struct answers *a, char *err, size_t errlen)
 	return 0;
 }
 
+void answers_stop(struct answers *a)
+{
+	if (!a || !a->started)
+		return;
+	uint64_t one = 1;
+	if (write(a->stop_fd, &one, sizeof(one)) < 0)
+		log_warn("http", "answer cache: cannot stop: %s", strerror(errno));
+	pthread_join(a->thread, NULL);
+	a->started = false;
+}
+
 void answers_free(struct answers *a)
 {
 	if (!a)
 		return;
 	if (__atomic_load_n(&current, __ATOMIC_ACQUIRE) == a)
 		__atomic_store_n(&current, NULL, __ATOMIC_RELEASE);
-	if (a->started) {
-		uint64_t one = 1;
-		if (write(a->stop_fd, &one, sizeof(one)) < 0)
-			log_warn("http", "answer cache: cannot stop: %s", strerror(errno));
-		pthread_join(a->thread, NULL);
-	}
+	answers_stop(a);
+	pending_clear(a);
+	free(a->pending);
 	if (a->stop_fd >= 0)
 		close(a->stop_fd);
+	if (a->wake_fd >= 0)
+		close(a->wake_fd);
 	store_reader_free(a->reader);
 	map_clear(a);
 	free(a->buckets);
@@ -677,6 +907,8 @@ int answers_sync(struct answers *a)
 		return -EIO;
 	}
 	e = follow(a, b);
+	if (e >= 0)
+		prebuild_run(a, b);
 	free(b);
 	return e;
 }
@@ -698,6 +930,7 @@ void answers_set_config(struct answers *a, const void *cfg)
 				slots_free(a, e->rec);
 	pthread_rwlock_unlock(&a->lock);
 	publish_gauges(a);
+	answers_prebuild_again(a); /* the answers just dropped, with the new configuration */
 }
 
 /* ---- the request path ---- */
@@ -791,6 +1024,12 @@ int answers_put(const struct answers_rec *rec, const struct answers_key *k, void
 	uint64_t total = __atomic_add_fetch(&r->owner->bytes, bytes, __ATOMIC_RELAXED);
 	metric_set(r->owner->m_bytes, (double)total);
 	return 0;
+}
+
+bool answers_has_room(const struct answers_rec *rec)
+{
+	const struct rec *r = (const struct rec *)rec;
+	return __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE) < ANSWERS_SLOTS;
 }
 
 uint64_t answers_log_due(const struct answers_rec *rec, uint64_t now_ns)

@@ -43,6 +43,8 @@ struct answers_rec {
 	bool awaiting_boot; /* bootmark_awaiting(): served uncached */
 	unsigned n_ips;
 	char (*ips)[STORE_KEY_LEN]; /* its addresses, as the store indexes them */
+	unsigned n_macs;
+	uint8_t (*macs)[6]; /* its interfaces' 48-bit MACs */
 };
 
 /* Frees one answer (the daemon: MHD_destroy_response). */
@@ -55,6 +57,11 @@ struct answers *answers_new(struct store *s, answers_free_fn free_answer);
 /* Starts the follower thread and makes a the process's current cache
  * (answers_current). 0 or a negative errno (err says why). */
 int answers_start(struct answers *a, char *err, size_t errlen);
+/* Stops the follower and waits for it (if started): no prebuild function
+ * runs after it returns. Requests still find the index (no longer
+ * followed: they take the store path once a Hardware commit is newer).
+ * Accepts NULL. */
+void answers_stop(struct answers *a);
 /* Stops the follower (if started), frees every record and answer. Call it
  * once no request can use a anymore (after the listeners stopped).
  * Accepts NULL. */
@@ -68,6 +75,35 @@ struct answers *answers_current(void);
 int answers_sync(struct answers *a);
 /* For tests: makes the next answers_sync() list every Hardware again. */
 void answers_test_relist(struct answers *a);
+
+/* Answers made before they are asked: fn is called by the follower, on
+ * its thread, for each record it has not yet called it for since the
+ * last answers_prebuild_again() (records new or changed, every record at
+ * start and after a configuration change), with the read lock held (the
+ * record and the configuration stay as they are) and the follower's
+ * store reader. fn makes what it wants through answers_get(),
+ * answers_build_lock() and answers_put(), as a request does. Set before
+ * answers_start(); NULL (the default): answers are made on first use
+ * only. */
+typedef void (*answers_prebuild_fn)(void *arg, struct answers *a, const struct answers_rec *rec,
+				    struct store_reader *r);
+void answers_set_prebuild(struct answers *a, answers_prebuild_fn fn, void *arg);
+/* Turns the prebuild on or off (on at answers_set_prebuild with a
+ * function): off, the follower calls nothing; turned on, every record
+ * gets fn. Any thread. */
+void answers_prebuild_enable(struct answers *a, bool on);
+/* Every record gets fn again, soon, on the follower's thread (a public
+ * address answers are made for was added). Any thread; a NULL a is
+ * ignored. */
+void answers_prebuild_again(struct answers *a);
+/* True when rec has room for another answer (answers_put would not
+ * refuse it for want of a slot). Under the read lock. */
+bool answers_has_room(const struct answers_rec *rec);
+/* Records fn was called for since the cache was made (for tests). */
+uint64_t answers_prebuilt(struct answers *a);
+/* True when cfg is the configuration of the answers (answers_set_config).
+ * Under the read lock. */
+bool answers_config_is(struct answers *a, const void *cfg);
 
 /* The configuration the answers are made with (a pointer compared, never
  * read): every answer is dropped, and a request whose snapshot is not cfg

@@ -62,6 +62,7 @@
 #include "common/bootfile.h"
 #include "common/file.h"
 #include "common/mac.h"
+#include "common/net.h"
 #include "common/ratelimit.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
@@ -73,6 +74,7 @@
 #include "store/store.h"
 
 #define CT_TEXT "text/plain; charset=utf-8"
+#define HTTPBOOT_MAX (64 * 1024) /* bytes of a /httpboot answer */
 #define CT_JSON "application/json"
 #define PUBLIC_LOG_BURST 10 /* log lines about refusals of a kind at once ... */
 #define PUBLIC_LOG_RATE 1   /* ... then this many per second */
@@ -224,26 +226,37 @@ static bool rec_owns(const struct answers_rec *rec, const char *ip)
 	return false;
 }
 
-/* Makes rec's answer for q from the store: NULL when the stored Hardware
- * is not the record's version (the index lags a change not yet
- * committed when the request began) or the answer is not a 200 (today's
- * path says why). */
-static struct cached_answer *cache_build(struct api *api, const struct answers_rec *rec,
-					 const struct cache_req *q)
+/* rec's Hardware read with r: 0, or -ESTALE when the stored one is not
+ * the record's version (the index lags a change not yet committed when
+ * the request began), or the store's error. */
+static int rec_hardware(struct store_reader *r, const struct answers_rec *rec, json_t **ret)
 {
-	struct store_reader *r = api_thread_reader(api);
-	struct cached_answer *ca = NULL;
-	struct buf out = BUF_INIT(q->out_max);
 	json_t *hw = NULL;
 	uint64_t rv = 0;
+	int e;
 
-	if (!r || store_get(r, STORE_KIND_HARDWARE, rec->namespace_, rec->name, &hw) < 0)
-		goto out;
+	if (!r)
+		return -EIO;
+	if ((e = store_get(r, STORE_KIND_HARDWARE, rec->namespace_, rec->name, &hw)) < 0)
+		return e;
 	const char *rvs = json_string_value(
 		json_object_get(json_object_get(hw, "metadata"), "resourceVersion"));
-	if (!rvs || num_parse_u64_str(rvs, UINT64_MAX, &rv) < 0 || rv != rec->rv)
-		goto out;
-	if (!(ca = calloc(1, sizeof(*ca))) || q->build(hw, q, &out, ca) < 0)
+	if (!rvs || num_parse_u64_str(rvs, UINT64_MAX, &rv) < 0 || rv != rec->rv) {
+		json_decref(hw);
+		return -ESTALE;
+	}
+	*ret = hw;
+	return 0;
+}
+
+/* The answer for q made from hw, or NULL when it is not a 200 (the store
+ * path says why) or there is no memory. */
+static struct cached_answer *cache_make(const json_t *hw, const struct cache_req *q)
+{
+	struct cached_answer *ca = calloc(1, sizeof(*ca));
+	struct buf out = BUF_INIT(q->out_max);
+
+	if (!ca || q->build(hw, q, &out, ca) < 0)
 		goto fail;
 	size_t len = out.len;
 	char *data = buf_steal(&out);
@@ -255,13 +268,25 @@ static struct cached_answer *cache_build(struct api *api, const struct answers_r
 	}
 	MHD_add_response_header(ca->resp, MHD_HTTP_HEADER_CONTENT_TYPE, q->ctype);
 	MHD_add_response_header(ca->resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	goto out;
+	buf_free(&out);
+	return ca;
 fail:
 	free(ca);
-	ca = NULL;
-out:
-	json_decref(hw);
 	buf_free(&out);
+	return NULL;
+}
+
+/* Makes rec's answer for q from the store, or NULL (rec_hardware,
+ * cache_make). */
+static struct cached_answer *cache_build(struct api *api, const struct answers_rec *rec,
+					 const struct cache_req *q)
+{
+	json_t *hw = NULL;
+
+	if (rec_hardware(api_thread_reader(api), rec, &hw) < 0)
+		return NULL;
+	struct cached_answer *ca = cache_make(hw, q);
+	json_decref(hw);
 	return ca;
 }
 
@@ -387,6 +412,214 @@ static int build_httpboot(const json_t *hw, const struct cache_req *q, struct bu
 	return ipxe_httpboot(hw, q->client, base, out);
 }
 
+/* The cache request of a script for public address pub: by MAC (mac, and
+ * key its text) or, mac NULL, by the client's address. The request path
+ * and the answers made ahead use these two, so that both key an answer
+ * alike. */
+static struct cache_req script_req(const struct ib_config *cfg, uint32_t pub, const uint8_t *mac,
+				   const char *key, const char *client)
+{
+	return (struct cache_req){ .by = mac ? ANSWERS_BY_MAC : ANSWERS_BY_IP,
+				   .lookup = mac ? key : client,
+				   .key = { .type = ANSWERS_SCRIPT,
+					    .pub = pub,
+					    .param = mac ? key : client },
+				   .ctype = CT_TEXT,
+				   .out_max = IPXE_SCRIPT_MAX,
+				   .build = build_script,
+				   .cfg = cfg,
+				   .mac = mac,
+				   .client = client };
+}
+
+/* The cache request of /httpboot from the machine at client. */
+static struct cache_req httpboot_req(const struct ib_config *cfg, uint32_t pub, const char *client)
+{
+	return (struct cache_req){ .by = ANSWERS_BY_IP,
+				   .lookup = client,
+				   .key = { .type = ANSWERS_HTTPBOOT, .pub = pub, .param = client },
+				   .ctype = CT_JSON,
+				   .out_max = HTTPBOOT_MAX,
+				   .build = build_httpboot,
+				   .cfg = cfg,
+				   .what = "/httpboot",
+				   .client = client };
+}
+
+/* ---- answers made before they are asked ----
+ *
+ * With http.answer_prebuild (and the cache), the cache's follower makes
+ * each Hardware's boot answers when it indexes the Hardware (new or
+ * changed, and every one after a listing, a reload or a new public
+ * address): the iPXE script of each interface's MAC, the path ironbelld's
+ * DHCP hands out, and /httpboot of each interface's address, for each
+ * public address answers name: dhcp.public_address or
+ * dhcp.server_address when set; else the address of http.listen when it
+ * is one IPv4 address; else each local address the listener has answered
+ * a script or /httpboot on (at most PUBS_MAX, a loopback one only when
+ * the listener is on loopback; the first request on a new one has every
+ * machine's made for it too). So a rack that powers on finds its answers
+ * made. At most PREBUILD_MAX answers a Hardware, shared out between the
+ * public addresses, so that its metadata keeps room in its slots; the
+ * Hardware is read only when one of them is missing. Metadata, a script
+ * asked by address and the rest are made on first use. */
+#define PUBS_MAX 4
+#define PREBUILD_MAX (ANSWERS_SLOTS / 2)
+
+static uint32_t pubs_seen[PUBS_MAX]; /* each atomic; written under pubs_mu */
+static unsigned n_pubs_seen;         /* atomic */
+static pthread_mutex_t pubs_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* http.listen's address when it is one IPv4 address (host order), else 0
+ * (any address, a name, IPv6). */
+static uint32_t listen_ipv4(const struct ib_config *cfg)
+{
+	char host[256];
+	uint16_t port;
+	struct in_addr in;
+
+	if (!cfg->http.listen || net_split_hostport(cfg->http.listen, host, sizeof(host), &port) < 0 ||
+	    inet_pton(AF_INET, host, &in) != 1)
+		return 0;
+	return ntohl(in.s_addr);
+}
+
+static bool is_loopback(uint32_t ip)
+{
+	return ip >> 24 == 127;
+}
+
+/* The public addresses answers are made ahead for, into pubs: their number. */
+static unsigned prebuild_pubs(const struct ib_config *cfg, uint32_t pubs[PUBS_MAX])
+{
+	if (cfg->dhcp.public_address || cfg->dhcp.server_address) {
+		pubs[0] = cfg->dhcp.public_address ? cfg->dhcp.public_address
+						   : cfg->dhcp.server_address;
+		return 1;
+	}
+	if ((pubs[0] = listen_ipv4(cfg)) != 0)
+		return 1;
+	unsigned n = __atomic_load_n(&n_pubs_seen, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		pubs[i] = __atomic_load_n(&pubs_seen[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+/* A boot answer was asked on public address pub: when answers are learnt
+ * from requests (prebuild_pubs) and it is a new one, every machine's
+ * answers are made for it too. Cheap when it is known: on every script
+ * and /httpboot request. */
+static void pub_seen(const struct ib_config *cfg, uint32_t pub)
+{
+	char ip[INET_ADDRSTRLEN];
+	bool added = false;
+
+	if (!cfg->http.answer_prebuild || !pub || cfg->dhcp.public_address ||
+	    cfg->dhcp.server_address)
+		return;
+	unsigned n = __atomic_load_n(&n_pubs_seen, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < n; i++)
+		if (__atomic_load_n(&pubs_seen[i], __ATOMIC_RELAXED) == pub)
+			return;
+	if (n >= PUBS_MAX)
+		return;
+	uint32_t listen = listen_ipv4(cfg);
+	/* A listener on one address: that one, known from the start. A
+	 * loopback address on a listener that is not (an operator's curl on
+	 * the host) would cost every machine answers no machine asks for. */
+	if (listen || (is_loopback(pub) && !is_loopback(listen)))
+		return;
+	pthread_mutex_lock(&pubs_mu);
+	n = n_pubs_seen;
+	for (unsigned i = 0; i < n; i++)
+		if (pubs_seen[i] == pub)
+			goto out;
+	if (n < PUBS_MAX) {
+		__atomic_store_n(&pubs_seen[n], pub, __ATOMIC_RELAXED);
+		__atomic_store_n(&n_pubs_seen, n + 1, __ATOMIC_RELEASE);
+		added = true;
+	}
+out:
+	pthread_mutex_unlock(&pubs_mu);
+	if (!added)
+		return;
+	struct in_addr in = { .s_addr = htonl(pub) };
+	inet_ntop(AF_INET, &in, ip, sizeof(ip));
+	log_info("http", "boot answers are now made ahead for %s too (%u of %d public addresses)",
+		 ip, n + 1, PUBS_MAX);
+	answers_prebuild_again(answers_current());
+}
+
+static struct metric *prebuilt_metric(void)
+{
+	static struct metric *m; /* atomic pointer */
+	struct metric *x = __atomic_load_n(&m, __ATOMIC_ACQUIRE);
+	if (!x) {
+		x = metrics_counter("ironbell_http_answers_prebuilt_total",
+				    "Boot answers (iPXE scripts, /httpboot) made ahead of their first "
+				    "request, when a Hardware was indexed.",
+				    NULL);
+		__atomic_store_n(&m, x, __ATOMIC_RELEASE);
+	}
+	return x;
+}
+
+/* One answer to make ahead: its request and the MAC text it keys on. */
+struct prebuild_item {
+	struct cache_req q;
+	char key[MAC_STR_SIZE];
+};
+
+void public_prebuild(void *arg, struct answers *a, const struct answers_rec *rec,
+		     struct store_reader *r)
+{
+	struct api *api = arg;
+	const struct ib_config *cfg = api_config_get(api);
+	struct prebuild_item items[PREBUILD_MAX];
+	uint32_t pubs[PUBS_MAX];
+	unsigned n, n_items = 0, made = 0;
+	json_t *hw = NULL;
+
+	(void)prebuilt_metric(); /* listed from the first sweep on */
+	if (!cfg || !cfg->http.answer_cache || !cfg->http.answer_prebuild || rec->awaiting_boot ||
+	    !answers_config_is(a, cfg) || !(n = prebuild_pubs(cfg, pubs)))
+		goto out;
+	/* The answers missing, PREBUILD_MAX / n for each public address. */
+	for (unsigned p = 0; p < n; p++) {
+		unsigned quota = PREBUILD_MAX / n, k = 0;
+		for (unsigned i = 0; i < rec->n_macs && k < quota; i++, k++) {
+			struct prebuild_item *it = &items[n_items];
+			mac_format(rec->macs[i], it->key);
+			it->q = script_req(cfg, pubs[p], rec->macs[i], it->key, "");
+			n_items += !answers_get(rec, &it->q.key);
+		}
+		for (unsigned i = 0; i < rec->n_ips && k < quota; i++, k++) {
+			struct prebuild_item *it = &items[n_items];
+			it->q = httpboot_req(cfg, pubs[p], rec->ips[i]);
+			n_items += !answers_get(rec, &it->q.key);
+		}
+	}
+	if (!n_items || rec_hardware(r, rec, &hw) < 0)
+		goto out;
+	for (unsigned i = 0; i < n_items; i++) {
+		answers_build_lock(rec);
+		if (answers_has_room(rec) && !answers_get(rec, &items[i].q.key)) {
+			struct cached_answer *ca = cache_make(hw, &items[i].q);
+			if (ca && answers_put(rec, &items[i].q.key, ca, ca->bytes) == 0)
+				made++;
+			else
+				public_answer_free(ca);
+		}
+		answers_build_unlock(rec);
+	}
+	if (made)
+		metric_inc(prebuilt_metric(), made);
+out:
+	json_decref(hw);
+	if (cfg)
+		api_config_put(api, cfg);
+}
+
 /* ---- scripts ---- */
 
 static const char *hw_name(const json_t *hw, char out[320])
@@ -448,17 +681,9 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 	if (cfg->http.answer_cache && (route->has_mac || client[0])) {
 		char key[MAC_STR_SIZE];
 		mac_format(route->mac, key);
-		struct cache_req q = { .by = route->has_mac ? ANSWERS_BY_MAC : ANSWERS_BY_IP,
-				       .lookup = route->has_mac ? key : client,
-				       .key = { .type = ANSWERS_SCRIPT,
-						.pub = public_address(cfg, c),
-						.param = route->has_mac ? key : client },
-				       .ctype = CT_TEXT,
-				       .out_max = IPXE_SCRIPT_MAX,
-				       .build = build_script,
-				       .cfg = cfg,
-				       .mac = route->has_mac ? route->mac : NULL,
-				       .client = client };
+		struct cache_req q = script_req(cfg, public_address(cfg, c),
+						route->has_mac ? route->mac : NULL, key, client);
+		pub_seen(cfg, q.key.pub);
 		if ((cached = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}
@@ -544,23 +769,14 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 	struct store_reader *r = api_thread_reader(api);
 	json_t *hw = NULL;
 	char base[SETTINGS_URL_MAX];
-	struct buf out = BUF_INIT(64 * 1024);
+	struct buf out = BUF_INIT(HTTPBOOT_MAX);
 	int e = 0;
 
 	if (!r)
 		return public_reply_text(500, "the store cannot be read\n", rep);
 	if (cfg->http.answer_cache && client[0]) {
-		struct cache_req q = { .by = ANSWERS_BY_IP,
-				       .lookup = client,
-				       .key = { .type = ANSWERS_HTTPBOOT,
-						.pub = public_address(cfg, c),
-						.param = client },
-				       .ctype = CT_JSON,
-				       .out_max = 64 * 1024,
-				       .build = build_httpboot,
-				       .cfg = cfg,
-				       .what = "/httpboot",
-				       .client = client };
+		struct cache_req q = httpboot_req(cfg, public_address(cfg, c), client);
+		pub_seen(cfg, q.key.pub);
 		if ((e = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}

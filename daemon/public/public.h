@@ -27,6 +27,15 @@ struct public_reply {
  * answers_free_fn): the daemon gives it to answers_new(). */
 void public_answer_free(void *answer);
 
+struct answers;
+struct answers_rec;
+struct store_reader;
+/* The answer cache's prebuild function (answers_set_prebuild, arg: the
+ * api): makes rec's boot answers ahead of their first request, with
+ * http.answer_prebuild (public.c says which). */
+void public_prebuild(void *arg, struct answers *a, const struct answers_rec *rec,
+		     struct store_reader *r);
+
 /* A route of the public listener that this file answers. */
 struct public_route {
 	enum { PUBLIC_NONE, PUBLIC_IPXE, PUBLIC_METADATA } kind;

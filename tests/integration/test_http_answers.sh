@@ -89,6 +89,12 @@ absent() {
 		sed -n 's/^ironbell_http_answers_total{result="absent"} //p'
 }
 
+# metric NAME: a counter's value (0 when not yet exported).
+metric() {
+	_v=$(curl -s --max-time 10 "$BASE/metrics" | awk -v n="$1" '$1 == n { print $2 }')
+	echo "${_v:-0}"
+}
+
 reloads=0
 # reload CONFIG_LINES: rewrites the configuration, SIGHUP, waits for it.
 reload() {
@@ -294,6 +300,69 @@ is "$code" 200 "its 25th interface's address gets its metadata"
 get /ipxe/script/52:54:00:bb:00:18/auto.ipxe
 is "$code" 200 "its 25th interface's MAC gets its script"
 ib delete hw m4
+
+# ---- boot answers made ahead (http.answer_prebuild) ----
+
+# The listener is on 127.0.0.1, the address its answers name, so the
+# answers of a Hardware applied now are made before anyone asks: the
+# script of its MAC and /httpboot of its address, counted as made ahead,
+# then served as hits with nothing built on the request's path.
+p0=$(metric ironbell_http_answers_prebuilt_total)
+apply_hw m5 52:54:00:aa:00:55 127.0.0.5 "echo m5 ahead"
+is "$rc" 0 "m5 is applied"
+made_ahead() { [ "$(metric ironbell_http_answers_prebuilt_total)" -ge $((p0 + 2)) ]; }
+ok "m5's script and /httpboot are made ahead of any request" wait_for 10 made_ahead
+b0=$(metric 'ironbell_http_answers_total{result="built"}')
+h0=$(hits)
+get /ipxe/script/52:54:00:aa:00:55/auto.ipxe
+is "$code" 200 "m5's script answers"
+like "$out" "echo m5 ahead" "with m5's script"
+cp "$IB_TMP/body" "$IB_TMP/ahead-script"
+get /httpboot --interface 127.0.0.5
+is "$code" 200 "m5's /httpboot answers"
+like "$out" '/ipxe/binary/52:54:00:aa:00:55/' "with m5's own binary"
+cp "$IB_TMP/body" "$IB_TMP/ahead-httpboot"
+is "$(metric 'ironbell_http_answers_total{result="built"}')" "$b0" \
+	"neither was made on the request's path"
+is "$(hits)" "$((h0 + 2))" "both were cache hits"
+
+# The answers made ahead are the store path's bytes.
+reload "  answer_cache: false
+$CONF_ON"
+get /ipxe/script/52:54:00:aa:00:55/auto.ipxe
+cmp -s "$IB_TMP/body" "$IB_TMP/ahead-script"
+is "$code:$?" "200:0" "the script made ahead is the store path's"
+get /httpboot --interface 127.0.0.5
+cmp -s "$IB_TMP/body" "$IB_TMP/ahead-httpboot"
+is "$code:$?" "200:0" "so is /httpboot"
+
+# A reload makes them again for the new configuration: m1's and m5's.
+p0=$(metric ironbell_http_answers_prebuilt_total)
+reload "$CONF_ON"
+made_again() { [ "$(metric ironbell_http_answers_prebuilt_total)" -ge $((p0 + 4)) ]; }
+ok "a reload makes every machine's answers again" wait_for 10 made_again
+b0=$(metric 'ironbell_http_answers_total{result="built"}')
+get /ipxe/script/52:54:00:aa:00:55/auto.ipxe
+is "$code:$(metric 'ironbell_http_answers_total{result="built"}')" "200:$b0" \
+	"m5's script after the reload was made ahead"
+
+# With http.answer_prebuild false, answers are made on first use only.
+reload "  answer_prebuild: false
+$CONF_ON"
+p0=$(metric ironbell_http_answers_prebuilt_total)
+b0=$(metric 'ironbell_http_answers_total{result="built"}')
+apply_hw m5 52:54:00:aa:00:55 127.0.0.5 "echo m5 first use"
+built_on_request() {
+	curl -s -o /dev/null --max-time 5 "$BASE/ipxe/script/52:54:00:aa:00:55/auto.ipxe"
+	[ "$(metric 'ironbell_http_answers_total{result="built"}')" -gt "$b0" ]
+}
+ok "with answer_prebuild false the script is made by its first request" \
+	wait_for 10 built_on_request
+is "$(metric ironbell_http_answers_prebuilt_total)" "$p0" "and nothing is made ahead"
+get /ipxe/script/52:54:00:aa:00:55/auto.ipxe
+like "$out" "echo m5 first use" "the changed script is served"
+reload "$CONF_ON"
+ib delete hw m5
 
 # ---- the closed loop: a boot awaited is still recorded ----
 

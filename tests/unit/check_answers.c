@@ -259,6 +259,175 @@ START_TEST(trimmed_log_relists)
 }
 END_TEST
 
+/* The prebuild function of prebuild_sweeps: counts its calls by record,
+ * checks what it is given, and keeps one answer, as the daemon's does. */
+static unsigned pb_calls[N_HW];
+static unsigned pb_macs[N_HW];
+
+static void pb_fn(void *arg, struct answers *a, const struct answers_rec *rec,
+		  struct store_reader *r)
+{
+	unsigned h;
+	ck_assert_ptr_eq(arg, &pb_calls);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(answers_config_is(a, NULL));
+	ck_assert_int_eq(sscanf(rec->name, "hw%u", &h), 1);
+	ck_assert_uint_lt(h, N_HW);
+	pb_calls[h]++;
+	pb_macs[h] = rec->n_macs;
+	ck_assert_uint_eq(rec->n_macs, rec->n_ips);
+	for (unsigned i = 0; i < rec->n_macs; i++) {
+		static const uint8_t prefix[5] = { 0x52, 0x54, 0, 0, 0 };
+		ck_assert_int_eq(memcmp(rec->macs[i], prefix, 5), 0);
+	}
+	if (!rec->n_macs)
+		return;
+	char mac[18];
+	mac_text(rec->macs[0][5], mac);
+	struct answers_key k = { .type = ANSWERS_SCRIPT, .pub = 7, .param = mac };
+	answers_build_lock(rec);
+	ck_assert(answers_has_room(rec));
+	if (!answers_get(rec, &k))
+		ck_assert_int_eq(answers_put(rec, &k, strdup("made"), 5), 0);
+	answers_build_unlock(rec);
+}
+
+/* The prebuild function is called once for every record at the first
+ * sync, then only for records new or changed, and for every record again
+ * after answers_prebuild_again() or a configuration change; what it made
+ * is there for the request path. */
+START_TEST(prebuild_sweeps)
+{
+	model_reset();
+	memset(pb_calls, 0, sizeof(pb_calls));
+	struct answers *a = answers_new(st, free_answer);
+	answers_set_prebuild(a, pb_fn, &pb_calls);
+	model_mac[0] = 0;
+	model_mac[1] = 1;
+	model_mac[2] = 1;
+	write_hw(0);
+	write_hw(1);
+	write_hw(2); /* no interface */
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(pb_calls[0], 1);
+	ck_assert_uint_eq(pb_calls[1], 1);
+	ck_assert_uint_eq(pb_calls[2], 1);
+	ck_assert_uint_eq(pb_macs[1], 2);
+	ck_assert_uint_eq(pb_macs[2], 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 3);
+	char mac[18];
+	mac_text(0, mac);
+	struct answers_key k = { .type = ANSWERS_SCRIPT, .pub = 7, .param = mac };
+	answers_rdlock(a);
+	ck_assert_str_eq(answers_get(answers_find(a, ANSWERS_BY_MAC, mac), &k), "made");
+	answers_rdunlock(a);
+
+	/* Nothing changed: nothing is made again. */
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 3);
+
+	/* One changes: that one alone, with its new answers. */
+	model_mac[3] = 0;
+	write_hw(0);
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(pb_calls[0], 2);
+	ck_assert_uint_eq(pb_macs[0], 2);
+	ck_assert_uint_eq(pb_calls[1], 1);
+	ck_assert_uint_eq(answers_prebuilt(a), 4);
+
+	/* Again: every one. */
+	answers_prebuild_again(a);
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 7);
+
+	/* A configuration change drops every answer and makes them again
+	 * (pb_fn checks it is given the answers' configuration). */
+	answers_set_config(a, NULL);
+	answers_rdlock(a);
+	ck_assert_ptr_null(answers_get(answers_find(a, ANSWERS_BY_MAC, mac), &k));
+	answers_rdunlock(a);
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 10);
+	answers_rdlock(a);
+	ck_assert_str_eq(answers_get(answers_find(a, ANSWERS_BY_MAC, mac), &k), "made");
+	answers_rdunlock(a);
+
+	/* Turned off: nothing is called, not even for a change; on again:
+	 * every record. */
+	answers_prebuild_enable(a, false);
+	write_hw(1);
+	answers_prebuild_again(a);
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 10);
+	answers_prebuild_enable(a, true);
+	ck_assert_int_eq(answers_sync(a), 0);
+	ck_assert_uint_eq(answers_prebuilt(a), 13);
+	answers_free(a);
+}
+END_TEST
+
+/* A sweep longer than a chunk, during which a Hardware changes: the
+ * follower reads the change between chunks, and the changed record is
+ * prebuilt again in the next pass; every other once. */
+#define BIG_N 300
+static unsigned big_calls[BIG_N];
+static bool big_changed;
+
+/* Applies a Hardware of no interface named name, with label v=label. */
+static void put_bare_hw(const char *name, const char *label)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{}}", "apiVersion",
+			      "tinkerbell.org/v1alpha1", "kind", "Hardware", "metadata", "name",
+			      name, "namespace", "default", "labels", "v", label, "spec");
+	struct store_op op = { .type = STORE_OP_APPLY, .kind = STORE_KIND_HARDWARE, .body = o };
+	ck_assert_int_eq(store_write1(st, &op), 0);
+	store_op_clear(&op);
+	json_decref(o);
+}
+
+static void big_fn(void *arg, struct answers *a, const struct answers_rec *rec,
+		   struct store_reader *r)
+{
+	unsigned h;
+	(void)arg;
+	(void)a;
+	(void)r;
+	ck_assert_int_eq(sscanf(rec->name, "big%u", &h), 1);
+	ck_assert_uint_lt(h, BIG_N);
+	big_calls[h]++;
+	if (!big_changed) {
+		/* A write while the sweep holds the read lock: the store
+		 * does not wait for the index. */
+		big_changed = true;
+		put_bare_hw(rec->name, "2");
+	}
+}
+
+START_TEST(prebuild_sweep_in_chunks)
+{
+	memset(big_calls, 0, sizeof(big_calls));
+	big_changed = false;
+	for (unsigned i = 0; i < BIG_N; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "big%u", i);
+		put_bare_hw(name, "1");
+	}
+	struct answers *a = answers_new(st, free_answer);
+	answers_set_prebuild(a, big_fn, NULL);
+	ck_assert_int_eq(answers_sync(a), 0);
+	unsigned twice = 0;
+	for (unsigned i = 0; i < BIG_N; i++) {
+		ck_assert_msg(big_calls[i] == 1 || big_calls[i] == 2, "big%u: %u calls", i,
+			      big_calls[i]);
+		twice += big_calls[i] == 2;
+	}
+	ck_assert_uint_eq(twice, 1); /* the one changed during the sweep */
+	ck_assert_uint_eq(answers_prebuilt(a), BIG_N + 1);
+	ck_assert_uint_eq(answers_records(a), BIG_N);
+	answers_free(a);
+}
+END_TEST
+
 static size_t rss_kib(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");
@@ -352,6 +521,8 @@ int main(void)
 	UNIT_TEST(tc, index_follows_the_model);
 	UNIT_TEST(tc, answers_go_with_their_record);
 	UNIT_TEST(tc, trimmed_log_relists);
+	UNIT_TEST(tc, prebuild_sweeps);
+	UNIT_TEST(tc, prebuild_sweep_in_chunks);
 	UNIT_TEST(tc, memory_of_n_hardware);
 	suite_add_tcase(s, tc);
 	return unit_run(s);

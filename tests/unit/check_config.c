@@ -177,6 +177,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(d->http.idle_timeout, 120);
 	ck_assert(d->http.public_metrics); /* /metrics stays on the public listener */
 	ck_assert(d->http.answer_cache);
+	ck_assert(d->http.answer_prebuild);
 	ck_assert_ptr_null(d->api.tls_cert);
 	ck_assert_ptr_null(d->api.tls_key);
 	ck_assert_ptr_null(d->api.tls_cert_pem);
@@ -280,6 +281,7 @@ START_TEST(test_every_key)
 		 "  idle_timeout: 86400\n"
 		 "  public_metrics: false\n"
 		 "  answer_cache: false\n"
+		 "  answer_prebuild: false\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -402,6 +404,7 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(c->http.idle_timeout, 86400);
 	ck_assert(!c->http.public_metrics);
 	ck_assert(!c->http.answer_cache);
+	ck_assert(!c->http.answer_prebuild);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);
