@@ -317,7 +317,7 @@ static void reload(struct api *api, const struct opts *o)
 	api_config_put(api, old);
 	log_set_level(c->log_level);
 	api_set_config(api, c);
-	answers_prebuild_enable(answers_made, c->http.answer_prebuild);
+	answers_prebuild_enable(answers_made, c->http.answer_cache && c->http.answer_prebuild);
 	answers_set_config(answers_made, c); /* drops the answers made with the old one */
 	if (c->http.answer_cache && answers_made && !answers_current() &&
 	    answers_start(answers_made, err, sizeof(err)) < 0)
@@ -648,7 +648,8 @@ int main(int argc, char **argv)
 	if (answers) {
 		answers_set_config(answers, acfg);
 		answers_set_prebuild(answers, public_prebuild, api);
-		answers_prebuild_enable(answers, acfg->http.answer_prebuild);
+		answers_prebuild_enable(answers,
+					acfg->http.answer_cache && acfg->http.answer_prebuild);
 	}
 	api_config_put(api, acfg);
 	if (!answers || (cache_on && answers_start(answers, err, sizeof(err)) < 0)) {

@@ -104,6 +104,17 @@ ns_bg() {
 	ib_bg "$NS_PID"
 }
 
+# ns_get NS URL [CURL ARGS...]: GET with curl from inside namespace NS
+# (tests/lib.sh's run); sets $code, the status, and $out, the body.
+ns_get() {
+	_ns=$1
+	_url=$2
+	shift 2
+	run ip netns exec "$_ns" curl -s --max-time 10 -o "$IB_TMP/body" -w '%{http_code}' "$@" "$_url"
+	code=$out
+	out=$(cat "$IB_TMP/body" 2>/dev/null)
+}
+
 ns_mac() {
 	ip -n "$1" -o link show dev "$2" | sed -n 's/.* link\/ether \([0-9a-f:]*\) .*/\1/p'
 }

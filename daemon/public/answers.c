@@ -23,8 +23,9 @@
  * Answers are opaque here. The request thread that misses makes one
  * (daemon/public/public.c, from the Hardware read by name and checked to
  * have the record's resourceVersion), or, with a prebuild function
- * (answers_set_prebuild), the follower makes some ahead: after each batch
- * for the records it linked (their names kept in a pending list), and for
+ * (answers_set_prebuild), the follower makes some ahead: once it has read
+ * the change log up to now, for the records it linked (their names kept in
+ * a pending list), and for
  * every record after a listing or a new generation (a new public address,
  * a new configuration), under the read lock, in chunks between which it
  * follows the change log. Either publishes an answer in the record's
@@ -515,13 +516,12 @@ static void batch_apply(struct answers *a, struct batch *b, uint64_t rv)
 			continue;
 		}
 		bool partial = ch->rec->partial;
-		char *name = __atomic_load_n(&a->prebuild_on, __ATOMIC_RELAXED)
-				     ? strdup(ch->rec->keys[0])
-				     : NULL;
+		bool on = __atomic_load_n(&a->prebuild_on, __ATOMIC_RELAXED);
+		char *name = on ? strdup(ch->rec->keys[0]) : NULL;
 		if (rec_link(a, ch->rec) < 0 || partial) /* frees it on failure */
 			__atomic_store_n(&a->incomplete, true, __ATOMIC_RELAXED);
 		ch->rec = NULL;
-		if (name && pending_add(a, name) < 0)
+		if (on && (!name || pending_add(a, name) < 0))
 			a->sweep_all = true; /* no memory for the list: sweep every record */
 	}
 	__atomic_store_n(&a->applied, rv, __ATOMIC_RELEASE);
@@ -863,6 +863,7 @@ void answers_stop(struct answers *a)
 {
 	if (!a || !a->started)
 		return;
+	/* Not started again: the stop fd stays signalled. */
 	uint64_t one = 1;
 	if (write(a->stop_fd, &one, sizeof(one)) < 0)
 		log_warn("http", "answer cache: cannot stop: %s", strerror(errno));
@@ -1026,10 +1027,10 @@ int answers_put(const struct answers_rec *rec, const struct answers_key *k, void
 	return 0;
 }
 
-bool answers_has_room(const struct answers_rec *rec)
+unsigned answers_held(const struct answers_rec *rec)
 {
 	const struct rec *r = (const struct rec *)rec;
-	return __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE) < ANSWERS_SLOTS;
+	return __atomic_load_n(&r->n_slots, __ATOMIC_ACQUIRE);
 }
 
 uint64_t answers_log_due(const struct answers_rec *rec, uint64_t now_ns)

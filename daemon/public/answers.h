@@ -58,7 +58,7 @@ struct answers *answers_new(struct store *s, answers_free_fn free_answer);
  * (answers_current). 0 or a negative errno (err says why). */
 int answers_start(struct answers *a, char *err, size_t errlen);
 /* Stops the follower and waits for it (if started): no prebuild function
- * runs after it returns. Requests still find the index (no longer
+ * runs after it returns, and the cache is not started again. Requests still find the index (no longer
  * followed: they take the store path once a Hardware commit is newer).
  * Accepts NULL. */
 void answers_stop(struct answers *a);
@@ -96,9 +96,9 @@ void answers_prebuild_enable(struct answers *a, bool on);
  * address answers are made for was added). Any thread; a NULL a is
  * ignored. */
 void answers_prebuild_again(struct answers *a);
-/* True when rec has room for another answer (answers_put would not
- * refuse it for want of a slot). Under the read lock. */
-bool answers_has_room(const struct answers_rec *rec);
+/* How many answers rec holds (at most ANSWERS_SLOTS). Under the read
+ * lock. */
+unsigned answers_held(const struct answers_rec *rec);
 /* Records fn was called for since the cache was made (for tests). */
 uint64_t answers_prebuilt(struct answers *a);
 /* True when cfg is the configuration of the answers (answers_set_config).

@@ -330,6 +330,8 @@ static void count_script_kind(enum ipxe_script_kind k)
 	metric_inc(x, 1);
 }
 
+static void pub_seen(const struct ib_config *cfg, uint32_t pub);
+
 /* Answers q from the cache when it can: 1 with the response queued (rep
  * says so), 0 when the request must take the uncached path, -ENOENT when
  * the index is current and whole and no Hardware has q->lookup: the
@@ -356,6 +358,8 @@ static int serve_cached(struct api *api, struct MHD_Connection *c, const struct 
 	}
 	if (rec->awaiting_boot || (q->must_own && !rec_owns(rec, q->must_own)))
 		goto out;
+	if (q->key.type == ANSWERS_SCRIPT || q->key.type == ANSWERS_HTTPBOOT)
+		pub_seen(q->cfg, q->key.pub);
 	struct cached_answer *ca = answers_get(rec, &q->key), *own = NULL;
 	if (!ca) {
 		answers_build_lock(rec);
@@ -455,14 +459,16 @@ static struct cache_req httpboot_req(const struct ib_config *cfg, uint32_t pub, 
  * DHCP hands out, and /httpboot of each interface's address, for each
  * public address answers name: dhcp.public_address or
  * dhcp.server_address when set; else the address of http.listen when it
- * is one IPv4 address; else each local address the listener has answered
- * a script or /httpboot on (at most PUBS_MAX, a loopback one only when
- * the listener is on loopback; the first request on a new one has every
- * machine's made for it too). So a rack that powers on finds its answers
- * made. At most PREBUILD_MAX answers a Hardware, shared out between the
- * public addresses, so that its metadata keeps room in its slots; the
- * Hardware is read only when one of them is missing. Metadata, a script
- * asked by address and the rest are made on first use. */
+ * is one IPv4 address; else each local address on which the listener
+ * answered a script or /httpboot of a machine it has (at most PUBS_MAX,
+ * never a loopback one: a request made on the host itself; the first
+ * request on a new one has every machine's made for it too). So a rack
+ * that powers on finds its answers made. /httpboot for IPv4 addresses
+ * only (an IPv6 connection names no IPv4 public address). A Hardware
+ * gets answers made ahead while it holds fewer than PREBUILD_MAX, shared
+ * out between the public addresses, so that its metadata keeps room in
+ * its slots; it is read only when one of them is missing. Metadata, a
+ * script asked by address and the rest are made on first use. */
 #define PUBS_MAX 4
 #define PREBUILD_MAX (ANSWERS_SLOTS / 2)
 
@@ -505,10 +511,10 @@ static unsigned prebuild_pubs(const struct ib_config *cfg, uint32_t pubs[PUBS_MA
 	return n;
 }
 
-/* A boot answer was asked on public address pub: when answers are learnt
- * from requests (prebuild_pubs) and it is a new one, every machine's
- * answers are made for it too. Cheap when it is known: on every script
- * and /httpboot request. */
+/* A boot answer of a machine the cache has was asked on public address
+ * pub: when answers are learnt from requests (prebuild_pubs) and it is a
+ * new one, every machine's answers are made for it too. Cheap once pub is
+ * known: on every cached script and /httpboot. */
 static void pub_seen(const struct ib_config *cfg, uint32_t pub)
 {
 	char ip[INET_ADDRSTRLEN];
@@ -523,11 +529,14 @@ static void pub_seen(const struct ib_config *cfg, uint32_t pub)
 			return;
 	if (n >= PUBS_MAX)
 		return;
+	/* A listener on one address: that one is every request's, made
+	 * ahead from the start; kept in the list only so that the next
+	 * request stops above. A loopback address (a request made on the
+	 * host itself) would cost every machine answers no machine asks
+	 * for. */
 	uint32_t listen = listen_ipv4(cfg);
-	/* A listener on one address: that one, known from the start. A
-	 * loopback address on a listener that is not (an operator's curl on
-	 * the host) would cost every machine answers no machine asks for. */
-	if (listen || (is_loopback(pub) && !is_loopback(listen)))
+	bool quiet = listen != 0;
+	if ((listen && pub != listen) || (!listen && is_loopback(pub)))
 		return;
 	pthread_mutex_lock(&pubs_mu);
 	n = n_pubs_seen;
@@ -541,7 +550,7 @@ static void pub_seen(const struct ib_config *cfg, uint32_t pub)
 	}
 out:
 	pthread_mutex_unlock(&pubs_mu);
-	if (!added)
+	if (!added || quiet)
 		return;
 	struct in_addr in = { .s_addr = htonl(pub) };
 	inet_ntop(AF_INET, &in, ip, sizeof(ip));
@@ -593,17 +602,22 @@ void public_prebuild(void *arg, struct answers *a, const struct answers_rec *rec
 			it->q = script_req(cfg, pubs[p], rec->macs[i], it->key, "");
 			n_items += !answers_get(rec, &it->q.key);
 		}
-		for (unsigned i = 0; i < rec->n_ips && k < quota; i++, k++) {
+		for (unsigned i = 0; i < rec->n_ips && k < quota; i++) {
+			if (strchr(rec->ips[i], ':'))
+				continue; /* IPv6: see above */
 			struct prebuild_item *it = &items[n_items];
 			it->q = httpboot_req(cfg, pubs[p], rec->ips[i]);
 			n_items += !answers_get(rec, &it->q.key);
+			k++;
 		}
 	}
-	if (!n_items || rec_hardware(r, rec, &hw) < 0)
+	if (!n_items || answers_held(rec) >= PREBUILD_MAX || rec_hardware(r, rec, &hw) < 0)
 		goto out;
 	for (unsigned i = 0; i < n_items; i++) {
 		answers_build_lock(rec);
-		if (answers_has_room(rec) && !answers_get(rec, &items[i].q.key)) {
+		/* Answers made for an address learnt earlier count too: a
+		 * Hardware never holds more than PREBUILD_MAX made ahead. */
+		if (answers_held(rec) < PREBUILD_MAX && !answers_get(rec, &items[i].q.key)) {
 			struct cached_answer *ca = cache_make(hw, &items[i].q);
 			if (ca && answers_put(rec, &items[i].q.key, ca, ca->bytes) == 0)
 				made++;
@@ -683,7 +697,6 @@ static int serve_script(struct api *api, const struct ib_config *cfg, struct MHD
 		mac_format(route->mac, key);
 		struct cache_req q = script_req(cfg, public_address(cfg, c),
 						route->has_mac ? route->mac : NULL, key, client);
-		pub_seen(cfg, q.key.pub);
 		if ((cached = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}
@@ -776,7 +789,6 @@ static int serve_httpboot(struct api *api, const struct ib_config *cfg, struct M
 		return public_reply_text(500, "the store cannot be read\n", rep);
 	if (cfg->http.answer_cache && client[0]) {
 		struct cache_req q = httpboot_req(cfg, public_address(cfg, c), client);
-		pub_seen(cfg, q.key.pub);
 		if ((e = serve_cached(api, c, &q, rep)) > 0)
 			return 0;
 	}

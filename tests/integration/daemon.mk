@@ -32,5 +32,5 @@ EXTRA_DIST += tests/integration/test_workflow_daemon.sh
 # The public listener's answer cache: the same bytes as the store path,
 # a change, a deletion, a moved MAC and a reload served at the next
 # request, the boot mark still recorded (curl).
-TESTS += tests/integration/test_http_answers.sh
-EXTRA_DIST += tests/integration/test_http_answers.sh
+TESTS += tests/integration/test_http_answers.sh tests/integration/test_http_prebuild_netns.sh
+EXTRA_DIST += tests/integration/test_http_answers.sh tests/integration/test_http_prebuild_netns.sh

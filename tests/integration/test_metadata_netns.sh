@@ -66,15 +66,7 @@ EOF
 ib apply -f "$IB_TMP/hw.yaml"
 is "$rc" 0 "three Hardware are applied"
 
-# from NS PATH [CURL ARGS...]: GET from inside namespace NS; sets $code, $out.
-from() {
-	_ns=$1
-	_url=$2
-	shift 2
-	run ip netns exec "$_ns" curl -s --max-time 10 -o "$IB_TMP/body" -w '%{http_code}' "$@" "$_url"
-	code=$out
-	out=$(cat "$IB_TMP/body" 2>/dev/null)
-}
+from() { ns_get "$@"; }
 IB=http://10.77.0.1:$PORT
 
 from "$NS_a" $IB/2009-04-04/user-data

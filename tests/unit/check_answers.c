@@ -286,7 +286,7 @@ static void pb_fn(void *arg, struct answers *a, const struct answers_rec *rec,
 	mac_text(rec->macs[0][5], mac);
 	struct answers_key k = { .type = ANSWERS_SCRIPT, .pub = 7, .param = mac };
 	answers_build_lock(rec);
-	ck_assert(answers_has_room(rec));
+	ck_assert_uint_lt(answers_held(rec), ANSWERS_SLOTS);
 	if (!answers_get(rec, &k))
 		ck_assert_int_eq(answers_put(rec, &k, strdup("made"), 5), 0);
 	answers_build_unlock(rec);
