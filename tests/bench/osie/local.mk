@@ -4,8 +4,11 @@
 # aggregate throughput, server and client CPU per GiB, ratios. See
 # tests/bench/osie/run.sh for its variables (BENCH_OSIE_*).
 EXTRA_DIST += tests/bench/osie/run.sh
+EXTRA_PROGRAMS += tests/bench/osie/drain
+tests_bench_osie_drain_SOURCES = tests/bench/osie/drain.c
+CLEANFILES += tests/bench/osie/drain
 bench: bench-osie
-bench-osie: ironbelld
+bench-osie: ironbelld tests/bench/osie/drain
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  bash $(top_srcdir)/tests/bench/osie/run.sh
 .PHONY: bench-osie

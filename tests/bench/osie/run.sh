@@ -19,15 +19,25 @@
 # so a server's or a client's own CPU is not the whole cost: a server that
 # queues less per sendfile() carries more of the receiving side's work in
 # its own context, and the machine's figure is the one to compare). A run is flagged "client-bound"
-# when the client used ~95% of a core per wrk thread (curl: of every
-# core). With sendfile the server's own CPU is small and the receiving
+# when the client used ~95% of a core per thread (drain: one; wrk: two;
+# curl: every core). With sendfile the server's own CPU is small and the receiving
 # side's larger, so the client using more than the server is no sign here.
 #
-# The client (BENCH_OSIE_CLIENT): wrk (default: -c CLIENTS connections on
-# 2 threads, each downloading the file again and again, the body read and
+# The client (BENCH_OSIE_CLIENT, one or several, space-separated): drain
+# (the default: tests/bench/osie/drain, CLIENTS keep-alive connections on
+# one thread, each downloading the file again and again, each body dropped
+# in the kernel with recv(MSG_TRUNC), never copied to user space), wrk
+# (-c CLIENTS connections on 2 threads, the body read 8 KiB at a time and
 # dropped) or curl (CLIENTS curl processes, each downloading it to
-# /dev/null again and again); "both" runs both against each server, to
-# compare their CPU per byte.
+# /dev/null again and again); "both" is "wrk curl". wrk and curl copy
+# every byte they receive, and took 1.5 to 1.8 of this machine's 2 cores
+# at 200 clients: the throughput they measured was theirs, not the
+# servers'. drain costs the client only its system calls and the
+# kernel's receive work, which every client pays.
+#
+# BENCH_OSIE_NGINX_CHUNK=SIZE (e.g. 8m, or 0: no limit) sets nginx's
+# sendfile_max_chunk (its default: 2m); ironbelld's calls move up to 8 MiB
+# (daemon/http/sendfile.c), so 8m compares the two at the same call size.
 #
 # BENCH_OSIE_SERVER_QUOTA=F (a share of one core, e.g. 0.5) caps each
 # server's CPU in a cgroup (tests/bench/http/common.sh), so that the
@@ -47,7 +57,10 @@ set -uo pipefail
 MIB=${BENCH_OSIE_MIB:-256}
 CLIENTS=${BENCH_OSIE_CLIENTS:-200}
 SECS=${BENCH_OSIE_SECONDS:-30}
-CLIENT=${BENCH_OSIE_CLIENT:-wrk}
+CLIENT=${BENCH_OSIE_CLIENT:-drain}
+NGINX_CHUNK=${BENCH_OSIE_NGINX_CHUNK:-}
+[ "$CLIENT" = both ] && CLIENT="wrk curl"
+DRAIN=$top_builddir/tests/bench/osie/drain
 b=$top_builddir
 NS_S=ibosie-s$$
 NS_C=ibosie-c$$
@@ -57,11 +70,14 @@ skip() { say "bench-osie: $*: skipped"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
 command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
 command -v curl >/dev/null 2>&1 || skip "curl is not installed (tools/install-deps)"
-case $CLIENT in
-wrk | both) command -v wrk >/dev/null 2>&1 || skip "wrk is not installed (tools/install-deps)" ;;
-curl) ;;
-*) say "bench-osie: BENCH_OSIE_CLIENT is wrk, curl or both"; exit 2 ;;
-esac
+for cl in $CLIENT; do
+	case $cl in
+	drain) [ -x "$DRAIN" ] || { say "bench-osie: $DRAIN is not built (make bench-osie builds it)"; exit 2; } ;;
+	wrk) command -v wrk >/dev/null 2>&1 || skip "wrk is not installed (tools/install-deps)" ;;
+	curl) ;;
+	*) say "bench-osie: BENCH_OSIE_CLIENT is drain, wrk, curl or a list of them"; exit 2 ;;
+	esac
+done
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || skip "nginx is not installed (tools/install-deps)"
 
@@ -123,12 +139,17 @@ measure() {
 	local name=$1 client=$2 url=$3 r0 r1 t0 t1 m0 m1 wall cu cs out wthreads=2
 	shift 3
 	[ "$client" = curl ] && wthreads=$(nproc)
+	[ "$client" = drain ] && wthreads=1
 	cg_join "$@"
 	r0=$(rx_bytes)
 	t0=$(ticks "$@")
 	m0=$(busy)
 	TIMEFORMAT='%R %U %S'
-	if [ "$client" = wrk ]; then
+	if [ "$client" = drain ]; then
+		{ time ip netns exec "$NS_C" "$DRAIN" -c "$CLIENTS" -d "$SECS" "$url" \
+			>"$tmp/client.out" 2>&1; } 2>"$tmp/client.time" ||
+			{ say "bench-osie: $name: drain counted errors:"; cat "$tmp/client.out"; }
+	elif [ "$client" = wrk ]; then
 		{ time ip netns exec "$NS_C" wrk -t2 -c"$CLIENTS" -d"${SECS}s" --timeout 600s "$url" \
 			>"$tmp/client.out" 2>&1; } 2>"$tmp/client.time"
 	else
@@ -154,9 +175,11 @@ measure() {
 		printf "RESULT %s %s %.3f %.4f %.4f\n", name, client, b / 1048576 / w, s / gib, c / gib >> "/dev/stderr";
 	}' 2>>"$results")
 	say "$out"
+	[ "$client" = drain ] && sed 's/^/   /' "$tmp/client.out"
+	return 0
 }
 
-say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT${QUOTA:+; each server capped at $QUOTA of a core}"
+say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT${QUOTA:+; each server capped at $QUOTA of a core}${NGINX_CHUNK:+; nginx sendfile_max_chunk $NGINX_CHUNK}"
 
 # ---- ironbelld ----
 cat >"$tmp/ironbell.yaml" <<EOF
@@ -184,7 +207,6 @@ pids="$pids $ipid"
 wait_http "http://$SRV:$PORT/osie/vmlinuz" ||
 	{ say "bench-osie: ironbelld does not serve /osie/vmlinuz"; cat "$tmp/ironbelld.log"; exit 1; }
 clients=$CLIENT
-[ "$clients" = both ] && clients="wrk curl"
 for cl in $clients; do
 	measure ironbelld "$cl" "http://$SRV:$PORT/osie/vmlinuz" "$ipid"
 done
@@ -197,7 +219,8 @@ for w in 1 "$cores"; do
 	nginx_write_conf "$tmp/nginx/nginx-$w.conf" "$w" 4096 <<EOF
   server {
     listen $SRV:$PORT;
-    location /osie/ { alias $tmp/osie/; }
+    location /osie/ { alias $tmp/osie/; }${NGINX_CHUNK:+
+    sendfile_max_chunk $NGINX_CHUNK;}
   }
 EOF
 	ip netns exec "$NS_S" "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx-$w.conf" \
