@@ -10,6 +10,8 @@ libdaemon_a_SOURCES = daemon/api/api.c daemon/api/api.h daemon/api/api-internal.
 libdaemon_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 # The transport's header: what http.c offers daemon/main.c and the handlers.
 libdaemon_a_SOURCES += daemon/http/http.h
+# Wider sendfile() calls for the file answers (the executable's sendfile64).
+libdaemon_a_SOURCES += daemon/http/sendfile.c
 # The public listener's answer cache (the index is driven by a unit test).
 libdaemon_a_SOURCES += daemon/public/answers.c daemon/public/answers.h
 
@@ -63,3 +65,10 @@ TESTS += tests/unit/check_answers
 tests_unit_check_answers_SOURCES = tests/unit/check_answers.c tests/unit/unit.h tests/unit/store_fixture.h
 tests_unit_check_answers_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_answers_LDADD = libdaemon.a $(STORE_LIBS) $(COMMON_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
+
+# The file answers' wider sendfile() calls (daemon/http/sendfile.c).
+check_PROGRAMS += tests/unit/check_sendfile
+TESTS += tests/unit/check_sendfile
+tests_unit_check_sendfile_SOURCES = tests/unit/check_sendfile.c tests/unit/unit.h
+tests_unit_check_sendfile_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_sendfile_LDADD = libdaemon.a $(COMMON_LIBS) $(PTHREAD_LIBS) $(CHECK_LIBS)

@@ -85,3 +85,19 @@ bool api_stopping(struct api *api);
 /* Counts the watch streams that are open, so that a stop can let them send
  * their last chunk before the connections are closed. */
 int api_watch_count(struct api *api, int delta); /* returns the new count */
+
+/* ---- file answers (daemon/http/sendfile.c) ---- */
+
+/* libmicrohttpd's sendfile() chunk in its polling modes, and what a call
+ * of a file answer may be made to move instead. */
+#define HTTP_MHD_SENDFILE_CHUNK ((size_t)128 * 1024)
+#define HTTP_SENDFILE_CHUNK ((size_t)8 * 1024 * 1024)
+/* fd (a regular file) is about to be sent by libmicrohttpd up to file
+ * offset end (exclusive): its calls may then move more than
+ * libmicrohttpd's chunk, never past end. Call it when the response is
+ * made, before it is queued. */
+void http_sendfile_span(int fd, uint64_t end);
+/* What a sendfile() call of count bytes of in_fd at off moves: count, or
+ * more when the call is libmicrohttpd's inside a span of in_fd's (for
+ * tests; the daemon's sendfile64() asks it). */
+size_t http_sendfile_count(int in_fd, uint64_t off, size_t count);

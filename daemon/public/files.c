@@ -11,13 +11,12 @@
  * libmicrohttpd (a response from the fd), and a Range of one span gets
  * 206. Metrics: ironbell_ipxe_files_total{route,outcome}.
  *
- * Zero copy: strace shows a 256 MiB file leave in sendfile calls of
- * 128 KiB, one epoll_wait between two (libmicrohttpd 0.9.75 fixes that
- * chunk for its polling threads, 2 MiB only with a thread per connection,
- * and has no option for it); nginx sends 2 MiB per call. One curl over
- * the loopback got the same throughput from both (the client's copy is
- * the bound), and nginx limited to 128 KiB per call cost the same CPU per
- * GiB as with 2 MiB, so the chunk is not worth another transport mode.
+ * Zero copy: the file leaves in sendfile calls. libmicrohttpd 0.9.75
+ * makes them 128 KiB in its polling threads (2 MiB only with a thread per
+ * connection, and no option for it); nginx makes them 2 MiB. Measured
+ * with a client that does not copy the bodies (make bench-osie), that
+ * chunk cost a quarter of the throughput, so each file answer's span is
+ * given to daemon/http/sendfile.c, which makes those calls up to 8 MiB.
  *
  * Validators (RFC 9110 §13): every answer carries a strong ETag (device,
  * inode, size, modification time in nanoseconds: a file replaced or
@@ -56,6 +55,7 @@
 #include "common/common.h"
 #include "common/file.h"
 #include "daemon/config/conf.h"
+#include "daemon/http/http.h"
 #include "daemon/public/public-internal.h"
 #include "ipxe/ipxe.h"
 
@@ -344,6 +344,8 @@ int public_serve_file(struct MHD_Connection *c, const struct ib_config *cfg,
 			MHD_add_response_header(rep->resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 		return e;
 	}
+	if (e == 0)
+		http_sendfile_span(fd, off + len); /* calls wider than libmicrohttpd's */
 	rep->resp = e < 0 ? NULL : MHD_create_response_from_fd_at_offset64(len, fd, (int64_t)off);
 	if (!rep->resp) {
 		if (e == 0)

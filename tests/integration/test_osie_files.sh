@@ -3,7 +3,9 @@
 # on the loopback address: ETag and Last-Modified on every file answer,
 # 304 for If-None-Match and If-Modified-Since, Range (206) under a
 # matching If-Range and the whole file (200) under one that does not,
-# HEAD, a new ETag when the file changes, and the bound of
+# HEAD, a new ETag when the file changes, a 20 MB file and a 15 MB
+# Range of it whole and exact (sent in sendfile calls wider than
+# libmicrohttpd's, counted), and the bound of
 # ipxe.max_downloads_per_client: slow downloads fill it, one more gets
 # 503 with Retry-After, a download that ends or is aborted gives its slot
 # back.
@@ -95,6 +97,28 @@ hdr "$F" -r 100-199 -H "If-Range: W/$etag"
 is "$code" 200 "If-Range with a weak ETag: 200 (strong comparison)"
 hdr "$F" -r 100-199 -H 'If-Range: Thu, 01 Jan 1998 00:00:00 GMT'
 is "$code" 200 "If-Range with another date: 200"
+
+# ---- a large file, in sendfile calls wider than libmicrohttpd's ----
+
+head -c 20000000 /dev/urandom >"$OSIE/initrd" || bail_out "cannot write a file"
+w0=$(metric ironbell_http_sendfile_widened_total)
+hdr "$BASE/osie/initrd"
+is "$code" 200 "a 20 MB file: 200"
+cmp -s "$IB_TMP/body" "$OSIE/initrd"
+is "$?" 0 "with every byte of it"
+w1=$(metric ironbell_http_sendfile_widened_total)
+[ "${w1:-0}" -gt "${w0:-0}" ]
+is "$?" 0 "sent in calls wider than libmicrohttpd's 128 KiB (ironbell_http_sendfile_widened_total $w0 -> $w1)"
+hdr "$BASE/osie/initrd" -r 1000-15000999
+is "$code" 206 "a Range of 15 MB of it: 206"
+dd if="$OSIE/initrd" of="$IB_TMP/span" bs=1000 skip=1 count=15000 2>/dev/null
+cmp -s "$IB_TMP/body" "$IB_TMP/span"
+is "$?" 0 "with the bytes of that span, none past its end"
+hdr "$BASE/osie/initrd" -r 19999000-
+is "$code" 206 "the last 1000 bytes: 206"
+tail -c 1000 "$OSIE/initrd" >"$IB_TMP/span"
+cmp -s "$IB_TMP/body" "$IB_TMP/span"
+is "$?" 0 "with those bytes"
 
 # ---- HEAD ----
 
