@@ -26,7 +26,9 @@
  * run.
  *
  * Prints one line on stdout: connections, seconds, downloads completed,
- * body bytes received (whole and partial downloads), errors. Exit 0 when
+ * body bytes received (whole and partial downloads), errors, and the
+ * fewest and most downloads and MiB of one connection (how evenly the
+ * server shared itself out). Exit 0 when
  * body bytes came and no error was counted, else 1 (at 200 clients a
  * 256 MiB file takes longer than a short run to come whole: the bytes,
  * not the downloads, are what is measured).
@@ -68,6 +70,8 @@ struct conn {
 	uint64_t left;     /* body bytes still to drop */
 	bool close_after;  /* the server said Connection: close */
 	uint32_t events;   /* what epoll waits for on fd */
+	uint64_t done;     /* downloads completed on this client */
+	uint64_t bytes;    /* body bytes it received */
 	char head[HEAD_MAX];
 };
 
@@ -242,6 +246,7 @@ static int parse_head(struct conn *c, size_t end, const char **why)
 static void conn_done(struct conn *c)
 {
 	downloads++;
+	c->done++;
 	if (c->close_after) {
 		conn_close(c);
 		(void)conn_open(c);
@@ -263,6 +268,7 @@ static int body_drop(struct conn *c)
 			if ((uint64_t)n > c->left)
 				return -1; /* never: MSG_TRUNC drops at most want */
 			c->left -= (uint64_t)n;
+			c->bytes += (uint64_t)n;
 			body_bytes += (uint64_t)n;
 			continue;
 		}
@@ -344,6 +350,7 @@ static void conn_step(struct conn *c)
 				return;
 			}
 			c->left -= extra;
+			c->bytes += extra;
 			body_bytes += extra;
 			c->state = S_BODY;
 			break;
@@ -423,11 +430,19 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			conn_step(evs[i].data.ptr);
 	}
-	for (unsigned long i = 0; i < conns; i++)
+	uint64_t bmin = UINT64_MAX, bmax = 0, dmin = UINT64_MAX, dmax = 0;
+	for (unsigned long i = 0; i < conns; i++) {
 		conn_close(&cs[i]);
-	printf("drain: %lu connections, %.1f s: %llu downloads, %llu body bytes, %llu errors\n", conns,
-	       now_s() - t0, (unsigned long long)downloads, (unsigned long long)body_bytes,
-	       (unsigned long long)errors);
+		bmin = cs[i].bytes < bmin ? cs[i].bytes : bmin;
+		bmax = cs[i].bytes > bmax ? cs[i].bytes : bmax;
+		dmin = cs[i].done < dmin ? cs[i].done : dmin;
+		dmax = cs[i].done > dmax ? cs[i].done : dmax;
+	}
+	printf("drain: %lu connections, %.1f s: %llu downloads, %llu body bytes, %llu errors; "
+	       "per connection %llu-%llu downloads, %.0f-%.0f MiB\n",
+	       conns, now_s() - t0, (unsigned long long)downloads, (unsigned long long)body_bytes,
+	       (unsigned long long)errors, (unsigned long long)dmin, (unsigned long long)dmax,
+	       (double)bmin / 1048576.0, (double)bmax / 1048576.0);
 	free(cs);
 	return body_bytes > 0 && errors == 0 ? 0 : 1;
 usage:
