@@ -86,6 +86,9 @@ struct ib_config {
 				       * from the in-memory cache (daemon/public/answers.c) */
 		bool answer_prebuild;  /* http.answer_prebuild, default true: boot answers
 				       * made when a Hardware is indexed (daemon/public/public.c) */
+		uint32_t listen_ipv4;  /* derived: http.listen's address when it is one
+				       * IPv4 address (host order), else 0 (any
+				       * address, a name, IPv6) */
 	} http;
 
 	struct store_options store; /* store.changes_retention (100000),

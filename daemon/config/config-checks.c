@@ -230,6 +230,23 @@ out:
 	return r;
 }
 
+/* http.listen's address, worked out once for the request path
+ * (http.listen_ipv4). */
+static int check_http(struct cfg_ctx *ctx, struct ib_config *c)
+{
+	char host[256];
+	uint16_t port;
+	struct in_addr in;
+
+	(void)ctx;
+	c->http.listen_ipv4 = 0;
+	if (c->http.listen &&
+	    net_split_hostport(c->http.listen, host, sizeof(host), &port) == 0 &&
+	    inet_pton(AF_INET, host, &in) == 1)
+		c->http.listen_ipv4 = ntohl(in.s_addr);
+	return 0;
+}
+
 /* store.commit_delay 0 turns the delay off; for the store, an option of 0
  * means its default. */
 static int check_store(struct cfg_ctx *ctx, struct ib_config *c)
@@ -339,8 +356,8 @@ static int check_kube(struct cfg_ctx *ctx, struct ib_config *c)
 }
 
 typedef int (*cfg_check_fn)(struct cfg_ctx *ctx, struct ib_config *c);
-static const cfg_check_fn cfg_checks[] = { check_api,	   check_store, check_ipxe, check_bmc,
-					   check_workflow, check_grpc,	check_kube };
+static const cfg_check_fn cfg_checks[] = { check_api,  check_http,     check_store, check_ipxe,
+					   check_bmc,  check_workflow, check_grpc,  check_kube };
 
 /* See config-internal.h: each rule in turn, the first error stops. */
 int cfg_run_checks(struct cfg_ctx *ctx, struct ib_config *c)

@@ -476,20 +476,6 @@ static uint32_t pubs_seen[PUBS_MAX]; /* each atomic; written under pubs_mu */
 static unsigned n_pubs_seen;         /* atomic */
 static pthread_mutex_t pubs_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* http.listen's address when it is one IPv4 address (host order), else 0
- * (any address, a name, IPv6). */
-static uint32_t listen_ipv4(const struct ib_config *cfg)
-{
-	char host[256];
-	uint16_t port;
-	struct in_addr in;
-
-	if (!cfg->http.listen || net_split_hostport(cfg->http.listen, host, sizeof(host), &port) < 0 ||
-	    inet_pton(AF_INET, host, &in) != 1)
-		return 0;
-	return ntohl(in.s_addr);
-}
-
 static bool is_loopback(uint32_t ip)
 {
 	return ip >> 24 == 127;
@@ -503,7 +489,7 @@ static unsigned prebuild_pubs(const struct ib_config *cfg, uint32_t pubs[PUBS_MA
 						   : cfg->dhcp.server_address;
 		return 1;
 	}
-	if ((pubs[0] = listen_ipv4(cfg)) != 0)
+	if ((pubs[0] = cfg->http.listen_ipv4) != 0)
 		return 1;
 	unsigned n = __atomic_load_n(&n_pubs_seen, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < n; i++)
@@ -534,7 +520,7 @@ static void pub_seen(const struct ib_config *cfg, uint32_t pub)
 	 * request stops above. A loopback address (a request made on the
 	 * host itself) would cost every machine answers no machine asks
 	 * for. */
-	uint32_t listen = listen_ipv4(cfg);
+	uint32_t listen = cfg->http.listen_ipv4;
 	bool quiet = listen != 0;
 	if ((listen && pub != listen) || (!listen && is_loopback(pub)))
 		return;
