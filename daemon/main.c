@@ -709,6 +709,7 @@ out:
 	api_free(api); /* joins every listener thread: their readers are freed */
 	answers_made = NULL;
 	answers_free(answers); /* no handler is left to use it */
+	public_recent_clear();
 	store_close(store);
 	config_free(cfg);
 	if (sfd >= 0)

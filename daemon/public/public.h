@@ -35,6 +35,9 @@ struct store_reader;
  * http.answer_prebuild (public.c says which). */
 void public_prebuild(void *arg, struct answers *a, const struct answers_rec *rec,
 		     struct store_reader *r);
+/* Drops the Hardware trees kept for answers made on first use (public.c):
+ * once no request runs (the daemon, after the listeners stopped). */
+void public_recent_clear(void);
 
 /* A route of the public listener that this file answers. */
 struct public_route {

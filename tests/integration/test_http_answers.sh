@@ -7,7 +7,8 @@
 # returned, with no wait: a Hardware changed, deleted, a MAC moved from
 # one Hardware to another, a reload that changes the configuration. An
 # unknown MAC stays 404 and a machine whose boot is awaited still gets its
-# boot recorded.
+# boot recorded. A machine's answers made one after the other on first
+# use are made from one decode of its Hardware.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -179,6 +180,31 @@ get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.0.0.2"
 is "$out" m2 "again (cached)"
 get /2009-04-04/meta-data/hostname
 is "$out" m1 "and the peer's own is still m1's"
+
+# ---- a machine's answers made one after the other: one decode ----
+
+# m2 changed: every answer of its new version is a first use. A crawl of
+# six of them (each on its own connection, on any listener thread) is
+# made from the one tree decoded for the first.
+apply_hw m2 52:54:00:aa:00:02 127.0.0.2 "echo m2 v6" "$MORE2"
+d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+r0=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
+for p in /2009-04-04/meta-data/instance-id /2009-04-04/meta-data/hostname \
+	/2009-04-04/meta-data/local-hostname /2009-04-04/user-data /nocloud/meta-data /metadata; do
+	get "$p" -H "X-Forwarded-For: 127.0.0.2"
+	is "$code" 200 "crawl: $p of m2"
+done
+d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+r1=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
+is "$((d1 - d0))" 1 "six answers made from one decode of the Hardware"
+is "$((r1 - r0))" 5 "the five after the first reused its tree"
+get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.0.0.2"
+is "$out" m2-id "m2's own instance id"
+get /ipxe/script/52:54:00:aa:00:02/auto.ipxe
+like "$out" "echo m2 v6" "the script of the version decoded"
+apply_hw m2 52:54:00:aa:00:02 127.0.0.2 "echo m2 v7" "$MORE2"
+get /ipxe/script/52:54:00:aa:00:02/auto.ipxe
+like "$out" "echo m2 v7" "a new version is decoded anew, never the kept tree"
 
 # ---- Ignition: by system UUID, and the address must be the machine's ----
 
