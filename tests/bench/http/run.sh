@@ -29,10 +29,13 @@
 #    connection with one request at a time ("light": the p99 of an answer
 #    without the queueing of a saturated server). BENCH_HTTP_SECONDS (10)
 #    per run.
-# Cases (BENCH_HTTP_CASES, default all five): ipxe
+# Cases (BENCH_HTTP_CASES, default the first five): ipxe
 # (/ipxe/script/<mac>/auto.ipxe), httpboot (/httpboot), hostname
 # (/2009-04-04/meta-data/hostname), metadata (/metadata), userdata
-# (/nocloud/user-data). A case a kind of Hardware does not answer with 200
+# (/nocloud/user-data), and crawl: eight EC2 paths of one machine one
+# after the other, then the next machine's, as cloud-init's EC2 source
+# asks them (rotating only; each wrk thread starts at its own half of
+# the machines; nginx serves each path's bytes from its own file). A case a kind of Hardware does not answer with 200
 # (small Hardware carry no user data) is left out for that kind, and said.
 # /httpboot answers the connecting address (no X-Forwarded-For: UEFI
 # firmware asks directly), which over loopback is 127.0.0.1: a copy of the
@@ -102,9 +105,16 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 declare -A URL=([ipxe]=/ipxe/script/MAC/auto.ipxe [httpboot]=/httpboot
-	[hostname]=/2009-04-04/meta-data/hostname [metadata]=/metadata [userdata]=/nocloud/user-data)
+	[hostname]=/2009-04-04/meta-data/hostname [metadata]=/metadata [userdata]=/nocloud/user-data
+	[crawl]=/2009-04-04/meta-data/instance-id)
+# The crawl case: what cloud-init's EC2 source asks of one machine, one
+# path after the other (none of them another case's path, so that nginx
+# serves each from its own location).
+CRAWL="/2009-04-04/meta-data/instance-id /2009-04-04/meta-data/local-hostname
+/2009-04-04/meta-data/plan /2009-04-04/meta-data/facility /2009-04-04/meta-data/tags
+/2009-04-04/meta-data/public-keys /2009-04-04/meta-data/operating-system/slug /2009-04-04/user-data"
 for c in $CASES; do
-	[ -n "${URL[$c]:-}" ] || { say "bench-http: unknown case $c (ipxe httpboot hostname metadata userdata)"; exit 2; }
+	[ -n "${URL[$c]:-}" ] || { say "bench-http: unknown case $c (ipxe httpboot hostname metadata userdata crawl)"; exit 2; }
 done
 
 # ---- CPU accounting ----
@@ -190,6 +200,7 @@ nginx_conf() { # KIND WORKERS PORT
     location = /2009-04-04/meta-data/hostname { try_files /hostname/body =404; }
     location = /metadata { default_type application/json; try_files /metadata/body =404; }
     location = /nocloud/user-data { try_files /userdata/body =404; }
+$(i=0; for p in $CRAWL; do i=$((i + 1)); echo "    location = $p { try_files /crawl/$i =404; }"; done)
   }
 EOF
 }
@@ -250,7 +261,17 @@ EOF
 		mkdir -p "$k/www/$c"
 		code=$(curl -s -o "$k/www/$c/body" -w '%{http_code}' -H "X-Forwarded-For: $firstip" \
 			"http://127.0.0.1:$HPORT${URL[$c]/MAC/$first}") || code=000
-		if [ "$code" = 200 ]; then
+		if [ "$code" = 200 ] && [ "$c" = crawl ]; then
+			# Every path of the crawl, for nginx to serve.
+			i=0
+			for p in $CRAWL; do
+				i=$((i + 1))
+				pc=$(curl -s -o "$k/www/crawl/$i" -w '%{http_code}' \
+					-H "X-Forwarded-For: $firstip" "http://127.0.0.1:$HPORT$p")
+				[ "$pc" = 200 ] || { say "bench-http: $kind Hardware: the crawl's $p answers $pc"; exit 1; }
+			done
+			kcases="$kcases $c"
+		elif [ "$code" = 200 ]; then
 			kcases="$kcases $c"
 		elif [ "$code" = 000 ]; then
 			say "bench-http: ironbelld does not answer"; exit 1
@@ -306,6 +327,29 @@ end
 EOF
 	done
 
+	cat >"$tmp/crawl.lua" <<EOF
+local ips = {}
+for line in io.lines("$k/ips.txt") do ips[#ips + 1] = line end
+local paths = {}
+for p in string.gmatch("$(echo $CRAWL)", "%S+") do paths[#paths + 1] = p end
+local threads = 0
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local i, j = nil, 0
+request = function()
+  -- Each wrk thread crawls its own half of the machines, from its start.
+  if not i then i = math.floor((tid or 0) * #ips / 2) + 1 end
+  j = j + 1
+  if j > #paths then j = 1; i = i % #ips + 1 end
+  local h = {}
+  for k, v in pairs(wrk.headers) do h[k] = v end
+  h["X-Forwarded-For"] = ips[i]
+  return wrk.format("GET", paths[j], h)
+end
+EOF
+
 	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU); cpu: share of one core${QUOTA:+; each server capped at $QUOTA of a core}"
 	for c in $kcases; do
 		say "   $c: $(wc -c <"$k/www/$c/body") bytes per answer"
@@ -313,7 +357,7 @@ EOF
 	srv_pids=$ipid
 	for u in $URLS; do
 		for c in $kcases; do
-			[ "$u.$c" = rotating.httpboot ] && continue
+			[ "$u.$c" = rotating.httpboot ] || [ "$u.$c" = plain.crawl ] && continue
 			for mode in $MODES; do
 				run "$kind" "$u" "$c" ironbelld "$HPORT" "$mode"
 			done
@@ -335,13 +379,21 @@ ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the loa
 			sleep 0.1
 		done
 		for c in $kcases; do
+			[ "$c" = crawl ] && continue
 			cmp -s <(curl -s "http://127.0.0.1:$port${URL[$c]/MAC/$first}") "$k/www/$c/body" ||
 				{ say "bench-http: nginx does not serve the bytes of $c"; exit 1; }
+		done
+		i=0
+		for p in $CRAWL; do
+			case " $kcases " in *" crawl "*) ;; *) break ;; esac
+			i=$((i + 1))
+			cmp -s <(curl -s "http://127.0.0.1:$port$p") "$k/www/crawl/$i" ||
+				{ say "bench-http: nginx does not serve the bytes of the crawl's $p"; exit 1; }
 		done
 		srv_pids=$(procs "$npid")
 		for u in $URLS; do
 			for c in $kcases; do
-				[ "$u.$c" = rotating.httpboot ] && continue
+				[ "$u.$c" = rotating.httpboot ] || [ "$u.$c" = plain.crawl ] && continue
 				for mode in $MODES; do
 					run "$kind" "$u" "$c" "nginx-${w}worker" "$port" "$mode"
 				done
