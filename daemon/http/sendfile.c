@@ -77,16 +77,10 @@ static struct span spans[SPAN_FDS];
 
 static struct metric *widened_metric(void)
 {
-	static struct metric *m; /* atomic pointer */
-	struct metric *x = __atomic_load_n(&m, __ATOMIC_ACQUIRE);
-	if (!x) {
-		x = metrics_counter("ironbell_http_sendfile_widened_total",
-				    "sendfile() calls of a file answer made larger than "
-				    "libmicrohttpd's 128 KiB chunk (daemon/http/sendfile.c).",
-				    NULL);
-		__atomic_store_n(&m, x, __ATOMIC_RELEASE);
-	}
-	return x;
+	return metrics_counter_cached("ironbell_http_sendfile_widened_total",
+				      "sendfile() calls of a file answer made larger than "
+				      "libmicrohttpd's 128 KiB chunk (daemon/http/sendfile.c).",
+				      NULL);
 }
 
 void http_sendfile_span(int fd, uint64_t end)

@@ -306,17 +306,12 @@ static pthread_mutex_t hw_recent_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static struct metric *hw_recent_metric(bool hit)
 {
-	static struct metric *m[2]; /* atomic pointers */
-	struct metric *x = __atomic_load_n(&m[hit], __ATOMIC_ACQUIRE);
-	if (!x) {
-		x = metrics_counter("ironbell_http_answer_hardware_reads_total",
-				    "Hardware objects an answer made on first use was made from: "
-				    "read and decoded from the store (result=\"decoded\"), or the "
-				    "tree decoded for an earlier answer (result=\"reused\").",
-				    hit ? "result=\"reused\"" : "result=\"decoded\"");
-		__atomic_store_n(&m[hit], x, __ATOMIC_RELEASE);
-	}
-	return x;
+	return metrics_counter_cached(
+		"ironbell_http_answer_hardware_reads_total",
+		"Hardware objects an answer made on first use was made from: read and decoded "
+		"from the store (result=\"decoded\"), or the tree decoded for an earlier answer "
+		"(result=\"reused\").",
+		hit ? "result=\"reused\"" : "result=\"decoded\"");
 }
 
 /* The kept tree of rec, with a reference, or NULL. Under hw_recent_mu. */
