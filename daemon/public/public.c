@@ -291,8 +291,43 @@ fail:
  * object cache shares its own (jansson's reference counts are atomic,
  * and no builder changes the Hardware it is given). One mutex, taken
  * only when an answer is made, never on a made answer; the decode runs
- * outside it. A few MiB at most. */
+ * outside it. A tree whose strings and nodes come to more than
+ * HW_RECENT_TREE_MAX (a Hardware with large user data) is not kept, so
+ * that the trees kept never hold more than 64 x 256 KiB, and a fleet's
+ * a few MiB. */
 #define HW_RECENT 64
+#define HW_RECENT_TREE_MAX (256u * 1024u)
+#define HW_RECENT_DEPTH_MAX 32
+
+/* About what tree costs in memory: its strings and keys, and a node's
+ * bookkeeping each (64 bytes, about jansson's), added until max is
+ * passed; more than max when deeper than HW_RECENT_DEPTH_MAX. */
+static size_t tree_bytes(const json_t *t, size_t max, unsigned depth)
+{
+	size_t n = 64;
+	const char *k;
+	const json_t *v;
+	size_t i;
+
+	if (depth > HW_RECENT_DEPTH_MAX)
+		return max + 1;
+	if (json_is_string(t))
+		return n + json_string_length(t);
+	if (json_is_object(t)) {
+		json_object_foreach((json_t *)t, k, v) {
+			n += strlen(k) + tree_bytes(v, max, depth + 1);
+			if (n > max)
+				return n;
+		}
+	} else if (json_is_array(t)) {
+		json_array_foreach(t, i, v) {
+			n += tree_bytes(v, max, depth + 1);
+			if (n > max)
+				return n;
+		}
+	}
+	return n;
+}
 
 struct hw_recent {
 	json_t *hw; /* NULL: empty */
@@ -351,7 +386,7 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 	if ((e = rec_hardware(r, rec, ret)) < 0)
 		return e;
 	metric_inc(hw_recent_metric(false), 1);
-	if (!keep)
+	if (!keep || tree_bytes(*ret, HW_RECENT_TREE_MAX, 0) > HW_RECENT_TREE_MAX)
 		return 0;
 	pthread_mutex_lock(&hw_recent_mu);
 	json_t *dup = hw_recent_find(rec); /* another thread kept it meanwhile */

@@ -185,8 +185,17 @@ is "$out" m1 "and the peer's own is still m1's"
 
 # m2 changed: every answer of its new version is a first use. A crawl of
 # six of them (each on its own connection, on any listener thread) is
-# made from the one tree decoded for the first.
+# made from the one tree decoded for the first. The crawl starts once the
+# cache has the new version (its script, made ahead, served as a hit), so
+# that no answer takes the store path.
+# cached_now: a hit on m2's script after the last apply.
+cached_now() {
+	_h=$(hits)
+	curl -s -o /dev/null --max-time 5 "$BASE/ipxe/script/52:54:00:aa:00:02/auto.ipxe"
+	[ "$(hits)" != "$_h" ]
+}
 apply_hw m2 52:54:00:aa:00:02 127.0.0.2 "echo m2 v6" "$MORE2"
+wait_for 10 cached_now || bail_out "the cache does not answer m2 after the change"
 d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 r0=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
 for p in /2009-04-04/meta-data/instance-id /2009-04-04/meta-data/hostname \
@@ -200,11 +209,45 @@ is "$((d1 - d0))" 1 "six answers made from one decode of the Hardware"
 is "$((r1 - r0))" 5 "the five after the first reused its tree"
 get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.0.0.2"
 is "$out" m2-id "m2's own instance id"
-get /ipxe/script/52:54:00:aa:00:02/auto.ipxe
-like "$out" "echo m2 v6" "the script of the version decoded"
+# The script asked by address is made on first use (not ahead): from the
+# kept tree of v6, then, after v7 is applied, from v7's, never v6's.
+get /ipxe/script/auto.ipxe --interface 127.0.0.2
+like "$out" "echo m2 v6" "m2's script by address, made from the kept tree"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')" "$((r1 + 1))" \
+	"(reused: no decode)"
 apply_hw m2 52:54:00:aa:00:02 127.0.0.2 "echo m2 v7" "$MORE2"
-get /ipxe/script/52:54:00:aa:00:02/auto.ipxe
-like "$out" "echo m2 v7" "a new version is decoded anew, never the kept tree"
+wait_for 10 cached_now || bail_out "the cache does not answer m2 after the change"
+d2=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+get /ipxe/script/auto.ipxe --interface 127.0.0.2
+like "$out" "echo m2 v7" "after a change, the new version's script, never the kept tree's"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')" "$((d2 + 1))" \
+	"(decoded anew)"
+
+# A Hardware of more than 256 KiB (its user data) is not kept: each of
+# its answers made on first use is decoded.
+{
+	printf 'apiVersion: tinkerbell.org/v1alpha1\nkind: Hardware\nmetadata:\n  name: big\n  namespace: default\n'
+	printf 'spec:\n  metadata:\n    instance:\n      id: big-id\n      hostname: big\n  userData: |\n'
+	head -c 300000 /dev/zero | tr '\0' 'x' | fold -w 100 | sed 's/^/    /'
+	printf '\n  interfaces:\n  - dhcp:\n      mac: 52:54:00:aa:00:66\n      ip:\n        address: 127.0.0.66\n        netmask: 255.0.0.0\n'
+} >"$IB_TMP/big.yaml"
+ib apply -f "$IB_TMP/big.yaml"
+is "$rc" 0 "a Hardware with 300 KB of user data is applied"
+big_cached() {
+	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.0.0.66"
+	[ "$out" = big-id ]
+}
+wait_for 10 big_cached || bail_out "the big Hardware is not served"
+d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+r0=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
+get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.0.0.66"
+is "$out" big "its hostname"
+get /2009-04-04/meta-data/local-hostname -H "X-Forwarded-For: 127.0.0.66"
+is "$out" big "its local hostname"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')" "$r0" \
+	"its tree is not kept: nothing reused"
+d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+is "$((d1 - d0))" 2 "each of its two answers decoded it"
 
 # ---- Ignition: by system UUID, and the address must be the machine's ----
 
