@@ -25,6 +25,7 @@ daemon_tests="tests/unit/check_answers.c
 tests/unit/check_api.c
 tests/unit/check_config.c
 tests/unit/check_daemon_settings.c
+tests/unit/check_sendfile.c
 tests/fuzz/fuzz_api_route.c
 tests/fuzz/fuzz_config.c"
 
