@@ -91,7 +91,7 @@ int api_watch_count(struct api *api, int delta); /* returns the new count */
 /* libmicrohttpd's sendfile() chunk in its polling modes, and what a call
  * of a file answer may be made to move instead. */
 #define HTTP_MHD_SENDFILE_CHUNK ((size_t)128 * 1024)
-#define HTTP_SENDFILE_CHUNK ((size_t)8 * 1024 * 1024)
+#define HTTP_SENDFILE_CHUNK ((size_t)2 * 1024 * 1024)
 /* fd (a regular file) is about to be sent by libmicrohttpd up to file
  * offset end (exclusive): its calls may then move more than
  * libmicrohttpd's chunk, never past end. Call it when the response is

@@ -16,7 +16,8 @@
  * connection, and no option for it); nginx makes them 2 MiB. Measured
  * with a client that does not copy the bodies (make bench-osie), that
  * chunk cost a quarter of the throughput, so each file answer's span is
- * given to daemon/http/sendfile.c, which makes those calls up to 8 MiB.
+ * given to daemon/http/sendfile.c, which makes those calls up to 2 MiB,
+ * as nginx does.
  *
  * Validators (RFC 9110 §13): every answer carries a strong ETag (device,
  * inode, size, modification time in nanoseconds: a file replaced or

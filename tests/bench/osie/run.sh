@@ -36,8 +36,8 @@
 # kernel's receive work, which every client pays.
 #
 # BENCH_OSIE_NGINX_CHUNK=SIZE (e.g. 8m, or 0: no limit) sets nginx's
-# sendfile_max_chunk (its default: 2m); ironbelld's calls move up to 8 MiB
-# (daemon/http/sendfile.c), so 8m compares the two at the same call size.
+# sendfile_max_chunk (its default: 2m, the most ironbelld's calls move:
+# daemon/http/sendfile.c).
 #
 # BENCH_OSIE_SERVER_QUOTA=F (a share of one core, e.g. 0.5) caps each
 # server's CPU in a cgroup (tests/bench/http/common.sh), so that the
