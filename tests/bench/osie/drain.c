@@ -193,7 +193,8 @@ static int parse_head(struct conn *c, size_t end, const char **why)
 	bool have_len = false;
 
 	/* "HTTP/1.x 200 " */
-	if (end < 12 || memcmp(h, "HTTP/1.", 7) != 0 || memcmp(h + 8, " 200", 4) != 0) {
+	if (end < 13 || memcmp(h, "HTTP/1.", 7) != 0 || memcmp(h + 8, " 200", 4) != 0 ||
+	    (h[12] != ' ' && h[12] != '\r')) {
 		*why = "a status other than 200";
 		return -1;
 	}
@@ -249,7 +250,8 @@ static void conn_done(struct conn *c)
 	c->done++;
 	if (c->close_after) {
 		conn_close(c);
-		(void)conn_open(c);
+		if (conn_open(c) < 0)
+			conn_fail(c, "cannot open a connection");
 		return;
 	}
 	c->state = S_SENDING;
