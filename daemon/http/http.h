@@ -92,11 +92,12 @@ int api_watch_count(struct api *api, int delta); /* returns the new count */
  * of a file answer may be made to move instead. */
 #define HTTP_MHD_SENDFILE_CHUNK ((size_t)128 * 1024)
 #define HTTP_SENDFILE_CHUNK ((size_t)2 * 1024 * 1024)
-/* fd (a regular file) is about to be sent by libmicrohttpd up to file
- * offset end (exclusive): its calls may then move more than
- * libmicrohttpd's chunk, never past end. Call it when the response is
- * made, before it is queued. */
-void http_sendfile_span(int fd, uint64_t end);
+/* fd (a regular file, whose fstat() st is) is about to be sent by
+ * libmicrohttpd up to file offset end (exclusive): its calls may then
+ * move more than libmicrohttpd's chunk, never past end. Call it when the
+ * response is made, before it is queued. */
+struct stat;
+void http_sendfile_span(int fd, const struct stat *st, uint64_t end);
 /* What a sendfile() call of count bytes of in_fd at off moves: count, or
  * more when the call is libmicrohttpd's inside a span of in_fd's (for
  * tests; the daemon's sendfile64() asks it). */

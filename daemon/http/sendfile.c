@@ -90,19 +90,17 @@ static struct metric *widened_metric(void)
 				      NULL);
 }
 
-void http_sendfile_span(int fd, uint64_t end)
+void http_sendfile_span(int fd, const struct stat *st, uint64_t end)
 {
-	struct stat st;
-
 	(void)widened_metric(); /* listed from the first file answer on */
 	if (fd < 0 || fd >= SPAN_FDS)
 		return;
 	struct span *s = &spans[fd];
 	__atomic_store_n(&s->end, 0, __ATOMIC_RELEASE);
-	if (end == 0 || fstat(fd, &st) < 0)
+	if (end == 0 || !st)
 		return;
 	uint64_t id[4];
-	ident_of(&st, id);
+	ident_of(st, id);
 	__atomic_store_n(&s->dev, id[0], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->ino, id[1], __ATOMIC_RELAXED);
 	__atomic_store_n(&s->size, id[2], __ATOMIC_RELAXED);
@@ -129,9 +127,9 @@ size_t http_sendfile_count(int in_fd, uint64_t off, size_t count)
 	    id[2] != __atomic_load_n(&s->size, __ATOMIC_RELAXED) ||
 	    id[3] != __atomic_load_n(&s->mtime_ns, __ATOMIC_RELAXED))
 		return count;
-	uint64_t n = end - off - 1; /* the last byte is libmicrohttpd's */
 	if (end > id[2]) /* a span past the file's end: not as it was made */
 		return count;
+	uint64_t n = end - off - 1; /* the last byte is libmicrohttpd's */
 	return n > HTTP_SENDFILE_CHUNK ? HTTP_SENDFILE_CHUNK : (size_t)n;
 }
 

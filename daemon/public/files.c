@@ -346,7 +346,7 @@ int public_serve_file(struct MHD_Connection *c, const struct ib_config *cfg,
 		return e;
 	}
 	if (e == 0)
-		http_sendfile_span(fd, off + len); /* calls wider than libmicrohttpd's */
+		http_sendfile_span(fd, &st, off + len); /* calls wider than libmicrohttpd's */
 	rep->resp = e < 0 ? NULL : MHD_create_response_from_fd_at_offset64(len, fd, (int64_t)off);
 	if (!rep->resp) {
 		if (e == 0)

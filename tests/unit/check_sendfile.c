@@ -22,6 +22,15 @@
 #define CHUNK HTTP_MHD_SENDFILE_CHUNK
 #define WIDE HTTP_SENDFILE_CHUNK
 
+/* Gives fd's span up to end, with fd's stat as the file answer does. */
+static void span(int fd, uint64_t end)
+{
+	struct stat st;
+	if (fd >= 0)
+		ck_assert_int_eq(fstat(fd, &st), 0);
+	http_sendfile_span(fd, fd >= 0 ? &st : NULL, end);
+}
+
 /* A new file of size bytes under TMPDIR, unlinked: its byte i is
  * (i * 7 + i / 4096) & 0xff. An open descriptor. */
 static int file_of(size_t size)
@@ -50,7 +59,7 @@ START_TEST(count_rules)
 	int fd = file_of(size);
 
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK), CHUNK); /* no span yet */
-	http_sendfile_span(fd, size);
+	span(fd, size);
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK), WIDE);
 	/* Only libmicrohttpd's chunk: a last piece or another caller is not. */
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK - 1), CHUNK - 1);
@@ -62,28 +71,28 @@ START_TEST(count_rules)
 	ck_assert_uint_eq(http_sendfile_count(fd, size, CHUNK), CHUNK);
 	ck_assert_uint_eq(http_sendfile_count(fd, size + WIDE, CHUNK), CHUNK);
 	/* A Range: its own end, not the file's. */
-	http_sendfile_span(fd, 1000 + CHUNK * 2);
+	span(fd, 1000 + CHUNK * 2);
 	ck_assert_uint_eq(http_sendfile_count(fd, 1000, CHUNK), CHUNK * 2 - 1);
 	/* Cleared. */
-	http_sendfile_span(fd, 0);
+	span(fd, 0);
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK), CHUNK);
 	/* A span past the file's end: not as the answer made it. */
-	http_sendfile_span(fd, size + 1);
+	span(fd, size + 1);
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK), CHUNK);
 	/* The file written since the span was given: not widened. */
-	http_sendfile_span(fd, size);
+	span(fd, size);
 	ck_assert_int_eq(ftruncate(fd, (off_t)size - 1), 0);
 	ck_assert_uint_eq(http_sendfile_count(fd, 0, CHUNK), CHUNK);
 	/* The number closed and given to another file (which may get the
 	 * same inode number on its file system): not widened. */
-	http_sendfile_span(fd, size - 1);
+	span(fd, size - 1);
 	close(fd);
 	int fd2 = file_of(size + 4096);
 	ck_assert_int_eq(fd2, fd);
 	ck_assert_uint_eq(http_sendfile_count(fd2, 0, CHUNK), CHUNK);
 	close(fd2);
 	/* Descriptors the table does not hold. */
-	http_sendfile_span(-1, size);
+	span(-1, size);
 	ck_assert_uint_eq(http_sendfile_count(-1, 0, CHUNK), CHUNK);
 	ck_assert_uint_eq(http_sendfile_count(1 << 30, 0, CHUNK), CHUNK);
 }
@@ -117,7 +126,7 @@ START_TEST(widened_call_moves_the_bytes)
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, read_all, &r), 0);
 
-	http_sendfile_span(fd, size);
+	span(fd, size);
 	off64_t off = (off64_t)start;
 	ssize_t n = sendfile64(sv[0], fd, &off, CHUNK);
 	ck_assert_int_eq(n, (ssize_t)WIDE);
@@ -130,7 +139,7 @@ START_TEST(widened_call_moves_the_bytes)
 			ck_abort_msg("byte %zu of the call is not the file's byte %zu", i, at);
 	}
 	/* Not a span: the count asked. */
-	http_sendfile_span(fd, 0);
+	span(fd, 0);
 	r.len = 0;
 	r.cap = CHUNK;
 	ck_assert_int_eq(pthread_create(&t, NULL, read_all, &r), 0);
