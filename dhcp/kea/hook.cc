@@ -40,7 +40,8 @@
 #include <cc/data.h>
 #include <dhcp/dhcp4.h>
 #include <dhcp/option.h>
-#include <dhcp/option_custom.h>
+#include <dhcp/option4_addrlst.h>
+#include <dhcp/option_int.h>
 #include <dhcp/pkt4.h>
 #include <dhcpsrv/base_host_data_source.h>
 #include <dhcpsrv/cfgmgr.h>
@@ -61,6 +62,7 @@
 #include <iterator>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -113,6 +115,11 @@ const isc::log::MessageInitializer ib_message_init(ib_messages);
 isc::log::Logger ib_logger("ironbell-hooks");
 
 const char HOST_SOURCE_TYPE[] = "ironbell";
+
+/* The packet callouts' argument names, made once, not per packet. */
+const std::string ARG_LEASE4("lease4");
+const std::string ARG_QUERY4("query4");
+const std::string ARG_RESPONSE4("response4");
 
 /* The core, between load and unload. */
 struct ibkea *ib_core;
@@ -634,27 +641,75 @@ isc::dhcp::OptionPtr option_peek(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 	return it == pkt->options_.end() ? isc::dhcp::OptionPtr() : it->second;
 }
 
+/* Option o's data as one IPv4 address (host order) when it holds exactly
+ * that and is of a kind read without packing it: an Option4AddrLst (Kea's
+ * own server identifier) or a plain Option. Not an OptionCustom (a
+ * configured server identifier, a subnet mask): its readAddress() goes
+ * through the address's text, and costs six times packing it. The kinds
+ * are told by their exact type, a comparison where a dynamic_cast walks
+ * the class tree. */
+bool option_read_ip(const isc::dhcp::Option &o, uint32_t *ret)
+{
+	if (!o.getOptions().empty())
+		return false;
+	if (typeid(o) == typeid(isc::dhcp::Option4AddrLst)) {
+		auto a = static_cast<const isc::dhcp::Option4AddrLst &>(o).getAddresses();
+		if (a.size() != 1 || !a[0].isV4())
+			return false;
+		*ret = a[0].toUint32();
+		return true;
+	}
+	if (typeid(o) == typeid(isc::dhcp::Option)) {
+		const isc::dhcp::OptionBuffer &b = o.getData();
+		if (b.size() != 4)
+			return false;
+		*ret = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+		return true;
+	}
+	return false;
+}
+
 /* Option code of pkt as an IPv4 address, 0 when absent or not 4 bytes.
- * Kea makes its server identifier an OptionCustom: read as such, with no
- * buffer packed; anything else is packed to be read. */
+ * Read in place when option_read_ip() can; anything else is packed to be
+ * read. */
 uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 {
 	isc::dhcp::OptionPtr o = option_peek(pkt, code);
+	uint32_t ip;
 
 	if (!o)
 		return 0;
-	if (auto c = boost::dynamic_pointer_cast<isc::dhcp::OptionCustom>(o)) {
-		try {
-			if (c->getDataFieldsNum() == 1)
-				return c->readAddress().toUint32();
-		} catch (const isc::Exception &) {
-			/* not an address: packed below */
-		}
-	}
+	if (option_read_ip(*o, &ip))
+		return ip;
 	std::vector<uint8_t> b = o->toBinary(false);
 	if (b.size() != 4)
 		return 0;
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Whether o, an option of Kea's response, already holds exactly data (len
+ * bytes): then it packs to the same bytes as the option ironbell would
+ * put in its place, and is left there. Read without packing for the kinds
+ * read cheaply: Kea's lease times (OptionUint32), an address list of one
+ * (Option4AddrLst), a plain Option; for any other kind, false (it is
+ * replaced, which costs less than reading it). */
+bool option_same(const isc::dhcp::Option &o, const uint8_t *data, size_t len)
+{
+	if (!o.getOptions().empty())
+		return false;
+	if (typeid(o) == typeid(isc::dhcp::OptionUint32)) {
+		uint32_t v = static_cast<const isc::dhcp::OptionUint32 &>(o).getValue();
+		return len == 4 && ((uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 |
+				    (uint32_t)data[2] << 8 | data[3]) == v;
+	}
+	if (typeid(o) == typeid(isc::dhcp::Option)) {
+		const isc::dhcp::OptionBuffer &b = o.getData();
+		return b.size() == len && (len == 0 || memcmp(b.data(), data, len) == 0);
+	}
+	uint32_t ip;
+	return len == 4 && option_read_ip(o, &ip) &&
+	       ((uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 | (uint32_t)data[2] << 8 |
+		data[3]) == ip;
 }
 
 /* Options made once: an applied answer sets the same few options (a
@@ -726,13 +781,16 @@ void option_remove(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code)
  * as it is. Where Kea's response has one instance and one is needed,
  * the option is swapped in its node of the packet's map: the usual case
  * (Kea's router, name servers, lease times), without a node freed and
- * another allocated and balanced in. */
+ * another allocated and balanced in; and where that instance already
+ * holds the same bytes (option_same: Kea's lease times once lease4_select
+ * gave the lease the Hardware's, a router of one address), it stays. */
 void option_set(const isc::dhcp::Pkt4Ptr &pkt, uint8_t code, const uint8_t *data, size_t len)
 {
 	if (len <= 255) {
 		auto r = pkt->options_.equal_range(code);
 		if (r.first != r.second && std::next(r.first) == r.second) {
-			r.first->second = option_made(code, data, len);
+			if (!r.first->second || !option_same(*r.first->second, data, len))
+				r.first->second = option_made(code, data, len);
 			return;
 		}
 	}
@@ -815,8 +873,16 @@ void answer_log(const struct ibkea_answer &a, const struct ibkea_kea_reply &kea)
 	ib_log_line(warn ? IBKEA_LOG_WARN : IBKEA_LOG_DEBUG, line);
 }
 
-/* One answer per packet thread: a few KiB, not for the stack. */
+/* One answer per packet thread: a few KiB, not for the stack. Reached
+ * through the pointer tl_answer_get() returns: in a shared object each
+ * reach of a thread_local is a call to __tls_get_addr, which the compiler
+ * made again for every use of a reference bound to it (24 per answer). */
 thread_local struct ibkea_answer tl_answer;
+
+__attribute__((noinline)) struct ibkea_answer *tl_answer_get()
+{
+	return &tl_answer;
+}
 
 void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &resp)
 {
@@ -835,7 +901,7 @@ void answer_response(const isc::dhcp::Pkt4Ptr &query, const isc::dhcp::Pkt4Ptr &
 	kea.yiaddr = resp->getYiaddr().isV4() ? resp->getYiaddr().toUint32() : 0;
 	kea.server_id = option_u32(resp, isc::dhcp::DHO_DHCP_SERVER_IDENTIFIER);
 
-	struct ibkea_answer &a = tl_answer;
+	struct ibkea_answer &a = *tl_answer_get();
 	ibkea_answer_request(k, query->data_.data(), query->data_.size(), &kea, &a);
 
 	stats_count(a.outcome, a.boot, a.outcome == IBKEA_APPLIED);
@@ -955,7 +1021,7 @@ HOOK_EXPORT int lease4_select(CalloutHandle &handle)
 {
 	try {
 		isc::dhcp::Lease4Ptr lease;
-		handle.getArgument("lease4", lease);
+		handle.getArgument(ARG_LEASE4, lease);
 		struct ibkea *k = ib_core;
 		if (k && lease && lease->hwaddr_ && lease->hwaddr_->hwaddr_.size() == 6) {
 			uint32_t ip = lease->addr_.isV4() ? lease->addr_.toUint32() : 0;
@@ -979,8 +1045,8 @@ HOOK_EXPORT int pkt4_send(CalloutHandle &handle)
 		if (handle.getStatus() == CalloutHandle::NEXT_STEP_DROP)
 			return 0;
 		isc::dhcp::Pkt4Ptr resp, query;
-		handle.getArgument("response4", resp);
-		handle.getArgument("query4", query);
+		handle.getArgument(ARG_RESPONSE4, resp);
+		handle.getArgument(ARG_QUERY4, query);
 		answer_response(query, resp);
 		stats_refresh_gauges();
 	} catch (const std::exception &e) {
