@@ -644,10 +644,10 @@ isc::dhcp::OptionPtr option_peek(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 /* Option o's data as one IPv4 address (host order) when it holds exactly
  * that and is of a kind read without packing it: an Option4AddrLst (Kea's
  * own server identifier) or a plain Option. Not an OptionCustom (a
- * configured server identifier, a subnet mask): its readAddress() goes
- * through the address's text, and costs six times packing it. The kinds
- * are told by their exact type, a comparison where a dynamic_cast walks
- * the class tree. */
+ * configured server identifier): its readAddress() goes through the
+ * address's text, and costs six times packing it. The kinds are told by
+ * their exact type, a comparison where a dynamic_cast walks the class
+ * tree. */
 bool option_read_ip(const isc::dhcp::Option &o, uint32_t *ret)
 {
 	if (!o.getOptions().empty())
@@ -690,9 +690,9 @@ uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 /* Whether o, an option of Kea's response, already holds exactly data (len
  * bytes): then it packs to the same bytes as the option ironbell would
  * put in its place, and is left there. Read without packing for the kinds
- * read cheaply: Kea's lease times (OptionUint32), an address list of one
- * (Option4AddrLst), a plain Option; for any other kind, false (it is
- * replaced, which costs less than reading it). */
+ * read cheaply: Kea's lease times and subnet mask (OptionUint32), an
+ * address list of one (Option4AddrLst), a plain Option; for any other
+ * kind, false (it is replaced, which costs less than reading it). */
 bool option_same(const isc::dhcp::Option &o, const uint8_t *data, size_t len)
 {
 	if (!o.getOptions().empty())

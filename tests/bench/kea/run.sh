@@ -91,7 +91,8 @@
 # search (the max is then the highest that passed). BENCH_KEA_PERF=DIR records perf profiles of kea-dhcp4 during the
 # BENCH_KEA_CMP_RATE step of each run (DIR/<config>[-<round>].perf.data),
 # for perf report --sort dso,sym; BENCH_KEA_PERF_STAT=EVENTS counts
-# those events with perf stat instead (DIR/<config>-<n>.stat); BENCH_KEA_PERF_CALLGRAPH (dwarf, fp) records
+# those events with perf stat instead (DIR/<config>-<n>.stat, n counting
+# the profiled steps of the whole run); BENCH_KEA_PERF_CALLGRAPH (dwarf, fp) records
 # the call graphs too, for perf report --children.
 #
 # It asserts nothing about time; it fails only when a server does not
@@ -469,7 +470,7 @@ run() {
 	if [ -n "$ppid" ]; then
 		kill -INT "$ppid" 2>/dev/null
 		wait "$ppid" 2>/dev/null
-		say "   perf profile of kea-dhcp4 at $1/s: $pdata"
+		say "   perf $([ -n "${BENCH_KEA_PERF_STAT:-}" ] && echo counts || echo profile) of kea-dhcp4 at $1/s: $pdata"
 	fi
 	c1=$(cpu_ticks "$spid")
 	y1=$(sys_ticks "$spid")
@@ -689,11 +690,19 @@ cg_pass() {
 	if [ "$1" = kea+hook ]; then
 		HOOK_READY_S=300 hook_ready >/dev/null || return 1
 	fi
-	timeout 900 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r "$CG_RATE" -n "$((2 * N))" \
-		-M "$tmp/macs.txt" 10.0.0.1 >/dev/null 2>&1
+	# Each given the time it takes at CG_RATE, and then 2 s for the
+	# last answers (-W, in microseconds).
+	local wn=$((2 * N)) wacks
+	timeout $((wn / CG_RATE + 120)) ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r "$CG_RATE" \
+		-n "$wn" -W 2000000 -M "$tmp/macs.txt" 10.0.0.1 >"$tmp/cg-warm.out" 2>&1
+	wacks=$(received REQUEST-ACK "$tmp/cg-warm.out")
+	if [ $(((wn - wacks) * 100)) -gt "$wn" ]; then
+		say "   $1: the warm-up completed $wacks of $wn exchanges at $CG_RATE/s under callgrind: no count (lower BENCH_KEA_CALLGRIND_RATE)"
+		return 1
+	fi
 	if [ "$2" -gt 0 ]; then
-		timeout 900 ip netns exec "$NS_C" perfdhcp -4 -l ibc0 -r "$CG_RATE" -n "$2" \
-			-M "$tmp/macs.txt" 10.0.0.1 >"$tmp/cg.out" 2>&1
+		timeout $(($2 / CG_RATE + 120)) ip netns exec "$NS_C" perfdhcp -4 -l ibc0 \
+			-r "$CG_RATE" -n "$2" -W 2000000 -M "$tmp/macs.txt" 10.0.0.1 >"$tmp/cg.out" 2>&1
 		acks=$(received REQUEST-ACK "$tmp/cg.out")
 		# An exchange that perfdhcp gave up on was still worked on.
 		cg_lost=$(($2 - acks))
@@ -708,8 +717,10 @@ cg_pass() {
 	cg_i=$(cg_total "$out")
 	cg_a=$acks
 	if [ -n "${BENCH_KEA_CALLGRIND_DIR:-}" ]; then
-		mkdir -p "$BENCH_KEA_CALLGRIND_DIR" && cp "$out" "$BENCH_KEA_CALLGRIND_DIR/"
-		[ "$2" = 0 ] || cp "$tmp/cg.out" "$BENCH_KEA_CALLGRIND_DIR/perfdhcp-$1-$2.txt"
+		mkdir -p "$BENCH_KEA_CALLGRIND_DIR" && cp "$out" "$BENCH_KEA_CALLGRIND_DIR/" ||
+			{ say "   cannot keep callgrind's file in $BENCH_KEA_CALLGRIND_DIR"; return 1; }
+		[ "$2" = 0 ] || cp "$tmp/cg.out" "$BENCH_KEA_CALLGRIND_DIR/perfdhcp-$1-$2.txt" ||
+			{ say "   cannot keep perfdhcp's output in $BENCH_KEA_CALLGRIND_DIR"; return 1; }
 	fi
 }
 
@@ -728,7 +739,7 @@ if [ -n "${BENCH_KEA_CALLGRIND:-}" ]; then
 			exit 1
 		fi
 		if [ $((cg_lost * 100)) -gt "$BENCH_KEA_CALLGRIND" ]; then
-			say "   $cfg: $cg_lost of $BENCH_KEA_CALLGRIND exchanges not completed at $CG_RATE/s under callgrind: no count (lower BENCH_KEA_CALLGRIND_RATE)"
+			say "   $cfg: $cg_lost of $BENCH_KEA_CALLGRIND exchanges not completed at $CG_RATE/s under callgrind: no count (lower BENCH_KEA_CALLGRIND_RATE, or see perfdhcp's output)"
 			exit 1
 		fi
 		per=$(((i1 - i0) / a1))
