@@ -641,6 +641,12 @@ isc::dhcp::OptionPtr option_peek(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 	return it == pkt->options_.end() ? isc::dhcp::OptionPtr() : it->second;
 }
 
+/* The 4 bytes at p, in network order, as a host-order number. */
+uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
 /* Option o's data as one IPv4 address (host order) when it holds exactly
  * that and is of a kind read without packing it: an Option4AddrLst (Kea's
  * own server identifier) or a plain Option. Not an OptionCustom (a
@@ -663,7 +669,7 @@ bool option_read_ip(const isc::dhcp::Option &o, uint32_t *ret)
 		const isc::dhcp::OptionBuffer &b = o.getData();
 		if (b.size() != 4)
 			return false;
-		*ret = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+		*ret = be32(b.data());
 		return true;
 	}
 	return false;
@@ -684,7 +690,7 @@ uint32_t option_u32(const isc::dhcp::Pkt4Ptr &pkt, uint16_t code)
 	std::vector<uint8_t> b = o->toBinary(false);
 	if (b.size() != 4)
 		return 0;
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	return be32(b.data());
 }
 
 /* Whether o, an option of Kea's response, already holds exactly data (len
@@ -699,17 +705,14 @@ bool option_same(const isc::dhcp::Option &o, const uint8_t *data, size_t len)
 		return false;
 	if (typeid(o) == typeid(isc::dhcp::OptionUint32)) {
 		uint32_t v = static_cast<const isc::dhcp::OptionUint32 &>(o).getValue();
-		return len == 4 && ((uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 |
-				    (uint32_t)data[2] << 8 | data[3]) == v;
+		return len == 4 && be32(data) == v;
 	}
 	if (typeid(o) == typeid(isc::dhcp::Option)) {
 		const isc::dhcp::OptionBuffer &b = o.getData();
 		return b.size() == len && (len == 0 || memcmp(b.data(), data, len) == 0);
 	}
 	uint32_t ip;
-	return len == 4 && option_read_ip(o, &ip) &&
-	       ((uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 | (uint32_t)data[2] << 8 |
-		data[3]) == ip;
+	return len == 4 && option_read_ip(o, &ip) && be32(data) == ip;
 }
 
 /* Options made once: an applied answer sets the same few options (a
