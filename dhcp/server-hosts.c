@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "common/mac.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
@@ -58,7 +59,7 @@ static void hosts_put(struct dhcp_server *S, json_t *hw, bool event)
 static int load_one(const char *text, size_t len, void *userdata)
 {
 	struct dhcp_server *S = userdata;
-	json_t *hw = json_loadb(text, len, 0, NULL);
+	json_t *hw = jsondec_loadb(text, len, 0, NULL);
 	if (hw)
 		hosts_put(S, hw, false);
 	json_decref(hw);

@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "common/jsondec.h"
 #include "metadata/metadata-internal.h"
 
 const json_t *md_iface_dhcp(const json_t *hw)
@@ -362,7 +363,7 @@ int md_ignition(const json_t *hw, struct buf *out)
 	int e = -ENOENT;
 	if (!u)
 		return -ENOENT;
-	doc = json_loadb(json_string_value(u), json_string_length(u), JSON_REJECT_DUPLICATES,
+	doc = jsondec_loadb(json_string_value(u), json_string_length(u), JSON_REJECT_DUPLICATES,
 			 NULL);
 	if (json_is_object(doc) &&
 	    json_is_string(json_object_get(json_object_get(doc, "ignition"), "version")))

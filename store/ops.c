@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "common/jsonmerge.h"
 #include "store/store-internal.h"
 
@@ -189,7 +190,7 @@ static int load_current(struct store *s, const struct opctx *c, struct current *
 	if (sqlite3_step(st) != SQLITE_ROW)
 		return -EIO;
 	size_t len = (size_t)sqlite3_column_bytes(st, 0);
-	cur->obj = json_loadb((const char *)sqlite3_column_blob(st, 0), len, 0, NULL);
+	cur->obj = jsondec_loadb((const char *)sqlite3_column_blob(st, 0), len, 0, NULL);
 	sqlite3_reset(st);
 	if (!cur->obj)
 		return -EIO;
@@ -725,7 +726,7 @@ static int keep_changes(struct store *s, struct store_op *op, const struct opctx
 	sqlite3_bind_int64(st, 1, cur->id);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		old = json_loadb((const char *)sqlite3_column_blob(st, 0),
+		old = jsondec_loadb((const char *)sqlite3_column_blob(st, 0),
 				 (size_t)sqlite3_column_bytes(st, 0), 0, NULL);
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -955,7 +956,7 @@ int store_op_exec(struct store *s, struct store_op *op)
 	/* A body given as text is a tree only while its op runs; one that
 	 * does not parse is no object, which resolve() refuses. */
 	if (!op->body && op->body_text)
-		op->body = parsed = json_loadb(op->body_text, op->body_text_len,
+		op->body = parsed = jsondec_loadb(op->body_text, op->body_text_len,
 					       JSON_REJECT_DUPLICATES, NULL);
 	e = resolve(op, &c);
 	if (e < 0)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "common/utf8.h"
 #include "store/store-internal.h"
 
@@ -160,7 +161,7 @@ static int step_done(struct store_reader *r, int i)
 /* Parses column col of st's current row as JSON. */
 static json_t *column_json(sqlite3_stmt *st, int col)
 {
-	return json_loadb((const char *)sqlite3_column_blob(st, col),
+	return jsondec_loadb((const char *)sqlite3_column_blob(st, col),
 			  (size_t)sqlite3_column_bytes(st, col), 0, NULL);
 }
 

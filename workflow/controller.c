@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "store/store.h"
 #include "workflow/controller-internal.h"
 
@@ -318,7 +319,7 @@ static uint64_t obj_rv(const json_t *obj)
 static int list_one(const char *text, size_t len, void *ud)
 {
 	struct wf_server *s = ud;
-	json_t *obj = json_loadb(text, len, 0, NULL);
+	json_t *obj = jsondec_loadb(text, len, 0, NULL);
 	if (obj)
 		workflow_changed(s, false, obj);
 	json_decref(obj);
@@ -388,7 +389,7 @@ static int change_one(const struct store_change *c, void *ud)
 	if (!obj) {
 		const char *text;
 		size_t len;
-		obj = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) :
+		obj = store_change_text(c, &text, &len) == 0 ? jsondec_loadb(text, len, 0, NULL) :
 								NULL;
 	}
 	if (!obj)

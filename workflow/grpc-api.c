@@ -37,6 +37,7 @@
 
 #include "common/common.h"
 #include "common/grpc.h"
+#include "common/jsondec.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/tink.pb-c.h"
@@ -381,7 +382,7 @@ static uint64_t obj_rv(const json_t *obj)
 
 static int each_fn(const char *text, size_t len, void *ud)
 {
-	json_t *o = json_loadb(text, len, 0, NULL);
+	json_t *o = jsondec_loadb(text, len, 0, NULL);
 	if (o)
 		upsert(ud, o, obj_rv(o));
 	return 0;
@@ -433,7 +434,7 @@ static int change_fn(const struct store_change *c, void *ud)
 	if (!o) {
 		const char *text;
 		size_t len;
-		o = store_change_text(c, &text, &len) == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+		o = store_change_text(c, &text, &len) == 0 ? jsondec_loadb(text, len, 0, NULL) : NULL;
 	}
 	if (o)
 		upsert(a, o, obj_rv(o));

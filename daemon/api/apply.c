@@ -21,6 +21,7 @@
 
 #include "common/common.h"
 #include "common/jsonarr.h"
+#include "common/jsondec.h"
 #include "common/yamljson.h"
 #include "daemon/api/api-internal.h"
 #include "daemon/http/http.h"
@@ -68,7 +69,7 @@ static int load_apply_items(const struct api_ctx *ctx, struct api_reply *rep, js
 			e |= collect_items(d, items);
 	} else if (ctx->ctype == API_CT_JSON || ctx->ctype == API_CT_NONE ||
 		   ctx->ctype == API_CT_OTHER) {
-		docs = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		docs = jsondec_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
 		if (!docs) {
 			if (ctx->ctype == API_CT_JSON)
 				api_reply_error(rep, 400, NULL, NULL,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "daemon/api/api-internal.h"
 #include "daemon/config/conf.h"
 #include "daemon/http/http.h"
@@ -129,7 +130,7 @@ static int load_body(const struct api_ctx *ctx, struct api_reply *rep, bool patc
 	case API_CT_JSON:
 		if (patch != (ctx->ctype == API_CT_MERGE_PATCH))
 			goto unsupported;
-		v = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		v = jsondec_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
 		if (!v) {
 			api_reply_error(rep, 400, NULL, NULL,
 					"invalid JSON at line %d, column %d: %s", je.line,
@@ -152,7 +153,7 @@ static int load_body(const struct api_ctx *ctx, struct api_reply *rep, bool patc
 	case API_CT_MAX:
 		if (patch)
 			goto unsupported;
-		v = json_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
+		v = jsondec_loadb(ctx->body, ctx->body_len, JSON_REJECT_DUPLICATES, &je);
 		if (!v)
 			goto unsupported;
 		break;
@@ -410,7 +411,7 @@ static void handle_delete(const struct api_ctx *ctx, struct api_reply *rep)
 
 	/* DeleteOptions: only preconditions.resourceVersion is honoured. */
 	if (ctx->body_len) {
-		opts = json_loadb(ctx->body, ctx->body_len, 0, &je);
+		opts = jsondec_loadb(ctx->body, ctx->body_len, 0, &je);
 		if (!json_is_object(opts)) {
 			api_reply_error(rep, 400, NULL, NULL,
 					"the body of a DELETE must be DeleteOptions JSON");

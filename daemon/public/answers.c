@@ -59,6 +59,7 @@
 
 #include "common/bootmark.h"
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "common/mac.h"
 #include "daemon/public/answers.h"
 #include "store/store.h"
@@ -465,7 +466,7 @@ static int on_change(const struct store_change *c, void *userdata)
 		return 0;
 	json_t *hw = store_change_object(c);
 	if (!hw && store_change_text(c, &text, &len) == 0)
-		hw = json_loadb(text, len, 0, NULL);
+		hw = jsondec_loadb(text, len, 0, NULL);
 	ch->rec = hw ? rec_new(b->a, hw) : NULL;
 	json_decref(hw);
 	return 0;
@@ -539,7 +540,7 @@ struct listing {
 static int on_listed(const char *json, size_t len, void *userdata)
 {
 	struct answers *a = userdata;
-	json_t *hw = json_loadb(json, len, 0, NULL);
+	json_t *hw = jsondec_loadb(json, len, 0, NULL);
 	struct rec *r = hw ? rec_new(a, hw) : NULL;
 	json_decref(hw);
 	/* An unusable object is left to the store's path, and the index

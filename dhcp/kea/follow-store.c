@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "common/common.h"
+#include "common/jsondec.h"
 #include "dhcp/kea/kea-internal.h"
 #include "store/store.h"
 
@@ -88,7 +89,7 @@ static int load_one(const char *text, size_t len, void *userdata)
 
 	if (ibkea_stopping(f->k))
 		return -ECANCELED;
-	if ((hw = json_loadb(text, len, 0, NULL)))
+	if ((hw = jsondec_loadb(text, len, 0, NULL)))
 		e = put_one(f, f->put, hw);
 	json_decref(hw);
 	return e;
