@@ -294,7 +294,16 @@ fail:
  * outside it. A tree whose strings and nodes come to more than
  * HW_RECENT_TREE_MAX (a Hardware with large user data) is not kept, so
  * that the trees kept never hold more than 64 x 256 KiB, and a fleet's
- * a few MiB. */
+ * a few MiB.
+ *
+ * A tree is freed by the thread that decoded it. Its hundreds of nodes
+ * came from that thread's malloc arena, and each free() from another
+ * thread takes that arena's lock while its owner is allocating the next
+ * tree: at fleet scale, where most trees are evicted unused, that was
+ * two futex calls per answer and a third of the listener's time in
+ * json_delete(). A tree evicted by another thread waits in hw_dead until
+ * its owner next keeps one (at most HW_RECENT trees wait: past that it is
+ * freed where it is). */
 #define HW_RECENT 64
 #define HW_RECENT_TREE_MAX (256u * 1024u)
 #define HW_RECENT_DEPTH_MAX 32
@@ -331,13 +340,46 @@ static size_t tree_bytes(const json_t *t, size_t max, unsigned depth)
 
 struct hw_recent {
 	json_t *hw; /* NULL: empty */
-	uint64_t rv, used;
+	uint64_t rv, used, owner;
 	char ns[64], name[254]; /* Kubernetes' bounds: a longer name is not kept */
 };
 
+struct hw_dead {
+	json_t *hw;
+	uint64_t owner;
+};
+
 static struct hw_recent hw_recent[HW_RECENT]; /* under hw_recent_mu */
+static struct hw_dead hw_dead[HW_RECENT];     /* under hw_recent_mu */
+static unsigned hw_ndead;                     /* under hw_recent_mu */
 static uint64_t hw_recent_clock;
 static pthread_mutex_t hw_recent_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t hw_threads;          /* atomic: thread numbers given */
+static _Thread_local uint64_t hw_me; /* this thread's number, 0: none yet */
+
+/* This thread's number, for the trees it decodes. */
+static uint64_t hw_thread(void)
+{
+	if (!hw_me)
+		hw_me = __atomic_add_fetch(&hw_threads, 1, __ATOMIC_RELAXED);
+	return hw_me;
+}
+
+/* Moves the trees in hw_dead that are me's to out (room for HW_RECENT),
+ * their number returned, for me to free outside the lock. Under
+ * hw_recent_mu. */
+static unsigned hw_dead_take(uint64_t me, json_t **out)
+{
+	unsigned n = 0, k = 0;
+	for (unsigned i = 0; i < hw_ndead; i++) {
+		if (hw_dead[i].owner == me)
+			out[n++] = hw_dead[i].hw;
+		else
+			hw_dead[k++] = hw_dead[i];
+	}
+	hw_ndead = k;
+	return n;
+}
 
 static struct metric *hw_recent_metric(bool hit)
 {
@@ -388,7 +430,10 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 	metric_inc(hw_recent_metric(false), 1);
 	if (!keep || tree_bytes(*ret, HW_RECENT_TREE_MAX, 0) > HW_RECENT_TREE_MAX)
 		return 0;
+	uint64_t me = hw_thread();
+	json_t *mine[HW_RECENT];
 	pthread_mutex_lock(&hw_recent_mu);
+	unsigned n_mine = hw_dead_take(me, mine);
 	json_t *dup = hw_recent_find(rec); /* another thread kept it meanwhile */
 	if (!dup) {
 		struct hw_recent *v = NULL;
@@ -397,20 +442,28 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 			if (!v || (v->hw && (!x->hw || x->used < v->used)))
 				v = x;
 		}
-		old = v->hw; /* dropped outside the lock */
+		old = v->hw; /* dropped outside the lock, or left to its owner */
+		if (old && v->owner != me && hw_ndead < HW_RECENT) {
+			hw_dead[hw_ndead++] = (struct hw_dead){ .hw = old, .owner = v->owner };
+			old = NULL;
+		}
 		v->hw = json_incref(*ret);
 		v->rv = rec->rv;
 		v->used = ++hw_recent_clock;
+		v->owner = me;
 		memcpy(v->ns, rec->namespace_, nl + 1);
 		memcpy(v->name, rec->name, ml + 1);
 	}
 	pthread_mutex_unlock(&hw_recent_mu);
 	json_decref(dup);
 	json_decref(old);
+	for (unsigned i = 0; i < n_mine; i++)
+		json_decref(mine[i]);
 	return 0;
 }
 
-/* Drops every kept tree (at shutdown, so that nothing is left). */
+/* Drops every kept tree, and those waiting for their owner (at shutdown,
+ * so that nothing is left). */
 void public_recent_clear(void)
 {
 	pthread_mutex_lock(&hw_recent_mu);
@@ -418,6 +471,9 @@ void public_recent_clear(void)
 		json_decref(hw_recent[i].hw);
 		hw_recent[i].hw = NULL;
 	}
+	for (unsigned i = 0; i < hw_ndead; i++)
+		json_decref(hw_dead[i].hw);
+	hw_ndead = 0;
 	pthread_mutex_unlock(&hw_recent_mu);
 }
 

@@ -8,7 +8,8 @@
 # one Hardware to another, a reload that changes the configuration. An
 # unknown MAC stays 404 and a machine whose boot is awaited still gets its
 # boot recorded. A machine's answers made one after the other on first
-# use are made from one decode of its Hardware.
+# use are made from one decode of its Hardware, and only the trees of the
+# last 64 machines are kept.
 set -u
 
 . "$top_srcdir/tests/lib.sh"
@@ -248,6 +249,42 @@ is "$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')" "$r0
 	"its tree is not kept: nothing reused"
 d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 is "$((d1 - d0))" 2 "each of its two answers decoded it"
+
+# More machines than trees are kept (64), each asked on new connections,
+# which land on either listener thread: a tree evicted by the thread that
+# did not decode it waits for its owner to free it (then, or at the stop,
+# where the sanitizer build reports a tree never freed). The newest are
+# reused, the oldest decoded again, each answer its own machine's.
+for i in $(seq 10 89); do
+	hw "t$i" "52:54:00:cc:00:$i" "127.3.0.$i" ""
+	echo ---
+done >"$IB_TMP/fleet.yaml"
+ib apply -f "$IB_TMP/fleet.yaml"
+is "$rc" 0 "80 more machines are applied"
+t89_served() {
+	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.3.0.89"
+	[ "$out" = t89-id ]
+}
+wait_for 10 t89_served || bail_out "the 80 machines are not served"
+d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+wrong=0
+for i in $(seq 10 88); do
+	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.3.0.$i"
+	[ "$out" = "t$i-id" ] || wrong=$((wrong + 1))
+done
+is "$wrong" 0 "each of 79 machines gets its own instance id"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')" "$((d0 + 79))" \
+	"(each decoded once)"
+r0=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
+get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.3.0.88"
+is "$out" t88 "the newest machine's hostname"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')" "$((r0 + 1))" \
+	"(from its kept tree)"
+d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
+get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.3.0.10"
+is "$out" t10 "the oldest machine's hostname"
+is "$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')" "$((d1 + 1))" \
+	"(its tree was evicted: decoded again)"
 
 # ---- Ignition: by system UUID, and the address must be the machine's ----
 
