@@ -105,30 +105,6 @@ static long hex4(const uint8_t *s)
 	return v;
 }
 
-static size_t utf8_put(char *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (char)(0xc0 | cp >> 6);
-		o[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12);
-		o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		o[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (char)(0xf0 | cp >> 18);
-	o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	o[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* The length of the well-formed UTF-8 character at s (n bytes left), or
  * 0. */
 static size_t utf8_len(const uint8_t *s, size_t n)
@@ -214,7 +190,7 @@ static int str_escaped(struct dec *d, const uint8_t *s, size_t i, const char **r
 				i += 6;
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 			}
-			o += utf8_put(d->tmp + o, (uint32_t)cp);
+			o += utf8_write((uint32_t)cp, d->tmp + o);
 			continue;
 		}
 		default:

@@ -84,14 +84,8 @@ bool utf8_valid(const void *p, size_t n)
 	return true;
 }
 
-/* The next character of r as it is written out (flags applied) into c;
- * returns its length. r must not be empty. */
-static size_t next_out(struct rd *r, unsigned flags, char c[UTF8_CHAR_MAX])
+size_t utf8_write(uint32_t cp, char c[UTF8_CHAR_MAX])
 {
-	uint32_t cp;
-	(void)utf8_next(r, &cp); /* U+FFFD when ill formed */
-	if ((flags & UTF8_CONTROLS_QMARK) && ((cp < 0x20 && cp != '\t') || cp == 0x7f))
-		cp = '?';
 	if (cp < 0x80) {
 		c[0] = (char)cp;
 		return 1;
@@ -112,6 +106,17 @@ static size_t next_out(struct rd *r, unsigned flags, char c[UTF8_CHAR_MAX])
 	c[2] = (char)(0x80 | (cp >> 6 & 0x3f));
 	c[3] = (char)(0x80 | (cp & 0x3f));
 	return 4;
+}
+
+/* The next character of r as it is written out (flags applied) into c;
+ * returns its length. r must not be empty. */
+static size_t next_out(struct rd *r, unsigned flags, char c[UTF8_CHAR_MAX])
+{
+	uint32_t cp;
+	(void)utf8_next(r, &cp); /* U+FFFD when ill formed */
+	if ((flags & UTF8_CONTROLS_QMARK) && ((cp < 0x20 && cp != '\t') || cp == 0x7f))
+		cp = '?';
+	return utf8_write(cp, c);
 }
 
 size_t utf8_sanitized_len(const void *in, size_t n, unsigned flags)

@@ -29,6 +29,10 @@
  * when r is empty (r and *ret_cp untouched). */
 int utf8_next(struct rd *r, uint32_t *ret_cp);
 
+/* Writes code point cp (at most U+10FFFF, no surrogate) to c as UTF-8;
+ * returns its length (1 to 4). */
+size_t utf8_write(uint32_t cp, char c[UTF8_CHAR_MAX]);
+
 /* Whether p[0..n) is all well-formed UTF-8 (a NUL byte is U+0000: well
  * formed). */
 bool utf8_valid(const void *p, size_t n);
