@@ -13,10 +13,10 @@
  * with jansson's own message in *error. It accepts only what it is sure
  * of, and hands everything else to json_loadb() whole: text it refuses
  * (so every error message is jansson's), \u0000, numbers of over 64
- * characters or an integer out of range, nesting deeper than
- * JSONDEC_DEPTH_MAX, and any flag but JSON_REJECT_DUPLICATES and
- * JSON_DECODE_ANY. tests/fuzz/fuzz_jsondec holds it to that, input by
- * input, against json_loadb(). */
+ * characters or an integer out of range, a value nested in more than
+ * JSONDEC_DEPTH_MAX - 1 objects and arrays, and any flag but
+ * JSON_REJECT_DUPLICATES and JSON_DECODE_ANY. tests/fuzz/fuzz_jsondec
+ * holds it to that, input by input, against json_loadb(). */
 #pragma once
 
 #include <jansson.h>

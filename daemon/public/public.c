@@ -293,8 +293,8 @@ fail:
  * only when an answer is made, never on a made answer; the decode runs
  * outside it. A tree whose strings and nodes come to more than
  * HW_RECENT_TREE_MAX (a Hardware with large user data) is not kept, so
- * that the trees kept never hold more than 64 x 256 KiB, and a fleet's
- * a few MiB.
+ * that the trees kept, with those waiting for their owner (below), never
+ * hold more than 2 x 64 x 256 KiB, and a fleet's a few MiB.
  *
  * A tree is freed by the thread that decoded it. Its hundreds of nodes
  * came from that thread's malloc arena, and each free() from another
@@ -302,8 +302,8 @@ fail:
  * tree: at fleet scale, where most trees are evicted unused, that was
  * two futex calls per answer and a third of the listener's time in
  * json_delete(). A tree evicted by another thread waits in hw_dead until
- * its owner next keeps one (at most HW_RECENT trees wait: past that it is
- * freed where it is). */
+ * its owner next takes hw_recent_mu, for a kept tree or to keep one (at
+ * most HW_RECENT trees wait: past that it is freed where it is). */
 #define HW_RECENT 64
 #define HW_RECENT_TREE_MAX (256u * 1024u)
 #define HW_RECENT_DEPTH_MAX 32
@@ -413,13 +413,18 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 {
 	size_t nl = strlen(rec->namespace_), ml = strlen(rec->name);
 	bool keep = nl < sizeof(hw_recent[0].ns) && ml < sizeof(hw_recent[0].name);
-	json_t *old = NULL;
+	json_t *old = NULL, *mine[HW_RECENT];
+	uint64_t me = hw_thread();
+	unsigned n_mine;
 	int e;
 
 	if (keep) {
 		pthread_mutex_lock(&hw_recent_mu);
+		n_mine = hw_dead_take(me, mine);
 		*ret = hw_recent_find(rec);
 		pthread_mutex_unlock(&hw_recent_mu);
+		for (unsigned i = 0; i < n_mine; i++)
+			json_decref(mine[i]);
 		if (*ret) {
 			metric_inc(hw_recent_metric(true), 1);
 			return 0;
@@ -430,10 +435,8 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 	metric_inc(hw_recent_metric(false), 1);
 	if (!keep || tree_bytes(*ret, HW_RECENT_TREE_MAX, 0) > HW_RECENT_TREE_MAX)
 		return 0;
-	uint64_t me = hw_thread();
-	json_t *mine[HW_RECENT];
 	pthread_mutex_lock(&hw_recent_mu);
-	unsigned n_mine = hw_dead_take(me, mine);
+	n_mine = hw_dead_take(me, mine);
 	json_t *dup = hw_recent_find(rec); /* another thread kept it meanwhile */
 	if (!dup) {
 		struct hw_recent *v = NULL;

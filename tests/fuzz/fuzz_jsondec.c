@@ -6,8 +6,9 @@
  *     dump to the same bytes (so the same key order, the same strings, the
  *     same reals to the last digit);
  *   - jsondec_loadb() accepts exactly what json_loadb() accepts, with the
- *     same tree and the same position in *error, and where both refuse,
- *     with the same message, line, column and position. */
+ *     same tree and the same *error (source, line, column, position), and
+ *     where both refuse, with the same message, line, column and
+ *     position. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -53,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (d) {
 		same_tree(d, j);
-		if (ed.position != ej.position || ed.line != ej.line || ed.text[0])
+		if (ed.position != ej.position || ed.line != ej.line || ed.column != ej.column ||
+		    strcmp(ed.source, ej.source) != 0 || ed.text[0])
 			abort();
 	} else if (strcmp(ed.text, ej.text) != 0 || ed.line != ej.line || ed.column != ej.column ||
 		 ed.position != ej.position)

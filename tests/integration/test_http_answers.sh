@@ -251,10 +251,11 @@ d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 is "$((d1 - d0))" 2 "each of its two answers decoded it"
 
 # More machines than trees are kept (64), each asked on new connections,
-# which land on either listener thread: a tree evicted by the thread that
-# did not decode it waits for its owner to free it (then, or at the stop,
-# where the sanitizer build reports a tree never freed). The newest are
-# reused, the oldest decoded again, each answer its own machine's.
+# which land on either listener thread (with two or more): a tree evicted
+# by the thread that did not decode it waits for its owner to free it; one
+# freed twice, or while an answer is made from it, is what the sanitizer
+# build reports. The newest are reused, the oldest decoded again, each
+# answer its own machine's.
 for i in $(seq 10 89); do
 	hw "t$i" "52:54:00:cc:00:$i" "127.3.0.$i" ""
 	echo ---

@@ -124,6 +124,10 @@ static const struct bad bad[] = {
 	{ "[\"a", 0, 0 },
 	{ "[\"a\x01\"]", 0, 0 },     /* a control character */
 	{ "[\"\\x41\"]", 0, 0 },     /* no such escape */
+	{ "[\"\\n\x01\"]", 0, 0 },   /* a control character after an escape */
+	{ "\f[]", 0, 0 },            /* a form feed is not whitespace */
+	{ "[1,\f2]", 0, 0 },
+	{ "[1]\v", 0, 0 },
 	{ "[\"\\u12G4\"]", 0, 0 },
 	{ "[\"\\u12\"]", 0, 0 },
 	{ "[\"\\", 0, 0 },
