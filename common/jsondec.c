@@ -33,19 +33,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/cursor.h"
 #include "common/jsondec.h"
+#include "common/num.h"
 #include "common/utf8.h"
 
-#define NUM_MAX 64     /* characters of a number decoded here */
-#define INT_DIGITS 18  /* digits that always fit in json_int_t */
-#define TMP_FIRST 256u /* first size of the buffer of escaped strings */
+#define NUM_MAX 64    /* characters of a number decoded here */
+#define INT_DIGITS 18 /* digits that always fit in json_int_t */
 
 struct dec {
 	struct rd r;
 	size_t flags;
-	char *tmp; /* an escaped string, decoded */
-	size_t tmp_cap;
+	struct buf tmp; /* an escaped string, decoded */
 };
 
 static inline bool is_digit(uint8_t c)
@@ -72,36 +72,15 @@ static inline int peek_ws(struct rd *r)
 	return -1;
 }
 
-static int tmp_room(struct dec *d, size_t used, size_t more)
-{
-	if (used + more <= d->tmp_cap)
-		return 0;
-	size_t cap = d->tmp_cap ? d->tmp_cap : TMP_FIRST;
-	while (cap < used + more)
-		cap *= 2;
-	char *t = realloc(d->tmp, cap);
-	if (!t)
-		return -ENOMEM;
-	d->tmp = t;
-	d->tmp_cap = cap;
-	return 0;
-}
-
 /* The value of the 4 hex digits at s, or -1. */
 static long hex4(const uint8_t *s)
 {
 	long v = 0;
 	for (int i = 0; i < 4; i++) {
-		uint8_t c = s[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
+		int h = num_hex_digit((char)s[i]);
+		if (h < 0)
 			return -1;
+		v = v << 4 | h;
 	}
 	return v;
 }
@@ -117,88 +96,84 @@ static size_t utf8_len(const uint8_t *s, size_t n)
 	return (size_t)(u.p - s);
 }
 
-/* The rest of a string with escapes, from s[i] (s[0..i) plain, copied
- * first) to its closing quote; decoded into d->tmp. */
+/* The rest of a string with escapes, from s[i] (s[0..i) plain) to its
+ * closing quote; decoded into d->tmp, each run of plain bytes appended
+ * whole. */
 static int str_escaped(struct dec *d, const uint8_t *s, size_t i, const char **ret,
 		       size_t *ret_len)
 {
 	struct rd *r = &d->r;
-	size_t n = r->len, o = i;
+	size_t n = r->len, run = 0; /* s[run..i): plain, not yet appended */
+	char out[UTF8_CHAR_MAX];
+	size_t ol;
 
-	if (tmp_room(d, 0, i + 4) < 0)
-		return -ENOMEM;
-	memcpy(d->tmp, s, i);
+	buf_reset(&d->tmp);
 	while (i < n) {
 		uint8_t c = s[i];
-		if (tmp_room(d, o, 4) < 0)
-			return -ENOMEM;
-		if (c == '"') {
-			*ret = d->tmp;
-			*ret_len = o;
-			adv(r, i + 1);
-			return 0;
-		}
-		if (c < 0x20)
-			return -EBADMSG;
-		if (c >= 0x80) {
-			size_t l = utf8_len(s + i, n - i);
+		if (c != '"' && c != '\\') {
+			size_t l = c < 0x20 ? 0 : c < 0x80 ? 1 : utf8_len(s + i, n - i);
 			if (!l)
 				return -EBADMSG;
-			memcpy(d->tmp + o, s + i, l);
-			o += l;
 			i += l;
 			continue;
 		}
-		if (c != '\\') {
-			d->tmp[o++] = (char)c;
-			i++;
-			continue;
+		if (buf_append(&d->tmp, s + run, i - run) < 0)
+			return -ENOMEM;
+		if (c == '"') {
+			*ret = d->tmp.data;
+			*ret_len = d->tmp.len;
+			adv(r, i + 1);
+			return 0;
 		}
 		if (n - i < 2)
 			return -EBADMSG;
-		char e = (char)s[i + 1];
-		switch (e) {
+		ol = 1;
+		switch (s[i + 1]) {
 		case '"':
 		case '\\':
 		case '/':
+			out[0] = (char)s[i + 1];
 			break;
 		case 'b':
-			e = '\b';
+			out[0] = '\b';
 			break;
 		case 'f':
-			e = '\f';
+			out[0] = '\f';
 			break;
 		case 'n':
-			e = '\n';
+			out[0] = '\n';
 			break;
 		case 'r':
-			e = '\r';
+			out[0] = '\r';
 			break;
 		case 't':
-			e = '\t';
+			out[0] = '\t';
 			break;
 		case 'u': {
 			long cp = n - i >= 6 ? hex4(s + i + 2) : -1;
-			i += 6;
 			if (cp <= 0) /* not hex, or U+0000: jansson's to say */
 				return -EBADMSG;
 			if (cp >= 0xdc00 && cp <= 0xdfff)
 				return -EBADMSG;
 			if (cp >= 0xd800 && cp <= 0xdbff) {
-				long lo = n - i >= 6 && s[i] == '\\' && s[i + 1] == 'u' ? hex4(s + i + 2) : -1;
+				const uint8_t *l = s + i + 6;
+				long lo = n - i >= 12 && l[0] == '\\' && l[1] == 'u' ? hex4(l + 2) : -1;
 				if (lo < 0xdc00 || lo > 0xdfff)
 					return -EBADMSG;
 				i += 6;
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 			}
-			o += utf8_write((uint32_t)cp, d->tmp + o);
-			continue;
+			ol = utf8_write((uint32_t)cp, out);
+			i += 4; /* with the 2 below: the six of \uXXXX */
+			break;
 		}
 		default:
 			return -EBADMSG;
 		}
-		d->tmp[o++] = e;
+		if (buf_append(&d->tmp, out, ol) < 0)
+			return -ENOMEM;
 		i += 2;
+		run = i;
 	}
 	return -EBADMSG;
 }
@@ -355,7 +330,7 @@ static json_t *object_read(struct dec *d, unsigned depth)
 		char *own = NULL;
 		if (str_read(d, &k, &kl) < 0)
 			break;
-		if (k == d->tmp) { /* the value's strings reuse d->tmp */
+		if (k == d->tmp.data) { /* the value's strings reuse d->tmp */
 			if (!(own = malloc(kl + 1)))
 				break;
 			memcpy(own, k, kl);
@@ -453,7 +428,7 @@ json_t *jsondec_fast(const char *buffer, size_t len, size_t flags)
 {
 	if (!buffer || (flags & ~(size_t)(JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)))
 		return NULL;
-	struct dec d = { .r = rd_init(buffer, len), .flags = flags };
+	struct dec d = { .r = rd_init(buffer, len), .flags = flags, .tmp = BUF_INIT(SIZE_MAX) };
 	int c = peek_ws(&d.r);
 	if (!(flags & JSON_DECODE_ANY) && c != '{' && c != '[')
 		return NULL;
@@ -462,7 +437,7 @@ json_t *jsondec_fast(const char *buffer, size_t len, size_t flags)
 		json_decref(v);
 		v = NULL;
 	}
-	free(d.tmp);
+	buf_free(&d.tmp);
 	return v;
 }
 
