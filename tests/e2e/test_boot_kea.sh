@@ -84,7 +84,27 @@ kea_stat_is_positive() {
 	esac
 }
 
-kea_ready() { [ "$(kea_stat ironbell.ready)" = 1 ]; }
+# kea_listens: kea-dhcp4 holds UDP port 67 in the namespace.
+kea_listens() {
+	ip netns exec "$E2E_NS" ss -Hulnp 'sport = :67' 2>/dev/null | grep -q '"kea-dhcp4"'
+}
+
+# Ready when the hook has loaded the store (the Hardware is in it) and
+# Kea has its socket on the bridge.
+kea_ready() { [ "$(kea_stat ironbell.ready)" = 1 ] && kea_listens; }
+
+# kea_carrier: keeps br0 running before QEMU opens the tap. A bridge has
+# a carrier only while one of its ports has one, and the tap has none
+# until QEMU attaches; kea-dhcp4 refuses to open a socket on an interface
+# that is not running ("DHCPSRV_OPEN_SOCKET_FAIL ... is not running") and
+# does not try again. A veth pair, both ends up, one end a port of br0,
+# gives the bridge its carrier whatever the tap's state (bounded: 5 s).
+kea_carrier() {
+	ip -n "$E2E_NS" link add kc0 type veth peer name kc1 || return 1
+	ip -n "$E2E_NS" link set kc1 up || return 1
+	ns_port "$E2E_NS" kc0 br0 || return 1
+	wait_for 5 sh -c "ip -n '$E2E_NS' link show br0 | grep -q LOWER_UP"
+}
 
 # kea_runtime: the sanitizer runtimes that a hook built with
 # -fsanitize needs loaded first in kea-dhcp4 (empty otherwise).
@@ -140,7 +160,6 @@ kea_start() {
 		"$KEA_DHCP4" -c "$KEA_CONF" >"$IB_TMP/kea.out" 2>&1 </dev/null &
 	KEA_PID=$!
 	ib_bg "$KEA_PID"
-	# Ready when the hook has loaded the store (the Hardware is in it).
 	_i=0
 	while [ $_i -lt 300 ]; do
 		ib_alive "$KEA_PID" || return 1
@@ -159,6 +178,7 @@ kea_diag() {
 
 E2E_BEFORE_DAEMON=kea_dhcp_off
 e2e_setup
+kea_carrier || bail_out "br0 has no carrier with a veth port on it"
 kea_start || {
 	kea_diag
 	bail_out "kea-dhcp4 with the hook did not start, or the hook did not load the store"

@@ -18,8 +18,9 @@
 #	kea_require             skip_all unless kea-dhcp4 is installed
 #	kea_hook_built          true when the hook library is built
 #	kea_start NS IFACE      writes the configuration and starts Kea on
-#	                        IFACE inside NS; waits (bounded) until it
-#	                        answers on its control socket
+#	                        IFACE inside NS (once IFACE has a carrier);
+#	                        waits (bounded) until it answers on its
+#	                        control socket and holds UDP port 67
 #	kea_stop                SIGTERM (SIGKILL after 10 s); also at exit
 #	kea_stop_checked        kea_stop, then TAP lines: the hook was
 #	                        unloaded, Kea exited 0
@@ -162,9 +163,20 @@ kea_cmd() { run "$PY" "$KEA_CTL" "$KEA_SOCK" "$@"; }
 
 kea_answers() { "$PY" "$KEA_CTL" "$KEA_SOCK" version-get >/dev/null 2>&1; }
 
+# kea_listens NS: kea-dhcp4 holds UDP port 67 in NS.
+kea_listens() { ip netns exec "$1" ss -Hulnp 'sport = :67' 2>/dev/null | grep -q '"kea-dhcp4"'; }
+
+# _kea_running NS IFACE: IFACE is up with a carrier. kea-dhcp4 opens no
+# socket on an interface that is not running, and does not try again.
+_kea_running() { ip -n "$1" link show "$2" 2>/dev/null | grep -q LOWER_UP; }
+
 kea_start() {
 	_ns=$1
 	mkdir -p "$KEA_DIR" || return 1
+	if ! wait_for 5 _kea_running "$_ns" "$2"; then
+		diag "$2 in $_ns has no carrier: kea-dhcp4 would open no socket on it"
+		return 1
+	fi
 	kea_config "$2" || return 1
 	: >>"$KEA_LOG"
 	KEA_SANITIZED=$(_kea_sanitizer_env)
@@ -182,11 +194,11 @@ kea_start() {
 			KEA_PID=
 			return 1
 		fi
-		kea_answers && return 0
+		kea_answers && kea_listens "$_ns" && return 0
 		sleep 0.1
 		_i=$((_i + 1))
 	done
-	diag "kea-dhcp4 does not answer on its control socket after 20 s:"
+	diag "kea-dhcp4 does not answer on its control socket, or holds no UDP port 67, after 20 s:"
 	diag "$(tail -n 20 "$KEA_DIR/kea.out" "$KEA_LOG")"
 	return 1
 }
