@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""latency.py PCAP — a DHCP server's reply latency, from a capture taken on
-its own interface (tcpdump -w, nanosecond or microsecond timestamps,
-Ethernet).
+"""latency.py PCAP... — a DHCP server's reply latency, from captures taken
+on its own interface (tcpdump -w, nanosecond or microsecond timestamps,
+Ethernet). Several captures are pooled: each is paired on its own, and
+the percentiles are over the latencies of all of them.
 
 Each request (op 1) is paired with the first reply (op 2) that has its xid
 and the message type that answers it (DISCOVER -> OFFER, REQUEST -> ACK or
@@ -107,21 +108,24 @@ def pct(sorted_ms, p):
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: latency.py PCAP")
-    pending = {}  # (xid, request type) -> time
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: latency.py PCAP...")
     lat = {1: [], 3: []}
-    for ts, frame in packets(sys.argv[1]):
-        m = dhcp(frame)
-        if not m:
-            continue
-        op, xid, mtype = m
-        if op == 1 and mtype in ANSWERS:
-            pending.setdefault((xid, mtype), ts)
-        elif op == 2:
-            for req, answers in ANSWERS.items():
-                if mtype in answers and (xid, req) in pending:
-                    lat[req].append((ts - pending.pop((xid, req))) * 1e3)
+    unanswered = 0
+    for path in sys.argv[1:]:
+        pending = {}  # (xid, request type) -> time, of this capture
+        for ts, frame in packets(path):
+            m = dhcp(frame)
+            if not m:
+                continue
+            op, xid, mtype = m
+            if op == 1 and mtype in ANSWERS:
+                pending.setdefault((xid, mtype), ts)
+            elif op == 2:
+                for req, answers in ANSWERS.items():
+                    if mtype in answers and (xid, req) in pending:
+                        lat[req].append((ts - pending.pop((xid, req))) * 1e3)
+        unanswered += len(pending)
     both = []
     for req in (1, 3):
         v = sorted(lat[req])
@@ -131,7 +135,7 @@ def main():
     both.sort()
     print("all n=%d p50=%.3f p99=%.3f max=%.3f ms"
           % (len(both), pct(both, 50), pct(both, 99), both[-1] if both else float("nan")))
-    print("unanswered n=%d" % len(pending))
+    print("unanswered n=%d" % unanswered)
 
 
 if __name__ == "__main__":
