@@ -234,11 +234,12 @@ is "$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')" "$(
 } >"$IB_TMP/big.yaml"
 ib apply -f "$IB_TMP/big.yaml"
 is "$rc" 0 "a Hardware with 300 KB of user data is applied"
-big_cached() {
-	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.0.0.66"
-	[ "$out" = big-id ]
+# id_served IP ID: the machine at IP is answered its instance id ID.
+id_served() {
+	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: $1"
+	[ "$out" = "$2" ]
 }
-wait_for 10 big_cached || bail_out "the big Hardware is not served"
+wait_for 10 id_served 127.0.0.66 big-id || bail_out "the big Hardware is not served"
 d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 r0=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
 get /2009-04-04/meta-data/hostname -H "X-Forwarded-For: 127.0.0.66"
@@ -262,11 +263,7 @@ for i in $(seq 10 89); do
 done >"$IB_TMP/fleet.yaml"
 ib apply -f "$IB_TMP/fleet.yaml"
 is "$rc" 0 "80 more machines are applied"
-t89_served() {
-	get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.3.0.89"
-	[ "$out" = t89-id ]
-}
-wait_for 10 t89_served || bail_out "the 80 machines are not served"
+wait_for 10 id_served 127.3.0.89 t89-id || bail_out "the 80 machines are not served"
 d0=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 wrong=0
 for i in $(seq 10 88); do
