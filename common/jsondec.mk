@@ -23,3 +23,9 @@ tests_fuzz_fuzz_jsondec_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(FUZZ_FLAGS)
 tests_fuzz_fuzz_jsondec_LDFLAGS = $(FUZZ_FLAGS)
 tests_fuzz_fuzz_jsondec_LDADD = $(JANSSON_LIBS)
 endif
+
+check_PROGRAMS += tests/unit/check_jsonmem
+TESTS += tests/unit/check_jsonmem
+tests_unit_check_jsonmem_SOURCES = tests/unit/check_jsonmem.c tests/unit/unit.h
+tests_unit_check_jsonmem_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_check_jsonmem_LDADD = $(COMMON_LIBS) $(CHECK_LIBS)

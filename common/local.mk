@@ -7,7 +7,8 @@ libcommon_a_SOURCES = \
 	common/bootfile.c common/bootfile.h common/mac.c common/mac.h \
 	common/ratelimit.c common/ratelimit.h \
 	common/timerheap.c common/timerheap.h common/bootmark.c common/bootmark.h
-libcommon_a_SOURCES += common/utf8.c common/utf8.h common/jsondec.c common/jsondec.h
+libcommon_a_SOURCES += common/utf8.c common/utf8.h common/jsondec.c common/jsondec.h \
+	common/jsonmem.c common/jsonmem.h
 libcommon_a_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(YAML_CFLAGS) $(SYSTEMD_CFLAGS)
 COMMON_LIBS = libcommon.a $(JANSSON_LIBS) $(YAML_LIBS) $(SYSTEMD_LIBS) $(PTHREAD_LIBS)
 

@@ -23,7 +23,12 @@ dhcp_kea_libdhcp_ironbell_so_SOURCES = dhcp/kea/hook.cc $(IBKEA_C_FILES) $(IBKEA
 # for after every other include directory.
 dhcp_kea_libdhcp_ironbell_so_CPPFLAGS = $(AM_CPPFLAGS) $(KEA_CPPFLAGS) \
 	-idirafter $(top_srcdir)/dhcp/kea/compat
-dhcp_kea_libdhcp_ironbell_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden \
+# -DJSONMEM_OFF: jansson keeps malloc() in kea-dhcp4's process. jsonmem
+# reserves its address range for the life of a process and would make
+# itself jansson's allocator again at each load of the hook (Kea loads it
+# anew on every configuration reload), and the hook decodes Hardware only
+# when they change, not per packet.
+dhcp_kea_libdhcp_ironbell_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden -DJSONMEM_OFF \
 	$(IBKEA_API_CFLAGS) $(JANSSON_CFLAGS) $(SQLITE_CFLAGS) $(CURL_CFLAGS) $(YAML_CFLAGS) \
 	$(SYSTEMD_CFLAGS)
 dhcp_kea_libdhcp_ironbell_so_CXXFLAGS = $(IB_CXXFLAGS) $(PTHREAD_CFLAGS) -std=c++17 -fPIC \
