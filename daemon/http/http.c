@@ -82,6 +82,7 @@
 #include <microhttpd.h>
 
 #include "common/common.h"
+#include "common/jsonmem.h"
 #include "common/net.h"
 #include "daemon/api/api-internal.h"
 #include "daemon/config/conf.h"
@@ -402,6 +403,15 @@ static void collect(struct buf *out, void *userdata)
 		   "# TYPE ironbell_build_info gauge\n"
 		   "ironbell_build_info{version=\"%s\"} 1\n",
 		   PACKAGE_VERSION);
+	struct jsonmem_stats js;
+	jsonmem_stats(&js);
+	buf_printf(out,
+		   "# HELP ironbell_json_block_bytes Memory of the blocks decoded JSON "
+		   "objects' nodes are cut from, in use or free for reuse.\n"
+		   "# TYPE ironbell_json_block_bytes gauge\n"
+		   "ironbell_json_block_bytes{state=\"used\"} %zu\n"
+		   "ironbell_json_block_bytes{state=\"free\"} %zu\n",
+		   (js.blocks - js.blocks_free) * JSONMEM_BLOCK, js.blocks_free * JSONMEM_BLOCK);
 	if (api)
 		buf_printf(out,
 			   "# HELP ironbell_api_watches Open watch streams on the admin API.\n"

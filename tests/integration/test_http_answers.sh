@@ -208,6 +208,14 @@ d1=$(metric 'ironbell_http_answer_hardware_reads_total{result="decoded"}')
 r1=$(metric 'ironbell_http_answer_hardware_reads_total{result="reused"}')
 is "$((d1 - d0))" 1 "six answers made from one decode of the Hardware"
 is "$((r1 - r0))" 5 "the five after the first reused its tree"
+# The kept trees' nodes are cut from jsonmem's blocks (not under the
+# sanitizers, where every node is malloc()'s).
+jb=$(metric 'ironbell_json_block_bytes{state="used"}')
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	is "$jb" 0 "no JSON blocks under the sanitizers"
+else
+	ok "the kept trees in JSON blocks ($jb bytes)" [ "$jb" -ge 65536 ]
+fi
 get /2009-04-04/meta-data/instance-id -H "X-Forwarded-For: 127.0.0.2"
 is "$out" m2-id "m2's own instance id"
 # The script asked by address is made on first use (not ahead): from the
