@@ -91,6 +91,7 @@
 
 #define ADMIN_MAX_CONNECTIONS 128
 #define PUBLIC_MAX_CONNECTIONS 1024
+#define PUBLIC_CONN_MEMORY (16 * 1024)
 #define LISTEN_BACKLOG 128
 #define WATCH_BLOCK_SIZE (16 * 1024)
 #define STOP_WATCH_GRACE_MS 1000
@@ -921,11 +922,15 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 			{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape, NULL },
 			{ MHD_OPTION_CONNECTION_LIMIT, part, NULL },
 			{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout, NULL },
+			{ MHD_OPTION_END, 0, NULL }, /* the pool's size, when public */
 			{ MHD_OPTION_END, 0, NULL }, /* the certificate and key, when tls */
 			{ MHD_OPTION_END, 0, NULL },
 			{ MHD_OPTION_END, 0, NULL },
 		};
-		size_t n = ARRAY_SIZE(opts) - 3;
+		size_t n = ARRAY_SIZE(opts) - 4;
+		if (l->type != LISTENER_ADMIN)
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+							     PUBLIC_CONN_MEMORY, NULL };
 		if (tls) {
 			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
 							     (void *)cfg->api.tls_cert_pem };

@@ -264,6 +264,25 @@ like "$out" 'ironbell_ipxe_files_total\{route="osie",outcome="not_found"\} [1-9]
 like "$out" 'ironbell_http_requests_total\{listener="public",path="/ipxe/script/\{mac\}/auto.ipxe",code="200"\}' \
 	"requests by route template"
 
+# ---- request headers: a connection's pool is 16 KiB ----
+# 8 KiB of headers (nginx's default bound for one line) are read; 24 KiB
+# are refused with a 4xx status, and the listener serves on.
+pad=$(printf '%1000s' '' | tr ' ' a)
+hdrs= more=
+for i in 1 2 3 4 5 6 7 8; do
+	hdrs="$hdrs -H X-Pad-$i:$pad"
+	more="$more -H X-Pad-$i-b:$pad -H X-Pad-$i-c:$pad"
+done
+# shellcheck disable=SC2086
+get /ipxe/script/52:54:00:12:34:56/auto.ipxe $hdrs
+is "$code" 200 "a request with 8 KiB of headers is answered"
+like "$out" 'echo custom' "with the machine's script"
+# shellcheck disable=SC2086
+get /ipxe/script/52:54:00:12:34:56/auto.ipxe $hdrs $more
+like "$code" '^4[0-9][0-9]$' "one with 24 KiB of headers is refused ($code)"
+get /ipxe/script/52:54:00:12:34:56/auto.ipxe
+is "$code" 200 "and the next request is answered"
+
 ib_stop_daemon
 is "$IB_DAEMON_STATUS" 0 "the daemon stops cleanly"
 
