@@ -36,7 +36,6 @@
 #include "common/buf.h"
 #include "common/cursor.h"
 #include "common/jsondec.h"
-#include "common/jsonmem.h"
 #include "common/num.h"
 #include "common/utf8.h"
 
@@ -433,9 +432,7 @@ json_t *jsondec_fast(const char *buffer, size_t len, size_t flags)
 	int c = peek_ws(&d.r);
 	if (!(flags & JSON_DECODE_ANY) && c != '{' && c != '[')
 		return NULL;
-	jsonmem_begin();
 	json_t *v = value_read(&d, 0);
-	jsonmem_end();
 	if (v && peek_ws(&d.r) != -1) {
 		json_decref(v);
 		v = NULL;

@@ -1,4 +1,5 @@
-/* jsonmem — the nodes of a decoded JSON tree taken from blocks, not malloc.
+/* jsonmem — the nodes of short-lived JSON trees taken from blocks, not
+ * malloc.
  *
  * DESIGN: at start the process reserves a range of address space (no
  * memory, PROT_NONE) and makes it usable 2 MiB at a time as blocks are

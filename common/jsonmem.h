@@ -1,4 +1,5 @@
-/* jsonmem — the nodes of a decoded JSON tree taken from blocks, not malloc.
+/* jsonmem — the nodes of short-lived JSON trees taken from blocks, not
+ * malloc.
  *
  * A fleet's Hardware decodes into a jansson tree of a few hundred nodes,
  * each its own malloc() and, later, its own free(). In the daemon, with a
@@ -9,6 +10,10 @@
  * back for reuse once every node cut from it is freed, by whichever
  * thread frees it. Outside, and on any other thread, jansson allocates with
  * malloc() as before: the two kinds of node mix in one tree freely.
+ *
+ * For trees that are freed soon (an answer's Hardware, a listing's
+ * objects read one by one): one node kept for long keeps its whole block.
+ * Objects a cache holds for the daemon's life stay malloc()'s.
  *
  * jsonmem installs itself as jansson's allocator when the program starts
  * (json_set_alloc_funcs()), and stays out where it cannot reserve its

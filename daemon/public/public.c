@@ -61,6 +61,7 @@
 #include "common/common.h"
 #include "common/bootfile.h"
 #include "common/file.h"
+#include "common/jsonmem.h"
 #include "common/mac.h"
 #include "common/net.h"
 #include "common/ratelimit.h"
@@ -430,7 +431,11 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 			return 0;
 		}
 	}
-	if ((e = rec_hardware(r, rec, ret)) < 0)
+	/* Kept for a few answers at most: its nodes from jsonmem's blocks. */
+	jsonmem_begin();
+	e = rec_hardware(r, rec, ret);
+	jsonmem_end();
+	if (e < 0)
 		return e;
 	metric_inc(hw_recent_metric(false), 1);
 	if (!keep || tree_bytes(*ret, HW_RECENT_TREE_MAX, 0) > HW_RECENT_TREE_MAX)

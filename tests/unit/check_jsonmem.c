@@ -1,5 +1,6 @@
-/* check_jsonmem — common/jsonmem: a decoded tree's nodes are cut from
- * blocks and the rest of jansson's allocations are malloc()'s; trees mixing
+/* check_jsonmem — common/jsonmem: a tree decoded between jsonmem_begin()
+ * and jsonmem_end() has its nodes cut from blocks, and the rest of
+ * jansson's allocations (another decode included) are malloc()'s; trees mixing
  * both free cleanly; a block goes back once all its nodes are freed, on
  * whichever thread, and is reused, so decoding and freeing a Hardware a
  * thousand times takes a block or two; a block whose owner thread exits
@@ -32,10 +33,13 @@ static void load_fixture(void)
 		hw_text = unit_fixture("template-ubuntu.hw.json", 1 << 20, &hw_len);
 }
 
+/* The fixture decoded as a short-lived tree is. */
 static json_t *decode(void)
 {
 	json_error_t e;
+	jsonmem_begin();
 	json_t *v = jsondec_loadb(hw_text, hw_len, 0, &e);
+	jsonmem_end();
 	ck_assert_msg(v, "%s", e.text);
 	return v;
 }
@@ -73,9 +77,15 @@ START_TEST(test_decoded_in_blocks)
 	ck_assert_ptr_nonnull(spec);
 	ck_assert_int_eq(jsonmem_owns(hw), expect_blocks());
 	ck_assert_int_eq(jsonmem_owns(spec), expect_blocks());
-	/* made outside a decode: malloc()'s */
+	/* made outside: malloc()'s, a decode included */
 	json_t *o = json_object();
 	ck_assert(!jsonmem_owns(o));
+	json_t *plain = jsondec_loadb(hw_text, hw_len, 0, NULL);
+	ck_assert_ptr_nonnull(plain);
+	ck_assert(!jsonmem_owns(plain));
+	ck_assert(!jsonmem_owns(json_object_get(plain, "spec")));
+	ck_assert(json_equal(plain, hw));
+	json_decref(plain);
 	/* both kinds in one tree, freed together */
 	ck_assert_int_eq(json_object_set_new(spec, "added", o), 0);
 	ck_assert_int_eq(json_object_set_new(o, "x", json_string("y")), 0);
@@ -120,7 +130,9 @@ START_TEST(test_big_from_malloc)
 	memcpy(text + 2 + n, "\"]", 3);
 	struct jsonmem_stats before, after;
 	jsonmem_stats(&before);
+	jsonmem_begin();
 	json_t *v = jsondec_fast(text, n + 4, 0);
+	jsonmem_end();
 	ck_assert_ptr_nonnull(v);
 	jsonmem_stats(&after);
 	ck_assert_uint_eq(json_string_length(json_array_get(v, 0)), n);
@@ -163,8 +175,10 @@ struct batch {
 static void *decode_batch(void *arg)
 {
 	struct batch *b = arg;
+	jsonmem_begin();
 	for (int i = 0; i < KEPT; i++)
 		b->trees[i] = jsondec_fast(hw_text, hw_len, 0);
+	jsonmem_end();
 	return NULL;
 }
 
