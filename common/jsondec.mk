@@ -29,3 +29,5 @@ TESTS += tests/unit/check_jsonmem
 tests_unit_check_jsonmem_SOURCES = tests/unit/check_jsonmem.c tests/unit/unit.h
 tests_unit_check_jsonmem_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_check_jsonmem_LDADD = $(COMMON_LIBS) $(CHECK_LIBS)
+TESTS += tests/unit/check_jsonmem_off.sh
+EXTRA_DIST += tests/unit/check_jsonmem_off.sh
