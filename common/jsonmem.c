@@ -36,6 +36,8 @@
 
 #if defined(JSONMEM_OFF)
 /* set by the build (the Kea hook) */
+#elif UINTPTR_MAX <= 0xffffffffu
+#define JSONMEM_OFF 1 /* no room for the range */
 #elif defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define JSONMEM_OFF 1
 #elif defined(__has_feature)
@@ -45,15 +47,15 @@
 #endif
 
 #define BLOCK JSONMEM_BLOCK
-#define RANGE ((size_t)4 << 30) /* address space: 65,536 blocks */
+#define RANGE ((uintptr_t)1 << 32) /* address space: 65,536 blocks */
 #define GROW ((size_t)2 << 20)  /* made usable this much at a time */
 #define BIG ((size_t)4096)      /* larger allocations from malloc() */
 #define ALIGN ((size_t)16)      /* as malloc()'s */
-#define BIAS ((long)1 << 40)    /* the owner's hold on its block */
+#define BIAS ((long long)1 << 40) /* the owner's hold on its block */
 #define WARM_MAX 1024           /* blocks kept with their pages (64 MiB) */
 
 struct block {
-	atomic_long refs;
+	atomic_llong refs;
 	struct block *next; /* on a free list */
 };
 #define HEAD ((sizeof(struct block) + ALIGN - 1) & ~(ALIGN - 1))
@@ -69,13 +71,17 @@ static char *usable;        /* end of the part made readable and writable */
 static struct block *warm;  /* given back, pages kept */
 static struct block *cold;  /* given back, pages returned */
 static size_t n_warm, n_cold, n_blocks;
+/* No block to take: the range used up, or mprotect() refused. Set under
+ * mu, cleared when a block is given back; read without it, so that
+ * allocations then go to malloc() without taking mu each time. */
+static atomic_bool spent;
 
 static atomic_size_t n_big;
 
 static __thread struct {
 	struct block *b; /* owned */
 	char *p, *end;   /* what is left of it */
-	long cuts;       /* cut from b, not yet in its count */
+	long long cuts;  /* cut from b, not yet in its count */
 	int depth;       /* of jsonmem_begin() */
 	bool keyed;      /* thread_gone() will run at exit */
 } t;
@@ -89,6 +95,7 @@ static void give_back(struct block *b)
 	if (!keep) /* outside the lock: a system call */
 		keep = madvise(b, BLOCK, MADV_DONTNEED) != 0;
 	pthread_mutex_lock(&mu);
+	atomic_store_explicit(&spent, false, memory_order_relaxed);
 	if (keep) {
 		b->next = warm;
 		warm = b;
@@ -106,7 +113,7 @@ static void leave_block(void)
 	struct block *b = t.b;
 	if (!b)
 		return;
-	long d = t.cuts - BIAS;
+	long long d = t.cuts - BIAS;
 	t.b = NULL;
 	t.p = t.end = NULL;
 	t.cuts = 0;
@@ -118,6 +125,7 @@ static void thread_gone(void *unused)
 {
 	(void)unused;
 	leave_block();
+	t.keyed = false; /* a later destructor's decode keys it again */
 }
 
 static struct block *new_block(void)
@@ -144,12 +152,16 @@ static struct block *new_block(void)
 			n_blocks++;
 		}
 	}
+	if (!b)
+		atomic_store_explicit(&spent, true, memory_order_relaxed);
 	pthread_mutex_unlock(&mu);
 	return b;
 }
 
 static bool take_block(void)
 {
+	if (atomic_load_explicit(&spent, memory_order_relaxed))
+		return false;
 	leave_block();
 	if (!t.keyed) {
 		if (pthread_setspecific(key, &t) != 0)
@@ -244,6 +256,7 @@ void jsonmem_stats(struct jsonmem_stats *st)
 	pthread_mutex_lock(&mu);
 	st->blocks = n_blocks;
 	st->blocks_free = n_warm + n_cold;
+	st->blocks_cold = n_cold;
 	pthread_mutex_unlock(&mu);
 	st->big = atomic_load_explicit(&n_big, memory_order_relaxed);
 }

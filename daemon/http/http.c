@@ -408,11 +408,12 @@ static void collect(struct buf *out, void *userdata)
 	jsonmem_stats(&js);
 	buf_printf(out,
 		   "# HELP ironbell_json_block_bytes Memory of the blocks decoded JSON "
-		   "objects' nodes are cut from, in use or free for reuse.\n"
+		   "objects' nodes are cut from, in use or free for reuse (with their pages).\n"
 		   "# TYPE ironbell_json_block_bytes gauge\n"
 		   "ironbell_json_block_bytes{state=\"used\"} %zu\n"
 		   "ironbell_json_block_bytes{state=\"free\"} %zu\n",
-		   (js.blocks - js.blocks_free) * JSONMEM_BLOCK, js.blocks_free * JSONMEM_BLOCK);
+		   (js.blocks - js.blocks_free) * JSONMEM_BLOCK,
+		   (js.blocks_free - js.blocks_cold) * JSONMEM_BLOCK);
 	if (api)
 		buf_printf(out,
 			   "# HELP ironbell_api_watches Open watch streams on the admin API.\n"

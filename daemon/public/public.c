@@ -431,7 +431,9 @@ static int rec_hardware_recent(struct store_reader *r, const struct answers_rec 
 			return 0;
 		}
 	}
-	/* Kept for a few answers at most: its nodes from jsonmem's blocks. */
+	/* Kept until 64 newer trees push it out: its nodes from jsonmem's
+	 * blocks, which the kept trees (and those waiting for their owner,
+	 * 128 at most) hold a few MiB of. */
 	jsonmem_begin();
 	e = rec_hardware(r, rec, ret);
 	jsonmem_end();
