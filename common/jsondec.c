@@ -36,6 +36,7 @@
 #include "common/buf.h"
 #include "common/cursor.h"
 #include "common/jsondec.h"
+#include "common/jsonmem.h"
 #include "common/num.h"
 #include "common/utf8.h"
 
@@ -453,5 +454,13 @@ json_t *jsondec_loadb(const char *buffer, size_t len, size_t flags, json_error_t
 		error->position = (int)len;
 		snprintf(error->source, sizeof(error->source), "%s", "<buffer>");
 	}
+	return v;
+}
+
+json_t *jsondec_loadb_brief(const char *buffer, size_t len, size_t flags, json_error_t *error)
+{
+	jsonmem_begin();
+	json_t *v = jsondec_loadb(buffer, len, flags, error);
+	jsonmem_end();
 	return v;
 }

@@ -27,6 +27,10 @@
 /* json_loadb(buffer, len, flags, error), made faster. */
 json_t *jsondec_loadb(const char *buffer, size_t len, size_t flags, json_error_t *error);
 
+/* The same, the tree's nodes cut from jsonmem's blocks (common/jsonmem.h):
+ * for a tree its caller frees soon. */
+json_t *jsondec_loadb_brief(const char *buffer, size_t len, size_t flags, json_error_t *error);
+
 /* The fast path alone, for its tests and fuzz target: the tree, or NULL
  * where jsondec_loadb() would ask json_loadb(). */
 json_t *jsondec_fast(const char *buffer, size_t len, size_t flags);

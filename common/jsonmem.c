@@ -86,25 +86,30 @@ static __thread struct {
 	bool keyed;      /* thread_gone() will run at exit */
 } t;
 
+/* Under mu. */
+static void push(struct block **list, size_t *n, struct block *b)
+{
+	b->next = *list;
+	*list = b;
+	(*n)++;
+}
+
 static void give_back(struct block *b)
 {
-	bool keep;
-	pthread_mutex_lock(&mu);
-	keep = n_warm < WARM_MAX;
-	pthread_mutex_unlock(&mu);
-	if (!keep) /* outside the lock: a system call */
-		keep = madvise(b, BLOCK, MADV_DONTNEED) != 0;
 	pthread_mutex_lock(&mu);
 	atomic_store_explicit(&spent, false, memory_order_relaxed);
-	if (keep) {
-		b->next = warm;
-		warm = b;
-		n_warm++;
-	} else {
-		b->next = cold;
-		cold = b;
-		n_cold++;
+	if (n_warm < WARM_MAX) {
+		push(&warm, &n_warm, b);
+		pthread_mutex_unlock(&mu);
+		return;
 	}
+	pthread_mutex_unlock(&mu);
+	bool returned = madvise(b, BLOCK, MADV_DONTNEED) == 0; /* outside the lock */
+	pthread_mutex_lock(&mu);
+	if (returned)
+		push(&cold, &n_cold, b);
+	else
+		push(&warm, &n_warm, b);
 	pthread_mutex_unlock(&mu);
 }
 

@@ -23,7 +23,6 @@
 
 #include "common/common.h"
 #include "common/jsondec.h"
-#include "common/jsonmem.h"
 #include "common/mac.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/server-internal.h"
@@ -60,9 +59,7 @@ static void hosts_put(struct dhcp_server *S, json_t *hw, bool event)
 static int load_one(const char *text, size_t len, void *userdata)
 {
 	struct dhcp_server *S = userdata;
-	jsonmem_begin(); /* freed below */
-	json_t *hw = jsondec_loadb(text, len, 0, NULL);
-	jsonmem_end();
+	json_t *hw = jsondec_loadb_brief(text, len, 0, NULL); /* freed below */
 	if (hw)
 		hosts_put(S, hw, false);
 	json_decref(hw);

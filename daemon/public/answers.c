@@ -60,7 +60,6 @@
 #include "common/bootmark.h"
 #include "common/common.h"
 #include "common/jsondec.h"
-#include "common/jsonmem.h"
 #include "common/mac.h"
 #include "daemon/public/answers.h"
 #include "store/store.h"
@@ -466,11 +465,8 @@ static int on_change(const struct store_change *c, void *userdata)
 	if (ch->deleted)
 		return 0;
 	json_t *hw = store_change_object(c);
-	if (!hw && store_change_text(c, &text, &len) == 0) {
-		jsonmem_begin(); /* freed below */
-		hw = jsondec_loadb(text, len, 0, NULL);
-		jsonmem_end();
-	}
+	if (!hw && store_change_text(c, &text, &len) == 0)
+		hw = jsondec_loadb_brief(text, len, 0, NULL); /* freed below */
 	ch->rec = hw ? rec_new(b->a, hw) : NULL;
 	json_decref(hw);
 	return 0;
@@ -544,9 +540,7 @@ struct listing {
 static int on_listed(const char *json, size_t len, void *userdata)
 {
 	struct answers *a = userdata;
-	jsonmem_begin(); /* freed below */
-	json_t *hw = jsondec_loadb(json, len, 0, NULL);
-	jsonmem_end();
+	json_t *hw = jsondec_loadb_brief(json, len, 0, NULL); /* freed below */
 	struct rec *r = hw ? rec_new(a, hw) : NULL;
 	json_decref(hw);
 	/* An unusable object is left to the store's path, and the index

@@ -662,17 +662,20 @@ latency_paired() {
 	done
 	# shellcheck disable=SC2086
 	rm -f $files_k $files_h
-	read -r pd_o pd_a md_o md_a < <(awk "$isort"'
+	# The medians of the round-by-round differences, and the spread of the
+	# OFFER p99s themselves, to read the difference against.
+	read -r pd_o pd_a md_o md_a sp_lo sp_hi sp_med < <(awk "$isort"'
+		{ p[++m] = $3 }
 		$2 == "kea" { ko[$1] = $3; ka[$1] = $4; ko5[$1] = $6; ka5[$1] = $7 }
 		$2 == "kea+hook" { ho[$1] = $3; ha[$1] = $4; ho5[$1] = $6; ha5[$1] = $7 }
 		function med(a, n) { isort(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 		END { for (k in ko) if (k in ho) { n++; o[n] = ho[k] - ko[k]; a[n] = ha[k] - ka[k]
 				o5[n] = ho5[k] - ko5[k]; a5[n] = ha5[k] - ka5[k] }
-			if (n) printf "%.3f %.3f %.3f %.3f\n", med(o, n), med(a, n), med(o5, n), med(a5, n)
-			else print "nan nan nan nan" }' "$tmp/slices.txt")
-	# The spread of the p99s themselves, to read the difference against.
-	say "$(awk '{ print $3 }' "$tmp/slices.txt" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) printf "   the slices'"'"' OFFER p99s, both configurations: from %.3f to %.3f ms, median %.3f", v[1], v[NR], NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+			if (n) printf "%.3f %.3f %.3f %.3f", med(o, n), med(a, n), med(o5, n), med(a5, n)
+			else printf "nan nan nan nan"
+			if (m) { pm = med(p, m); printf " %.3f %.3f %.3f\n", p[1], p[m], pm }
+			else print " nan nan nan" }' "$tmp/slices.txt")
+	say "   the slices' OFFER p99s, both configurations: from $sp_lo to $sp_hi ms, median $sp_med"
 }
 
 # same_answers: whether Kea alone and Kea with the hook sent OFFERs and
