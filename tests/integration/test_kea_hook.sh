@@ -162,6 +162,7 @@ ok "Kea's statistics count the DORA (pkt4-ack-sent $(kea_stat pkt4-ack-sent))" \
 if [ "$KEA_HOOK" = 1 ]; then
 	l0=$(kea_stat ironbell.lookups)
 	a0=$(kea_stat ironbell.answers.applied)
+	t0=$(kea_stat ironbell.time-us.le-inf)
 	pxe "$NS_scp" -i eth0 --mac 02:00:00:00:00:03 --request --wait 2
 	is "$(replies '[(x["type"], x["yiaddr"]) for x in r]')" \
 		"[('offer', '192.168.77.23'), ('ack', '192.168.77.23')]" "m3: OFFER and ACK of its reserved address"
@@ -173,9 +174,27 @@ if [ "$KEA_HOOK" = 1 ]; then
 	ok "statistic ironbell.lookups counts the OFFER and the ACK ($l0 -> $l1)" \
 		test "${l1#none}" -ge $((${l0#none} + 2))
 	is "$((${a1#none} - ${a0#none}))" 2 "statistic ironbell.answers.applied counts both ($a0 -> $a1)"
+	t1=$(kea_stat ironbell.time-us.le-inf)
+	ok "statistic ironbell.time-us.le-inf counts the OFFER and the ACK ($t0 -> $t1)" \
+		test "${t1#none}" -ge $((${t0#none} + 2))
+	# The histogram's buckets are cumulative: each at least the one
+	# below, the last one all; and the exchanges took some time.
+	prev=0 hist=
+	for le in 5 10 20 30 50 75 100 200 500 1000 5000 inf; do
+		v=$(kea_stat "ironbell.time-us.le-$le")
+		hist="$hist $le:$v"
+		[ "${v#none}" -ge "$prev" ] 2>/dev/null || prev=bad
+		[ "$prev" = bad ] && break
+		prev=${v#none}
+	done
+	ok "the buckets of ironbell.time-us grow to le-inf ($hist)" test "$prev" = "${t1#none}"
+	tsum=$(kea_stat ironbell.time-us.sum)
+	ok "statistic ironbell.time-us.sum is the exchanges' µs in the library ($tsum)" \
+		test "${tsum#none}" -ge 1
 	kea_cmd statistic-get-all
 	like "$out" '"ironbell\.lookups"' "statistic-get-all lists ironbell.lookups"
 	like "$out" '"ironbell\.answers\.applied"' "statistic-get-all lists ironbell.answers.applied"
+	like "$out" '"ironbell\.time-us\.le-100"' "statistic-get-all lists ironbell.time-us.le-100"
 else
 	skip "the hook's statistics" "$NOHOOK"
 fi

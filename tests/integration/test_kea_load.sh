@@ -170,7 +170,20 @@ ironbell.boot.not-allowed
 ironbell.boot.pxe-binary
 ironbell.hosts
 ironbell.lookups
-ironbell.ready"
+ironbell.ready
+ironbell.time-us.le-10
+ironbell.time-us.le-100
+ironbell.time-us.le-1000
+ironbell.time-us.le-20
+ironbell.time-us.le-200
+ironbell.time-us.le-30
+ironbell.time-us.le-5
+ironbell.time-us.le-50
+ironbell.time-us.le-500
+ironbell.time-us.le-5000
+ironbell.time-us.le-75
+ironbell.time-us.le-inf
+ironbell.time-us.sum"
 is "$(ironbell_stats)" "$want" "statistic-get-all lists every ironbell.* statistic"
 
 # loads: how many times the log says the hook was loaded.
