@@ -35,6 +35,17 @@
 # servers'. drain costs the client only its system calls and the
 # kernel's receive work, which every client pays.
 #
+# BENCH_OSIE_LINK=RATE (tc's notation: 10gbit) shapes the server's side
+# of the veth pair to that rate with a token bucket (tbf), as a
+# provisioning host's network card is: at a rate the servers can fill,
+# every server sends the same bytes a second and the link, not a core,
+# is the limit. The bytes then leave from the shaper's timer more than
+# from the server's own sendfile() calls, so the receiving side's TCP
+# work, which over a bare veth pair runs in the context of whoever
+# transmits, no longer lands in the server's CPU in proportion to its
+# throughput, and the server's CPU per GiB compares what the same work
+# costs each (docs/http-transport.md).
+#
 # BENCH_OSIE_NGINX_CHUNK=SIZE (e.g. 8m, or 0: no limit) sets nginx's
 # sendfile_max_chunk (its default: 2m, the most ironbelld's calls move:
 # daemon/http/sendfile.c).
@@ -59,6 +70,7 @@ CLIENTS=${BENCH_OSIE_CLIENTS:-200}
 SECS=${BENCH_OSIE_SECONDS:-30}
 CLIENT=${BENCH_OSIE_CLIENT:-drain}
 NGINX_CHUNK=${BENCH_OSIE_NGINX_CHUNK:-}
+LINK=${BENCH_OSIE_LINK:-}
 [ "$CLIENT" = both ] && CLIENT="wrk curl"
 DRAIN=$top_builddir/tests/bench/osie/drain
 b=$top_builddir
@@ -98,6 +110,10 @@ cleanup() {
 }
 trap cleanup EXIT
 bench_net_up
+if [ -n "$LINK" ]; then
+	ip netns exec "$NS_S" tc qdisc add dev ibs0 root tbf rate "$LINK" burst 512kb latency 20ms ||
+		{ say "bench-osie: BENCH_OSIE_LINK=$LINK: tc refuses it (a rate such as 10gbit)"; exit 2; }
+fi
 SRV=10.0.0.1
 PORT=8080
 
@@ -179,7 +195,7 @@ measure() {
 	return 0
 }
 
-say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT${QUOTA:+; each server capped at $QUOTA of a core}${NGINX_CHUNK:+; nginx sendfile_max_chunk $NGINX_CHUNK}"
+say "== osie: one $MIB MiB file, $CLIENTS clients at once over a veth pair, $SECS s per run; client $CLIENT${LINK:+; the link shaped to $LINK on the server side (tbf)}${QUOTA:+; each server capped at $QUOTA of a core}${NGINX_CHUNK:+; nginx sendfile_max_chunk $NGINX_CHUNK}"
 
 # ---- ironbelld ----
 cat >"$tmp/ironbell.yaml" <<EOF
