@@ -49,7 +49,18 @@
 # as a share of one core, and flags a run "client-bound" when wrk used more CPU than the
 # server (not at one connection, where neither is saturated) or ~95% of a
 # core per wrk thread: then the figure is wrk's, not the server's. Then the ratio to each nginx per case, and ironbelld's
-# RSS after loading and after the load. http.threads is the default (one
+# RSS after loading and after the load.
+#
+# BENCH_HTTP_LIGHT_ROUNDS=N (0: none) measures the one-connection p99
+# again, side by side: ironbelld and nginx with one worker both running,
+# N rounds of BENCH_HTTP_LIGHT_SECONDS (2) of one connection against each
+# in turn (the first of the two alternating), for each plain case; it
+# prints the median of the rounds' p99s of each and the median of the
+# round-by-round differences, against the issue's 0.05 ms. On a machine
+# whose pauses come and go, one run of each minutes apart gives a pause
+# to whichever was running; rounds side by side give it to both alike.
+#
+# http.threads is the default (one
 # per CPU) unless BENCH_HTTP_THREADS says otherwise; http.answer_prebuild
 # is true unless BENCH_HTTP_PREBUILD=false (answers made on first use).
 set -euo pipefail
@@ -63,6 +74,9 @@ CASES=${BENCH_HTTP_CASES:-"ipxe httpboot hostname metadata userdata"}
 KINDS=${BENCH_HTTP_HARDWARE:-"rich small"}
 URLS=${BENCH_HTTP_URLS:-"rotating plain"}
 MODES=${BENCH_HTTP_MODES:-"keepalive close light"}
+LIGHT_ROUNDS=${BENCH_HTTP_LIGHT_ROUNDS:-0}
+LIGHT_SECS=${BENCH_HTTP_LIGHT_SECONDS:-2}
+case $LIGHT_ROUNDS$LIGHT_SECS in *[!0-9]*) say "bench-http: BENCH_HTTP_LIGHT_ROUNDS and BENCH_HTTP_LIGHT_SECONDS are counts"; exit 2 ;; esac
 b=$top_builddir
 
 say() { printf '%s\n' "$*"; }
@@ -122,6 +136,44 @@ done
 procs() {
 	echo "$1"
 	cat /proc/"$1"/task/*/children 2>/dev/null || true
+}
+
+# light_paired KIND NGINX_PORT: BENCH_HTTP_LIGHT_ROUNDS rounds of one
+# connection against ironbelld and nginx in turn, for each plain case
+# (the same URL and header as run's); prints and records the medians.
+light_paired() {
+	local kind=$1 nport=$2 c r s order port path xff p99
+	xff=$(head -1 "$tmp/$kind/ips.txt")
+	for c in $kcases; do
+		[ "$c" = crawl ] && continue
+		path=${URL[$c]/MAC/$(head -1 "$tmp/$kind/macs.txt")}
+		: >"$tmp/light.txt"
+		for r in $(seq "$LIGHT_ROUNDS"); do
+			order="ironbelld nginx"
+			[ $((r % 2)) = 0 ] && order="nginx ironbelld"
+			for s in $order; do
+				port=$HPORT
+				[ "$s" = nginx ] && port=$nport
+				wrk -t1 -c1 -d"${LIGHT_SECS}s" --latency -H "X-Forwarded-For: $xff" \
+					"http://127.0.0.1:$port$path" >"$tmp/wrk.out" 2>&1 || true
+				p99=$(awk '$1 == "99%" {print $2}' "$tmp/wrk.out")
+				[ -n "$p99" ] || { say "bench-http: wrk failed against $s ($c, one connection):"; cat "$tmp/wrk.out"; exit 1; }
+				echo "$r $s $p99" >>"$tmp/light.txt"
+			done
+		done
+		awk -v kind="$kind" -v c="$c" -v n="$LIGHT_ROUNDS" -v secs="$LIGHT_SECS" '
+		function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }
+		function med(a, m,  i, j, t) { for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+		{ v = ms($3); if ($2 == "ironbelld") { ib[$1] = v; a[++na] = v } else { ng[$1] = v; b[++nb] = v } }
+		END { for (r in ib) if (r in ng) d[++nd] = ib[r] - ng[r]
+			lo = 1e9; hi = 0; for (i = 1; i <= na; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+			for (i = 1; i <= nb; i++) { if (b[i] < lo) lo = b[i]; if (b[i] > hi) hi = b[i] }
+			dm = med(d, nd)
+			printf "%-5s plain    %-9s one connection, %d rounds of %d s side by side: p99 median ironbelld %.3f ms, nginx 1 worker %.3f ms; ironbelld - nginx, median of the rounds, %+.3f ms (within +0.05 ms: %s); the rounds'"'"' p99s from %.3f to %.3f ms\n",
+				kind, c, n, secs, med(a, na), med(b, nb), dm, dm <= 0.05 + 1e-9 ? "holds" : "MISSED", lo, hi }' "$tmp/light.txt" |
+			tee -a "$tmp/light-lines.txt"
+	done
 }
 
 # ---- the runs ----
@@ -366,8 +418,8 @@ EOF
 	rss1=$(rss)
 	rssline="$rssline
 ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the load ($(( (rss1 - rss0) / 1024 )) MiB more)"
-	kill "$ipid"
-	wait "$ipid" 2>/dev/null || true
+	# ironbelld stays up, idle, for BENCH_HTTP_LIGHT_ROUNDS.
+	[ "$LIGHT_ROUNDS" -gt 0 ] || { kill "$ipid"; wait "$ipid" 2>/dev/null || true; }
 	for w in 1 "$cores"; do
 		port=$(free_port)
 		nginx_conf "$kind" "$w" "$port"
@@ -399,9 +451,14 @@ ironbelld RSS, $kind Hardware: $rss0 kB after loading $N, $rss1 kB after the loa
 				done
 			done
 		done
+		[ "$w" = 1 ] && [ "$LIGHT_ROUNDS" -gt 0 ] && light_paired "$kind" "$port"
 		kill "$npid"
 		wait "$npid" 2>/dev/null || true
 	done
+	if [ "$LIGHT_ROUNDS" -gt 0 ]; then
+		kill "$ipid"
+		wait "$ipid" 2>/dev/null || true
+	fi
 done
 
 say ""
@@ -431,5 +488,6 @@ END {
 				cpu(ib), cpu(n1), cores, cpu(nn), us[ib], us[n1], us[nn], p99[ib];
 	}
 }' "$results"
+[ -s "$tmp/light-lines.txt" ] && cat "$tmp/light-lines.txt"
 say "${prebuildline#?}"
 say "${rssline#?}"
