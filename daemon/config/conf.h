@@ -77,6 +77,8 @@ struct ib_config {
 	struct {
 		char *listen;         /* http.listen, default "0.0.0.0:7080" */
 		unsigned threads;     /* http.threads, 0..64, default 0: one per CPU */
+		bool pin_threads;     /* http.pin_threads, default true: with one thread
+				       * per CPU, each on its own (daemon/http/http.c) */
 		size_t max_body;      /* http.max_body, bytes, default 8 MiB (admin uploads) */
 		unsigned idle_timeout; /* http.idle_timeout, seconds a connection may be idle
 					* (both listeners; watches exempt), default 120 */

@@ -69,6 +69,8 @@ static const struct cfg_key cfg_http_keys[] = {
 	  "host:port of the public HTTP listener (iPXE, metadata)" },
 	{ "threads", CFG_UINT, FIELD(http.threads), 0, 64, "0", NULL,
 	  "HTTP worker threads; 0: one per CPU" },
+	{ "pin_threads", CFG_BOOL, FIELD(http.pin_threads), 0, 0, "true", NULL,
+	  "with one worker thread per CPU, each on its own CPU" },
 	{ "max_body", CFG_SIZE, FIELD(http.max_body), KIB, GIB, "8MiB", NULL,
 	  "largest request body accepted" },
 	{ "idle_timeout", CFG_UINT, FIELD(http.idle_timeout), 1, 86400, "120", NULL,

@@ -27,7 +27,10 @@
  * another process of this user that asks for it share the port silently:
  * bind_tcp_n() binds it once without, first, so that a port in use at
  * start fails as it always did (one that binds it later with SO_REUSEPORT
- * too is not refused: the kernel cannot be told to).
+ * too is not refused: the kernel cannot be told to). With one daemon per
+ * CPU, http.pin_threads (the default) puts each daemon's thread on its
+ * own CPU and has its socket ask for that CPU's connections
+ * (SO_INCOMING_CPU): pin_cpus().
  *
  * The admin listeners run one thread per connection (bounded by
  * ADMIN_MAX_CONNECTIONS): a watch is a content
@@ -894,6 +897,30 @@ static int bind_tcp_n(struct listener *l, const char *hostport, unsigned n, char
 	return 0;
 }
 
+/* http.pin_threads: the CPUs a public listener's n daemons go on, one
+ * each, into cpus[]; false when they are not pinned (the option off, or
+ * not one daemon per CPU this process may run on). A daemon's thread
+ * takes the affinity of the thread that starts it, and its socket asks
+ * the kernel (SO_INCOMING_CPU, which since Linux 6.1 chooses within a
+ * SO_REUSEPORT group) for the connections whose packets that CPU
+ * handles: a new connection is then accepted and answered on the CPU
+ * that received it, by a thread that is not woken from another CPU.
+ * docs/http-transport.md has the figures. */
+static bool pin_cpus(const struct listener *l, const struct ib_config *cfg, cpu_set_t *orig,
+		     int *cpus)
+{
+	unsigned n = 0;
+
+	if (l->type != LISTENER_PUBLIC || !cfg->http.pin_threads || l->n < 2 ||
+	    pthread_getaffinity_np(pthread_self(), sizeof(*orig), orig) != 0 ||
+	    (unsigned)CPU_COUNT(orig) != l->n)
+		return false;
+	for (int c = 0; c < CPU_SETSIZE && n < l->n; c++)
+		if (CPU_ISSET(c, orig))
+			cpus[n++] = c;
+	return n == l->n;
+}
+
 /* Starts libmicrohttpd on each of l's bound sockets, one daemon each; the
  * admin TCP listener speaks TLS when cfg has a certificate (api.tls_cert,
  * api.tls_key). */
@@ -910,7 +937,27 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 	}
 	if (tls)
 		flags |= MHD_USE_TLS;
+	cpu_set_t orig;
+	int cpus[ARRAY_SIZE(l->fd)];
+	bool pin = pin_cpus(l, cfg, &orig, cpus);
 	for (unsigned i = 0; i < l->n; i++) {
+		if (pin) {
+			cpu_set_t one;
+			int e;
+			CPU_ZERO(&one);
+			CPU_SET(cpus[i], &one);
+			if ((e = pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) != 0) {
+				/* the rest as they were: none on another's CPU */
+				log_warn("http", "%s: cannot pin a thread to CPU %d: %s", l->addr,
+					 cpus[i], strerror(e));
+				pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
+				pin = false;
+			} else if (setsockopt(l->fd[i], SOL_SOCKET, SO_INCOMING_CPU, &cpus[i],
+					      sizeof(cpus[i])) < 0) {
+				log_warn("http", "%s: SO_INCOMING_CPU %d: %s", l->addr, cpus[i],
+					 strerror(errno));
+			}
+		}
 		/* The listener's bound, shared out: each daemon takes the
 		 * connections the kernel hashes to its socket, up to its part. */
 		unsigned part = limit / l->n + (i < limit % l->n);
@@ -947,6 +994,10 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 			return -EIO;
 		}
 		l->fd[i] = -1; /* MHD's now */
+	}
+	if (pin) {
+		pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
+		log_info("http", "%s: %u threads, one on each CPU (http.pin_threads)", l->addr, l->n);
 	}
 	return 0;
 }

@@ -491,6 +491,56 @@ is "$(listeners "$r_port")" 1 "and only the foreign socket listens there"
 kill "$F_PID" 2>/dev/null
 reap "$F_PID"
 
+# ==== 7c. one listener thread on each CPU (http.pin_threads) ====
+
+# affinities PID: "comm cpus" for each of PID's threads.
+affinities() {
+	for _t in /proc/"$1"/task/*; do
+		printf '%s %s\n' "$(cat "$_t/comm" 2>/dev/null)" \
+			"$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$_t/status" 2>/dev/null)"
+	done
+}
+# The first two CPUs this test may run on, "a,b"; empty with fewer.
+two_cpus=$("$PY" -c 'import os; c = sorted(os.sched_getaffinity(0)); print("%d,%d" % (c[0], c[1]) if len(c) > 1 else "")')
+if [ -n "$two_cpus" ] && command -v taskset >/dev/null 2>&1; then
+	cpu_a=${two_cpus%,*} cpu_b=${two_cpus#*,}
+	Q=$IB_TMP/pin
+	mkdir -p "$Q" || bail_out "mkdir $Q"
+	q_port=$(ib_free_port) || bail_out "no free port"
+	write_conf "$Q/ironbell.yaml" "$Q/state" "$Q/api.sock" "$q_port"
+	spawn "$Q/log" taskset -c "$two_cpus" "$IRONBELLD" -c "$Q/ironbell.yaml"
+	Q_PID=$DPID
+	ok "on two CPUs, the default http.threads starts" within 100 serving "$Q/api.sock"
+	aff=$(affinities "$Q_PID")
+	both=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$Q_PID/status")
+	is "$(printf '%s\n' "$aff" | awk '$1 == "MHD-single" { print $2 }' | sort | tr '\n' ' ')" \
+		"$(printf '%s\n%s\n' "$cpu_a" "$cpu_b" | sort | tr '\n' ' ')" \
+		"its two public listener threads are on CPU $cpu_a and CPU $cpu_b, one each"
+	is "$(printf '%s\n' "$aff" | awk '$1 != "MHD-single" && $2 != c' c="$both" | wc -l)" 0 \
+		"every other thread may run on both"
+	ok "the log says so" file_has "$Q/log" "127.0.0.1:$q_port: 2 threads, one on each CPU"
+	codes=
+	for _ in $(seq 20); do
+		codes="$codes$(curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$q_port/healthz")"
+	done
+	is "$(printf '%s' "$codes" | tr ' ' '\n' | grep -c '^200$')" 20 \
+		"20 new connections to the pinned threads are all answered 200"
+	stop "$Q_PID"
+	for extra in "pin_threads: false" "threads: 3"; do
+		write_conf "$Q/ironbell.yaml" "$Q/state" "$Q/api.sock" "$q_port"
+		sed -i "s/^  listen: 127.0.0.1:$q_port\$/&\n  $extra/" "$Q/ironbell.yaml"
+		spawn "$Q/log" taskset -c "$two_cpus" "$IRONBELLD" -c "$Q/ironbell.yaml"
+		Q_PID=$DPID
+		ok "on two CPUs, http.$extra starts" within 100 serving "$Q/api.sock"
+		both=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$Q_PID/status")
+		is "$(affinities "$Q_PID" | awk '$1 == "MHD-single" && $2 != c' c="$both" | wc -l)" 0 \
+			"with http.$extra no listener thread is pinned"
+		stop "$Q_PID"
+	done
+else
+	skip "http.pin_threads" "needs two CPUs and taskset"
+fi
+
 # ==== 5. SIGTERM with a watch connected ====
 
 "$IRONBELL" --socket "$A_SOCK" watch hardware >"$A/watch.out" 2>"$A/watch.err" </dev/null &

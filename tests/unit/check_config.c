@@ -178,6 +178,7 @@ START_TEST(test_defaults)
 	ck_assert(d->http.public_metrics); /* /metrics stays on the public listener */
 	ck_assert(d->http.answer_cache);
 	ck_assert(d->http.answer_prebuild);
+	ck_assert(d->http.pin_threads);
 	ck_assert_ptr_null(d->api.tls_cert);
 	ck_assert_ptr_null(d->api.tls_key);
 	ck_assert_ptr_null(d->api.tls_cert_pem);
@@ -282,6 +283,7 @@ START_TEST(test_every_key)
 		 "  public_metrics: false\n"
 		 "  answer_cache: false\n"
 		 "  answer_prebuild: false\n"
+		 "  pin_threads: false\n"
 		 "store:\n"
 		 "  changes_retention: 1000\n"
 		 "  events_retention: 10000000\n"
@@ -405,6 +407,7 @@ START_TEST(test_every_key)
 	ck_assert(!c->http.public_metrics);
 	ck_assert(!c->http.answer_cache);
 	ck_assert(!c->http.answer_prebuild);
+	ck_assert(!c->http.pin_threads);
 	ck_assert_uint_eq(c->store.changes_retention, 1000);
 	ck_assert_uint_eq(c->store.events_retention, 10000000);
 	ck_assert_uint_eq(c->store.batch_max, 1);

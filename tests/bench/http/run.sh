@@ -61,8 +61,9 @@
 # to whichever was running; rounds side by side give it to both alike.
 #
 # http.threads is the default (one
-# per CPU) unless BENCH_HTTP_THREADS says otherwise; http.answer_prebuild
-# is true unless BENCH_HTTP_PREBUILD=false (answers made on first use).
+# per CPU) unless BENCH_HTTP_THREADS says otherwise, and http.pin_threads
+# true unless BENCH_HTTP_PIN_THREADS=false; http.answer_prebuild is true
+# unless BENCH_HTTP_PREBUILD=false (answers made on first use).
 set -euo pipefail
 
 : "${top_builddir:?}" "${top_srcdir:?}"
@@ -293,6 +294,7 @@ api:
 http:
   listen: 127.0.0.1:$HPORT
   threads: $THREADS
+  pin_threads: ${BENCH_HTTP_PIN_THREADS:-true}
   answer_prebuild: ${BENCH_HTTP_PREBUILD:-true}
 metadata:
   trusted_proxies: [127.0.0.1]
@@ -402,7 +404,7 @@ request = function()
 end
 EOF
 
-	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU); cpu: share of one core${QUOTA:+; each server capped at $QUOTA of a core}"
+	say "== http, $kind Hardware: $N of them; wrk 2 threads, $CONNS connections, $SECS s per run; ironbelld http.threads $THREADS (0: one per CPU), pin_threads ${BENCH_HTTP_PIN_THREADS:-true}; cpu: share of one core${QUOTA:+; each server capped at $QUOTA of a core}"
 	for c in $kcases; do
 		say "   $c: $(wc -c <"$k/www/$c/body") bytes per answer"
 	done
