@@ -462,12 +462,14 @@ R_PID=$DPID
 ok "http.threads: 3 starts" within 100 serving "$R/api.sock"
 listeners() { ss -Hltn "sport = :$1" | wc -l; }
 is "$(listeners "$r_port")" 3 "three sockets listen on 127.0.0.1:$r_port"
-codes=
-for _ in $(seq 30); do
-	codes="$codes$(curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$r_port/healthz")"
-done
-is "$(printf '%s' "$codes" | tr ' ' '\n' | grep -c '^200$')" 30 \
-	"30 new connections to it are all answered 200"
+# answered200 PORT N: of N new connections asking /healthz, how many
+# were answered 200.
+answered200() {
+	for _ in $(seq "$2"); do
+		curl -s -o /dev/null -w '%{http_code}\n' "http://127.0.0.1:$1/healthz"
+	done | grep -c '^200$'
+}
+is "$(answered200 "$r_port" 30)" 30 "30 new connections to it are all answered 200"
 stop "$R_PID"
 
 # A process of this user listening with SO_REUSEPORT would accept half of
@@ -519,12 +521,7 @@ if [ -n "$two_cpus" ] && command -v taskset >/dev/null 2>&1; then
 	is "$(printf '%s\n' "$aff" | awk '$1 != "MHD-single" && $2 != c' c="$both" | wc -l)" 0 \
 		"every other thread may run on both"
 	ok "the log says so" file_has "$Q/log" "127.0.0.1:$q_port: 2 threads, one on each CPU"
-	codes=
-	for _ in $(seq 20); do
-		codes="$codes$(curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$q_port/healthz")"
-	done
-	is "$(printf '%s' "$codes" | tr ' ' '\n' | grep -c '^200$')" 20 \
-		"20 new connections to the pinned threads are all answered 200"
+	is "$(answered200 "$q_port" 20)" 20 "20 new connections to the pinned threads are all answered 200"
 	stop "$Q_PID"
 	for extra in "pin_threads: false" "threads: 3"; do
 		write_conf "$Q/ironbell.yaml" "$Q/state" "$Q/api.sock" "$q_port"
