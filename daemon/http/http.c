@@ -901,10 +901,12 @@ static int bind_tcp_n(struct listener *l, const char *hostport, unsigned n, char
  * each, into cpus[]; false when they are not pinned (the option off, or
  * not one daemon per CPU this process may run on). A daemon's thread
  * takes the affinity of the thread that starts it, and its socket asks
- * the kernel (SO_INCOMING_CPU, which since Linux 6.1 chooses within a
- * SO_REUSEPORT group) for the connections whose packets that CPU
- * handles: a new connection is then accepted and answered on the CPU
- * that received it, by a thread that is not woken from another CPU.
+ * the kernel (SO_INCOMING_CPU, which Linux 6.2 and later, and stable
+ * kernels with that fix, honour within a SO_REUSEPORT group) for the
+ * connections whose packets that CPU handles: a new connection is then
+ * accepted and answered on the CPU that received it, by a thread that
+ * is not woken from another CPU. An older kernel picks the socket by a
+ * hash all the same, which costs what threads not pinned cost.
  * docs/http-transport.md has the figures. */
 static bool pin_cpus(const struct listener *l, const struct ib_config *cfg, cpu_set_t *orig,
 		     int *cpus)
