@@ -223,6 +223,7 @@ static void restart_keys(const struct ib_config *a, const struct ib_config *b, s
 		{ "api.tls_key", str_differs(a->api.tls_key_pem, b->api.tls_key_pem) },
 		{ "http.listen", str_differs(a->http.listen, b->http.listen) },
 		{ "http.threads", a->http.threads != b->http.threads },
+		{ "http.pin_threads", a->http.pin_threads != b->http.pin_threads },
 		{ "http.idle_timeout", a->http.idle_timeout != b->http.idle_timeout },
 		{ "store.changes_retention",
 		  a->store.changes_retention != b->store.changes_retention },

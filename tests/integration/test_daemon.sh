@@ -522,6 +522,13 @@ if [ -n "$two_cpus" ] && command -v taskset >/dev/null 2>&1; then
 		"every other thread may run on both"
 	ok "the log says so" file_has "$Q/log" "127.0.0.1:$q_port: 2 threads, one on each CPU"
 	is "$(answered200 "$q_port" 20)" 20 "20 new connections to the pinned threads are all answered 200"
+	# A reload cannot move threads that run: it says a restart is needed.
+	sed -i "s/^  listen: 127.0.0.1:$q_port\$/&\n  pin_threads: false/" "$Q/ironbell.yaml"
+	kill -HUP "$Q_PID"
+	ok "a reload says http.pin_threads takes effect after a restart" \
+		within 50 file_has "$Q/log" 'only after a restart: .*http\.pin_threads'
+	is "$(affinities "$Q_PID" | awk '$1 == "MHD-single" && $2 != c' c="$both" | wc -l)" 2 \
+		"and the two listener threads stay pinned"
 	stop "$Q_PID"
 	for extra in "pin_threads: false" "threads: 3"; do
 		write_conf "$Q/ironbell.yaml" "$Q/state" "$Q/api.sock" "$q_port"
