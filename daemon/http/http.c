@@ -990,6 +990,8 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 		l->mhd[i] = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY,
 					     opts, MHD_OPTION_END);
 		if (!l->mhd[i]) {
+			if (pin)
+				pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
 			snprintf(err, errlen, "cannot start the HTTP%s server on %s%s",
 				 tls ? "S" : "", l->addr,
 				 tls ? " (is api.tls_key the key of api.tls_cert?)" : "");
