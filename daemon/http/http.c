@@ -923,6 +923,27 @@ static bool pin_cpus(const struct listener *l, const struct ib_config *cfg, cpu_
 	return n == l->n;
 }
 
+/* Gives the calling thread the CPUs it had before pinning; every thread
+ * it starts later inherits them. Should the kernel refuse (a cpuset
+ * changed meanwhile), every CPU, which the kernel narrows to those the
+ * process may use. */
+static void unpin_self(const struct listener *l, const cpu_set_t *orig)
+{
+	cpu_set_t all;
+	int e = pthread_setaffinity_np(pthread_self(), sizeof(*orig), orig);
+
+	if (e == 0)
+		return;
+	log_warn("http", "%s: cannot give the starting thread its CPUs back: %s; trying all",
+		 l->addr, strerror(e));
+	CPU_ZERO(&all);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &all);
+	if ((e = pthread_setaffinity_np(pthread_self(), sizeof(all), &all)) != 0)
+		log_error("http", "%s: the starting thread stays on one CPU: %s", l->addr,
+			  strerror(e));
+}
+
 /* Starts libmicrohttpd on each of l's bound sockets, one daemon each; the
  * admin TCP listener speaks TLS when cfg has a certificate (api.tls_cert,
  * api.tls_key). */
@@ -952,7 +973,7 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 				/* the rest as they were: none on another's CPU */
 				log_warn("http", "%s: cannot pin a thread to CPU %d: %s", l->addr,
 					 cpus[i], strerror(e));
-				pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
+				unpin_self(l, &orig);
 				pin = false;
 			} else if (setsockopt(l->fd[i], SOL_SOCKET, SO_INCOMING_CPU, &cpus[i],
 					      sizeof(cpus[i])) < 0) {
@@ -991,7 +1012,7 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 					     opts, MHD_OPTION_END);
 		if (!l->mhd[i]) {
 			if (pin)
-				pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
+				unpin_self(l, &orig);
 			snprintf(err, errlen, "cannot start the HTTP%s server on %s%s",
 				 tls ? "S" : "", l->addr,
 				 tls ? " (is api.tls_key the key of api.tls_cert?)" : "");
@@ -1000,8 +1021,11 @@ static int start_mhd(struct listener *l, const struct ib_config *cfg, char *err,
 		l->fd[i] = -1; /* MHD's now */
 	}
 	if (pin) {
-		pthread_setaffinity_np(pthread_self(), sizeof(orig), &orig);
+		unpin_self(l, &orig);
 		log_info("http", "%s: %u threads, one on each CPU (http.pin_threads)", l->addr, l->n);
+	} else if (l->type == LISTENER_PUBLIC && cfg->http.pin_threads && l->n > 1) {
+		log_info("http", "%s: %u threads, not pinned (http.pin_threads pins one thread per CPU "
+			 "this process may run on)", l->addr, l->n);
 	}
 	return 0;
 }

@@ -235,7 +235,7 @@ void stats_refresh_gauges(bool force = false)
  * a map, reads the clock and stamps a sample (a third of what the hook
  * cost a packet, three of them per answer). A flush runs on a thread of
  * Kea's, never on one of the hook's, inside a packet's pkt4_send: its
- * up to twenty addValue calls (the histogram's among them) are that
+ * about twenty addValue calls (the histogram's among them) are that
  * exchange's time in the library. Once a second, they fall on one
  * exchange in 2,000 at 1,000 DORA/s, where every 50 ms they fell on 1%.
  * A reader loses nothing: every command (statistic-get,
@@ -261,9 +261,13 @@ int64_t pend_take(std::atomic<int64_t> &c)
  * packet's pkt4_send, in a histogram: ironbell.time-us.le-<N> counts the
  * exchanges that spent at most N µs in the library (cumulative, as a
  * Prometheus histogram's buckets), le-inf all of them, and sum their µs
- * in all. Time in the library while a packet is dropped before
+ * in all. Time in the library while a packet is dropped before or at
  * pkt4_send is counted with the next one: the figure errs high, never
- * low. Two reads of the monotonic clock per entry point (a vDSO call). */
+ * low. A library that parks packets between lease4_select and pkt4_send
+ * (the HA library, at leases4_committed) can let another packet's
+ * pkt4_send, or another thread's, come first: the histogram then mixes
+ * the two exchanges' times, and only its sum stays exact. Two reads of
+ * the monotonic clock per entry point (a vDSO call). */
 constexpr unsigned TIME_BUCKETS = 12;
 constexpr uint64_t time_le_us[TIME_BUCKETS - 1] = { 5, 10, 20, 30, 50, 75, 100, 200, 500, 1000, 5000 };
 
@@ -303,15 +307,16 @@ struct InHook {
 	InHook &operator=(const InHook &) = delete;
 };
 
-/* The exchange is over: its time goes in its bucket (when counted). */
+/* The exchange is over: its time goes in its bucket. One that is not
+ * counted (dropped) leaves its time to the next exchange. */
 void time_count(bool counted)
 {
 	uint64_t ns = in_hook_ns;
 	unsigned i = 0;
 
-	in_hook_ns = 0;
 	if (!counted)
 		return;
+	in_hook_ns = 0;
 	while (i + 1 < TIME_BUCKETS && ns > time_le_us[i] * 1000)
 		i++;
 	pend_time[i].fetch_add(1, std::memory_order_relaxed);

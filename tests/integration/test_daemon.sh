@@ -539,6 +539,10 @@ if [ -n "$two_cpus" ] && command -v taskset >/dev/null 2>&1; then
 		both=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "/proc/$Q_PID/status")
 		is "$(affinities "$Q_PID" | awk '$1 == "MHD-single" && $2 != c' c="$both" | wc -l)" 0 \
 			"with http.$extra no listener thread is pinned"
+		if [ "$extra" = "threads: 3" ]; then
+			ok "the log says the 3 threads are not pinned" \
+				file_has "$Q/log" "127.0.0.1:$q_port: 3 threads, not pinned"
+		fi
 		stop "$Q_PID"
 	done
 else
