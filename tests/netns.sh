@@ -83,9 +83,21 @@ ns_bridge() {
 	ip -n "$1" link set "$2" up
 }
 
+# ns_port NS PORT BRIDGE: PORT into BRIDGE, up, and waits (at most 3 s)
+# until the bridge forwards on it: the kernel moves a port to forwarding
+# only when it has seen its carrier, which can take a second on a busy
+# machine, and a frame sent before then is dropped (a PXE client's one
+# DISCOVER with it). A port whose peer is still down is left waiting.
 ns_port() {
 	ip -n "$1" link set "$2" master "$3" || return 1
-	ip -n "$1" link set "$2" up
+	ip -n "$1" link set "$2" up || return 1
+	_p_i=0
+	while [ "$_p_i" -lt 60 ]; do
+		[ "$(ip netns exec "$1" cat "/sys/class/net/$2/brport/state" 2>/dev/null)" = 3 ] && return 0
+		sleep 0.05
+		_p_i=$((_p_i + 1))
+	done
+	return 0
 }
 
 ns_exec() {
