@@ -87,7 +87,8 @@ ns_bridge() {
 # until the bridge forwards on it: the kernel moves a port to forwarding
 # only when it has seen its carrier, which can take a second on a busy
 # machine, and a frame sent before then is dropped (a PXE client's one
-# DISCOVER with it). A port whose peer is still down is left waiting.
+# DISCOVER with it). A port that does not forward within the 3 s (its
+# peer still down) is returned all the same.
 ns_port() {
 	ip -n "$1" link set "$2" master "$3" || return 1
 	ip -n "$1" link set "$2" up || return 1

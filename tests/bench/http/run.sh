@@ -139,6 +139,9 @@ procs() {
 	cat /proc/"$1"/task/*/children 2>/dev/null || true
 }
 
+# wrk's latencies ("412.00us", "1.20ms", "2.00s") in ms, for awk programs.
+AWK_MS='function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }'
+
 # light_paired KIND NGINX_PORT: BENCH_HTTP_LIGHT_ROUNDS rounds of one
 # connection against ironbelld and nginx in turn, for each plain case
 # (the same URL and header as run's); prints and records the medians.
@@ -162,8 +165,7 @@ light_paired() {
 				echo "$r $s $p99" >>"$tmp/light.txt"
 			done
 		done
-		awk -v kind="$kind" -v c="$c" -v n="$LIGHT_ROUNDS" -v secs="$LIGHT_SECS" '
-		function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }
+		awk -v kind="$kind" -v c="$c" -v n="$LIGHT_ROUNDS" -v secs="$LIGHT_SECS" "$AWK_MS"'
 		function med(a, m,  i, j, t) { for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 			return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
 		{ v = ms($3); if ($2 == "ironbelld") { ib[$1] = v; a[++na] = v } else { ng[$1] = v; b[++nb] = v } }
@@ -465,8 +467,7 @@ done
 
 say ""
 say "== ratios (ironbelld / nginx, requests/s; cpu: share of one core, server/client; * client-bound; µs/req: the server's CPU per request, ironbelld / nginx 1 worker / nginx $cores workers)"
-awk -v cores="$cores" '
-function ms(s) { if (s ~ /us$/) return s / 1000; if (s ~ /ms$/) return s + 0; if (s ~ /s$/) return s * 1000; return s }
+awk -v cores="$cores" "$AWK_MS"'
 function cpu(k) { return sprintf("%s/%s%s", scpu[k], ccpu[k], flag[k] == "-" ? "" : "*") }
 {
 	k = $1 " " $2 " " $3 " " $4 " " $5;
